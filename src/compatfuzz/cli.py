@@ -1,0 +1,73 @@
+"""The ``compatfuzz`` command line: a thin dispatcher over one module per command.
+
+Each command lives in ``compatfuzz._commands.<name>`` with ``add_arguments(parser)`` and
+``run(args) -> int``, so the parts stay independent and importing the CLI stays cheap.
+Exit codes: 0 success, 1 a property or compatibility check failed, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from compatfuzz.errors import CompatfuzzError
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "sample": ("compatfuzz._commands.sample", "print generated objects as JSON lines"),
+    "fuzz": ("compatfuzz._commands.fuzz", "round-trip every version pair (nightly job)"),
+    "diff": ("compatfuzz._commands.diff", "check two schema revisions for breaking changes"),
+}
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    parser = argparse.ArgumentParser(
+        prog="compatfuzz",
+        description="Property-based compatibility testing for versioned APIs.",
+    )
+    from compatfuzz import __version__
+
+    parser.add_argument("--version", action="version", version=f"compatfuzz {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules: dict[str, object] = {}
+    for name, (module_name, help_text) in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        modules[name] = module
+        cmd = sub.add_parser(name, help=help_text, description=module.__doc__)
+        module.add_arguments(cmd)
+    return parser, modules
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser, modules = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    module = modules[args.command]
+    try:
+        return int(module.run(args))  # type: ignore[attr-defined]
+    except CompatfuzzError as exc:
+        print(f"compatfuzz {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"compatfuzz {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Exceptions and warnings raised by compatfuzz.
+
+One root so callers can catch everything we raise; misuse is also a ``TypeError`` so
+that it reads as a programming error, not a data error::
+
+    CompatfuzzError
+    ├── InvalidArgument (also TypeError)   a public function was called wrongly
+    ├── SchemaLoadError                    a schema file or document cannot be used
+    │   └── UnresolvableRef                a $ref points nowhere
+    ├── UnsupportedSchema                  valid schema, but no strategy can be built for it
+    ├── ConverterError                     a user converter raised or returned garbage
+    └── NotEquivalent                      two objects differ semantically (carries the diff)
+
+    CompatfuzzWarning (UserWarning)
+    └── UnsupportedRuleWarning             a CEL rule or keyword we cannot honour by construction
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CompatfuzzError",
+    "CompatfuzzWarning",
+    "ConverterError",
+    "InvalidArgument",
+    "NotEquivalent",
+    "SchemaLoadError",
+    "UnresolvableRef",
+    "UnsupportedRuleWarning",
+    "UnsupportedSchema",
+]
+
+
+class CompatfuzzError(Exception):
+    """Root of every exception compatfuzz raises on purpose."""
+
+
+class InvalidArgument(CompatfuzzError, TypeError):
+    """A public function was called with an argument it cannot use."""
+
+
+class SchemaLoadError(CompatfuzzError):
+    """A schema source cannot be used; the message names the file, the JSON path and a fix.
+
+    ``source`` is the file (or ``<string>``), ``pointer`` the JSON pointer inside it
+    (``""`` for the whole document) and ``hint`` the suggested fix.
+    """
+
+    def __init__(self, message: str, *, source: str = "<unknown>", pointer: str = "",
+                 hint: str = "") -> None:
+        self.source = source
+        self.pointer = pointer
+        self.hint = hint
+        self.reason = message
+        where = source + (f" at {pointer_to_path(pointer)}" if pointer else "")
+        text = f"{where}: {message}"
+        if hint:
+            text += f"\n  fix: {hint}"
+        super().__init__(text)
+
+
+class UnresolvableRef(SchemaLoadError):
+    """A ``$ref`` names a document or a location that does not exist."""
+
+
+class UnsupportedSchema(CompatfuzzError):
+    """The schema is valid but we cannot build a strategy that honours it."""
+
+
+class ConverterError(CompatfuzzError):
+    """A user converter raised, or returned something that is not a JSON object."""
+
+
+class NotEquivalent(CompatfuzzError, AssertionError):
+    """Two objects differ semantically; ``diff`` holds the field-path changes."""
+
+    def __init__(self, message: str, diff: Any = None) -> None:
+        self.diff = diff
+        super().__init__(message)
+
+
+class CompatfuzzWarning(UserWarning):
+    """Root of compatfuzz's warnings."""
+
+
+class UnsupportedRuleWarning(CompatfuzzWarning):
+    """A validation rule could not be honoured when generating; objects may violate it."""
+
+
+def pointer_to_path(pointer: str) -> str:
+    """Render a JSON pointer the way the user's YAML reads: ``spec.versions[0].schema``."""
+    if not pointer:
+        return "$"
+    out = "$"
+    for raw in pointer.lstrip("/").split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if part.isdigit():
+            out += f"[{part}]"
+        elif part.replace("_", "").replace("-", "").isalnum() and "." not in part:
+            out += f".{part}"
+        else:
+            out += f"[{part!r}]"
+    return out
