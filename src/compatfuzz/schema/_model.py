@@ -35,7 +35,7 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
     return node
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Schema:
     """A self-contained, normalised JSON Schema (2020-12 + ``x-kubernetes-*``).
 
@@ -75,17 +75,23 @@ class Schema:
 
     @cached_property
     def validator(self) -> Any:
-        """A ``jsonschema`` 2020-12 validator for this schema, asserting formats."""
+        """A ``jsonschema`` 2020-12 validator asserting formats (Kubernetes formats if so)."""
         import jsonschema
 
-        cls = jsonschema.Draft202012Validator
-        return cls(dict(self.root), format_checker=cls.FORMAT_CHECKER)
+        from compatfuzz.schema._formats import format_checker
+
+        return jsonschema.Draft202012Validator(
+            dict(self.root), format_checker=format_checker(self.kubernetes)
+        )
 
     def is_valid(self, instance: Any) -> bool:
         return bool(self.validator.is_valid(instance))
 
     def __repr__(self) -> str:
         return f"<Schema {self.name or self.source}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
 
 
 @dataclass(frozen=True)

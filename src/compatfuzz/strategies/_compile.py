@@ -1,0 +1,895 @@
+"""Compile a normalised schema into a generator, lazily and by construction.
+
+Why not one nested Hypothesis strategy per keyword (the hypothesis-jsonschema way)? On
+Kubernetes schemas that costs tens of seconds to build and a draw per keyword per node.
+Structural schemas (KEP-2335) tell us every node's type without junctors, so we build each
+value directly: one draw per scalar, a few bitmask draws per object to pick which optional
+fields appear, one draw per list length. Nodes compile on first use, so building a strategy
+for a 900-definition schema costs nothing until a value is drawn, and ``$ref`` cycles are
+bounded by how often a definition may repeat on the current path (``max_recursion``).
+
+Every generator has the signature ``gen(draw, ex) -> value``; ``ex`` is per-example state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning, UnsupportedSchema
+from compatfuzz.schema import Schema, WellKnown, classify
+from compatfuzz.strategies import _kubernetes as k8s
+from compatfuzz.strategies import _scalars
+from compatfuzz.strategies._overrides import Override, Overrides
+from compatfuzz.strategies._regex import compile_ecma
+
+Gen = Callable[[st.DrawFn, "Example"], Any]
+
+_JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+_OBJECT_WORDS = ("properties", "additionalProperties", "patternProperties", "required",
+                 "minProperties", "maxProperties", "propertyNames", "dependentRequired")
+_ARRAY_WORDS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
+_STRING_WORDS = ("minLength", "maxLength", "pattern", "format")
+_NUMBER_WORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_RETRIES = 5
+
+
+class Example:
+    """Per-example state: whether this example writes explicit nulls."""
+
+    __slots__ = ("nulls",)
+
+    def __init__(self, nulls: bool) -> None:
+        self.nulls = nulls
+
+
+_state = threading.local()
+
+
+def current_example() -> Example:
+    """The example being drawn on this thread (nested composite draws cannot take it)."""
+    ex: Example | None = getattr(_state, "example", None)
+    return ex if ex is not None else Example(False)
+
+
+def set_current_example(ex: Example | None) -> None:
+    _state.example = ex
+
+
+@dataclass(frozen=True)
+class Options:
+    """Options of one ``from_schema`` call (see its docstring)."""
+
+    overrides: Overrides
+    kubernetes: bool
+    max_recursion: int
+    fields_per_object: float
+    max_list_extra: int
+    extra_properties: bool
+    null_rate: int
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int) or part == "[*]":
+            out += "[*]"
+        elif out:
+            out += "." + part
+        else:
+            out = part
+    return out
+
+
+def _canonical_key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+class Compiler:
+    """Holds one schema and compiles its nodes into generators on demand."""
+
+    def __init__(self, schema: Schema, options: Options) -> None:
+        self.schema = schema
+        self.options = options
+        self.kubernetes = options.kubernetes
+        self._validator: Any = None
+        self._warned: set[tuple[str, str]] = set()
+
+    # ----------------------------------------------------------------- helpers
+    def validator_for(self, node: Mapping[str, Any]) -> Any:
+        """A jsonschema validator for ``node`` resolving refs against the whole document."""
+        if self._validator is None:
+            self._validator = self.schema.validator
+        return self._validator.evolve(schema=node)
+
+    def fail(self, path: tuple[str | int, ...], message: str) -> UnsupportedSchema:
+        where = _path_text(path) or "<root>"
+        return UnsupportedSchema(
+            f"{self.schema.name or self.schema.source}: cannot generate values at {where}: "
+            f"{message}"
+        )
+
+    def lazy(self, make: Callable[[], Gen]) -> Gen:
+        """Compile on first use: building a strategy stays O(1) in the schema's size."""
+        compiled: list[Gen] = []
+
+        def gen(draw: st.DrawFn, ex: Example) -> Any:
+            if not compiled:
+                compiled.append(make())
+            return compiled[0](draw, ex)
+
+        return gen
+
+    def filtered(self, gen: Gen, ok: Callable[[Any], bool]) -> Gen:
+        def checked(draw: st.DrawFn, ex: Example) -> Any:
+            for _ in range(_RETRIES):
+                value = gen(draw, ex)
+                if ok(value):
+                    return value
+            assume(False)
+            return None  # pragma: no cover - assume() raised
+
+        return checked
+
+    @staticmethod
+    def strategy_gen(strategy: st.SearchStrategy[Any]) -> Gen:
+        return lambda draw, ex: draw(strategy)
+
+    # ------------------------------------------------------------- entry point
+    def compile(
+        self,
+        node: Any,
+        path: tuple[str | int, ...] = (),
+        ref_name: str | None = None,
+        stack: tuple[str, ...] = (),
+    ) -> Gen:
+        """Return a generator for ``node`` at ``path``, honouring overrides."""
+        if node is True or node == {}:
+            return self.any_json(path)
+        if node is False:
+            raise self.fail(path, "the schema is `false`: no value is valid here")
+        if not isinstance(node, Mapping):
+            raise self.fail(path, f"expected a schema object, got {node!r}")
+
+        override = self.options.overrides.for_path(_path_text(path)) if path else None
+        if override is None and ref_name is not None:
+            override = self.options.overrides.definitions.get(ref_name)
+        if override is not None:
+            return self.apply_override(override, node, path, ref_name, stack)
+        return self.compile_plain(node, path, ref_name, stack)
+
+    def apply_override(
+        self, override: Override, node: Mapping[str, Any], path: tuple[str | int, ...],
+        ref_name: str | None, stack: tuple[str, ...],
+    ) -> Gen:
+        if override.strategy is not None:
+            return self.strategy_gen(override.strategy)
+        default = self.compile_plain(node, path, ref_name, stack)
+        if override.patch is not None:
+            patch = override.patch
+
+            def patched(draw: st.DrawFn, ex: Example) -> Any:
+                return patch(default(draw, ex), draw)
+
+            return patched
+        assert override.factory is not None
+        default_strategy = st.composite(lambda draw: default(draw, Example(False)))()
+        made = override.factory(node, default_strategy)
+        if made is NotImplemented:
+            return default
+        if not isinstance(made, st.SearchStrategy):
+            raise InvalidArgument(
+                f"override factory {override.factory!r} returned {made!r} at "
+                f"{_path_text(path)}; it must return a SearchStrategy or NotImplemented"
+            )
+        return self.strategy_gen(made)
+
+    def compile_plain(
+        self, node: Mapping[str, Any], path: tuple[str | int, ...], ref_name: str | None,
+        stack: tuple[str, ...],
+    ) -> Gen:
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            return self.compile_ref(node, ref, path, stack)
+
+        gen = self.compile_shape(node, path, ref_name, stack)
+
+        rules = node.get("x-kubernetes-validations")
+        if rules and self.kubernetes:
+            gen = self.with_cel(gen, node, path)
+        return gen
+
+    def compile_ref(
+        self, node: Mapping[str, Any], ref: str, path: tuple[str | int, ...],
+        stack: tuple[str, ...],
+    ) -> Gen:
+        target = self.schema.resolve(ref)
+        name = ref.rsplit("/", 1)[-1]
+        siblings = {k: v for k, v in node.items()
+                    if k not in ("$ref", "description", "title", "$comment", "examples")}
+        if siblings:
+            merged = merge_schemas([dict(target), siblings])
+            if merged is not None:
+                return self.compile(merged, path, name, (*stack, ref))
+            gen = self.compile(target, path, name, (*stack, ref))
+            return self.filtered(gen, self.validator_for(node).is_valid)
+        return self.compile(target, path, name, (*stack, ref))
+
+    def too_deep(self, node: Any, stack: tuple[str, ...]) -> bool:
+        """Would expanding ``node`` repeat a definition more than ``max_recursion`` times?"""
+        if not isinstance(node, Mapping):
+            return False
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            return stack.count(ref) >= self.options.max_recursion
+        items = node.get("items")
+        if isinstance(items, Mapping) and isinstance(items.get("$ref"), str):
+            return stack.count(items["$ref"]) >= self.options.max_recursion
+        additional = node.get("additionalProperties")
+        if isinstance(additional, Mapping) and isinstance(additional.get("$ref"), str):
+            return stack.count(additional["$ref"]) >= self.options.max_recursion
+        return False
+
+    # ----------------------------------------------------------------- shapes
+    def compile_shape(
+        self, node: Mapping[str, Any], path: tuple[str | int, ...], ref_name: str | None,
+        stack: tuple[str, ...],
+    ) -> Gen:
+        well_known = classify(node, ref_name) if (self.kubernetes or ref_name) else None
+        if well_known is None and node.get("x-kubernetes-int-or-string") is True:
+            well_known = classify(node)
+        if well_known is not None:
+            gen = self.compile_well_known(well_known, node, path, ref_name, stack)
+            if gen is not None:
+                return gen
+
+        if "allOf" in node:
+            return self.compile_all_of(node, path, ref_name, stack)
+        if "anyOf" in node or "oneOf" in node:
+            return self.compile_union(node, path, ref_name, stack)
+        if "not" in node or "if" in node:
+            rest = {k: v for k, v in node.items() if k not in ("not", "if", "then", "else")}
+            gen = self.compile(rest, path, None, stack)
+            return self.filtered(gen, self.validator_for(node).is_valid)
+
+        if "const" in node:
+            value = node["const"]
+            return lambda draw, ex: value
+        if "enum" in node:
+            return self.compile_enum(node, path)
+
+        types = self.types_of(node)
+        if not types:
+            raise self.fail(path, f"no JSON type satisfies type={node.get('type')!r}")
+        nullable = "null" in types
+        concrete = [t for t in types if t != "null"]
+        if not concrete:
+            return lambda draw, ex: None
+        gens = [self.compile_type(t, node, path, stack) for t in concrete]
+        gen = gens[0] if len(gens) == 1 else self.choice(gens)
+        if nullable:
+            gen = self.with_nulls(gen)
+        return gen
+
+    def types_of(self, node: Mapping[str, Any]) -> list[str]:
+        declared = node.get("type")
+        if isinstance(declared, str):
+            types = [declared]
+        elif isinstance(declared, list):
+            types = [t for t in _JSON_TYPES if t in declared]
+        else:
+            types = []
+            if any(k in node for k in _OBJECT_WORDS) or node.get(
+                "x-kubernetes-preserve-unknown-fields"
+            ):
+                types.append("object")
+            if any(k in node for k in _ARRAY_WORDS):
+                types.append("array")
+            if any(k in node for k in _STRING_WORDS):
+                types.append("string")
+            if any(k in node for k in _NUMBER_WORDS):
+                types.append("number")
+            if not types:
+                types = ["boolean", "integer", "number", "string", "array", "object", "null"]
+        if "integer" in types and "number" in types:
+            types.remove("integer")
+        return types
+
+    def choice(self, gens: list[Gen]) -> Gen:
+        index = st.integers(min_value=0, max_value=len(gens) - 1)
+
+        def choose(draw: st.DrawFn, ex: Example) -> Any:
+            return gens[draw(index)](draw, ex)
+
+        return choose
+
+    def with_nulls(self, gen: Gen) -> Gen:
+        """Explicit nulls only in "null examples", so most examples pay no extra draw."""
+        coin = st.integers(min_value=0, max_value=3)
+
+        def maybe_null(draw: st.DrawFn, ex: Example) -> Any:
+            if ex.nulls and draw(coin) == 0:
+                return None
+            return gen(draw, ex)
+
+        return maybe_null
+
+    def compile_enum(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
+        rest = {k: v for k, v in node.items() if k != "enum"}
+        values = list(node["enum"])
+        if len(rest) > 0 and any(k not in ("description", "title", "default") for k in rest):
+            check = self.validator_for(rest).is_valid
+            values = [v for v in values if check(v)]
+        if not values:
+            raise self.fail(path, f"no value of enum {node['enum']!r} satisfies the schema")
+        if len(values) == 1:
+            value = values[0]
+            return lambda draw, ex: value
+        strategy = st.sampled_from(values)
+        return lambda draw, ex: draw(strategy)
+
+    def compile_type(
+        self, kind: str, node: Mapping[str, Any], path: tuple[str | int, ...],
+        stack: tuple[str, ...],
+    ) -> Gen:
+        try:
+            if kind == "object":
+                return self.compile_object(node, path, stack)
+            if kind == "array":
+                return self.compile_array(node, path, stack)
+            if kind == "string":
+                return self.compile_string(node, path)
+            if kind == "integer":
+                return self.strategy_gen(_scalars.integers_for(node, kubernetes=self.kubernetes))
+            if kind == "number":
+                return self.strategy_gen(_scalars.numbers_for(node, kubernetes=self.kubernetes))
+            if kind == "boolean":
+                return self.strategy_gen(st.booleans())
+        except UnsupportedSchema as exc:
+            if str(exc).startswith(self.schema.name or self.schema.source):
+                raise
+            raise self.fail(path, str(exc)) from None
+        raise self.fail(path, f"unknown type {kind!r}")
+
+    def compile_string(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
+        fmt = node.get("format")
+        override: st.SearchStrategy[Any] | None = None
+        if isinstance(fmt, str) and fmt in self.options.overrides.formats:
+            found = self.options.overrides.formats[fmt]
+            if found.strategy is not None:
+                override = found.strategy
+            elif found.factory is not None:
+                default = _scalars.strings_for(node, kubernetes=self.kubernetes,
+                                               format_override=None)
+                made = found.factory(node, default)
+                override = default if made is NotImplemented else made
+            elif found.patch is not None:
+                default = _scalars.strings_for(node, kubernetes=self.kubernetes,
+                                               format_override=None)
+                patch = found.patch
+                return lambda draw, ex: patch(draw(default), draw)
+        strategy = _scalars.strings_for(node, kubernetes=self.kubernetes,
+                                        format_override=override)
+        return self.strategy_gen(strategy)
+
+    # ---------------------------------------------------------------- objects
+    def compile_object(
+        self, node: Mapping[str, Any], path: tuple[str | int, ...], stack: tuple[str, ...],
+        realistic: Mapping[str, Gen] | None = None,
+    ) -> Gen:
+        """Objects: required fields always, optional ones by per-field presence bits.
+
+        ``realistic`` replaces the generators of some fields (ObjectMeta's names and maps).
+        """
+        if self.kubernetes and path == ("metadata",) and not node.get("properties"):
+            # CRD schemas leave root metadata open; the API server validates ObjectMeta.
+            return self.strategy_gen(k8s.object_meta())
+        properties: Mapping[str, Any] = node.get("properties") or {}
+        required = [k for k in node.get("required", ()) if isinstance(k, str)]
+        required_set = set(required)
+        dependent: Mapping[str, list[str]] = node.get("dependentRequired") or {}
+
+        fixed: list[tuple[str, Gen]] = []
+        optional: list[tuple[str, Gen]] = []
+        order = {key: i for i, key in enumerate(properties)}
+        for key, sub in properties.items():
+            child = (*path, key)
+            if key not in required_set and self.too_deep(sub, stack):
+                continue
+            if realistic and key in realistic:
+                gen = realistic[key]
+            else:
+                gen = self.lazy(partial(self.compile, sub, child, None, stack))
+            if key in required_set:
+                fixed.append((key, gen))
+            elif sub is not False:
+                optional.append((key, self.with_default(gen, sub)))
+
+        extra_gen = self.compile_extra(node, path, stack, properties)
+        for key in required:
+            if key not in properties:
+                if extra_gen is None:
+                    fixed.append((key, self.any_json((*path, key))))
+                else:
+                    fixed.append((key, extra_gen[1]))
+
+        picker = self.optional_picker(optional, dependent)
+        root_kind = self.root_identity(path)
+        min_props = int(node.get("minProperties", 0))
+        max_props = node.get("maxProperties")
+        max_props = math.inf if max_props is None else int(max_props)
+
+        def gen_object(draw: st.DrawFn, ex: Example) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for key, gen in fixed:
+                out[key] = gen(draw, ex)
+            budget = max_props - len(out)
+            if picker is not None:
+                for key, value in sorted(draw(picker), key=lambda kv: order[kv[0]]):
+                    if budget <= 0:
+                        break
+                    out[key] = value
+                    budget -= 1
+            if extra_gen is not None:
+                key_strategy, value_gen, count = extra_gen
+                n = draw(count)
+                if len(out) + n < min_props:
+                    n = min_props - len(out)
+                tries = 0
+                while n > 0 and budget > 0 and tries < n + _RETRIES:
+                    tries += 1
+                    key = draw(key_strategy)
+                    if key in out or key in properties:
+                        continue
+                    out[key] = value_gen(draw, ex)
+                    n -= 1
+                    budget -= 1
+            if len(out) < min_props:
+                for key, gen in optional:
+                    if len(out) >= min_props:
+                        break
+                    if key not in out:
+                        out[key] = gen(draw, ex)
+                assume(len(out) >= min_props)
+            if root_kind is not None:
+                out.update(root_kind)
+            return out
+
+        patterns = node.get("patternProperties") or {}
+        if len(patterns) > 1 or (patterns and node.get("additionalProperties") is not None) or (
+            patterns and set(patterns) and properties
+        ):
+            return self.filtered(gen_object, self.validator_for(node).is_valid)
+        return gen_object
+
+    def root_identity(self, path: tuple[str | int, ...]) -> dict[str, str] | None:
+        """apiVersion/kind of a CRD version's root object, which its schema leaves open."""
+        if path or not self.kubernetes:
+            return None
+        meta = self.schema.meta
+        group, version, kind = meta.get("group"), meta.get("version"), meta.get("kind")
+        if not (version and kind):
+            return None
+        properties = self.schema.root.get("properties") or {}
+        if "apiVersion" not in properties or "kind" not in properties:
+            return None
+        return {"apiVersion": f"{group}/{version}" if group else str(version), "kind": str(kind)}
+
+    def with_default(self, gen: Gen, sub: Any) -> Gen:
+        """Sometimes write exactly the default: defaulting must be idempotent on it."""
+        if not isinstance(sub, Mapping) or "default" not in sub:
+            return gen
+        default = sub["default"]
+        coin = st.integers(min_value=0, max_value=4)
+
+        def maybe_default(draw: st.DrawFn, ex: Example) -> Any:
+            if draw(coin) == 4:
+                return json.loads(json.dumps(default))
+            return gen(draw, ex)
+
+        return maybe_default
+
+    def optional_picker(
+        self, optional: list[tuple[str, Gen]], dependent: Mapping[str, list[str]]
+    ) -> st.SearchStrategy[list[tuple[str, Any]]] | None:
+        """A strategy for the present optional fields, as ``(key, value)`` pairs.
+
+        Each pair is one list element, so it is one span of choices: the shrinker deletes a
+        field together with its value and the rest stay aligned (how Hypothesis's own
+        ``fixed_dictionaries(optional=...)`` shrinks). About min(5, n/2) fields appear per
+        object, each chosen independently: per-field presence, not one global nil chance.
+        """
+        if not optional:
+            return None
+        index = st.integers(min_value=0, max_value=len(optional) - 1)
+        position = {key: i for i, (key, _) in enumerate(optional)}
+
+        def entry(draw: st.DrawFn) -> tuple[str, Any]:
+            key, gen = optional[draw(index)]
+            return key, gen(draw, current_example())
+
+        pairs = st.lists(st.composite(entry)(), unique_by=lambda kv: kv[0],
+                         max_size=len(optional))
+        if not dependent:
+            return pairs
+
+        def with_dependencies(draw: st.DrawFn) -> list[tuple[str, Any]]:
+            chosen = draw(pairs)
+            keys = {key for key, _ in chosen}
+            changed = True
+            while changed:
+                changed = False
+                for key, needs in dependent.items():
+                    if key in keys:
+                        for other in needs:
+                            if other in position and other not in keys:
+                                gen = optional[position[other]][1]
+                                chosen.append((other, gen(draw, current_example())))
+                                keys.add(other)
+                                changed = True
+            return chosen
+
+        return st.composite(with_dependencies)()
+
+    def compile_extra(
+        self, node: Mapping[str, Any], path: tuple[str | int, ...], stack: tuple[str, ...],
+        properties: Mapping[str, Any],
+    ) -> tuple[st.SearchStrategy[str], Gen, st.SearchStrategy[int]] | None:
+        """Keys beyond ``properties``: maps, patternProperties and preserved unknown fields."""
+        additional = node.get("additionalProperties")
+        patterns: Mapping[str, Any] = node.get("patternProperties") or {}
+        preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
+        is_map = additional not in (None, False) and not properties
+        if patterns:
+            # Keys come from the first pattern; objects with several patterns are checked
+            # as a whole by the caller (a key may match more than one).
+            pattern, sub = next(iter(patterns.items()))
+            keys: st.SearchStrategy[str] = st.from_regex(compile_ecma(pattern)).filter(
+                lambda k: k not in properties
+            )
+            value = self.lazy(lambda: self.compile(sub, (*path, "*"), None, stack))
+            return keys, value, st.integers(min_value=0, max_value=2)
+        if additional is False:
+            return None
+        if additional is None and not preserve and not (
+            self.options.extra_properties and not self.kubernetes
+        ):
+            return None
+        if isinstance(additional, Mapping) and self.too_deep(additional, stack):
+            return None
+        names = node.get("propertyNames")
+        if isinstance(names, Mapping):
+            keys = _scalars.strings_for(names, kubernetes=self.kubernetes, format_override=None)
+        elif self.kubernetes:
+            keys = k8s.qualified_names
+        else:
+            keys = st.text(min_size=1, max_size=12)
+        if isinstance(additional, Mapping) and additional:
+            value = self.lazy(lambda: self.compile(additional, (*path, "*"), None, stack))
+        else:
+            value = self.any_json((*path, "*"))
+        max_extra = 3 if is_map else (2 if preserve else 1)
+        return keys, value, st.integers(min_value=0, max_value=max_extra)
+
+    # ----------------------------------------------------------------- arrays
+    def compile_array(
+        self, node: Mapping[str, Any], path: tuple[str | int, ...], stack: tuple[str, ...]
+    ) -> Gen:
+        items = node.get("items", True)
+        prefix = node.get("prefixItems") or []
+        min_items = int(node.get("minItems", 0))
+        max_items = node.get("maxItems")
+        cap = min_items + self.options.max_list_extra
+        hi = cap if max_items is None else min(int(max_items), max(cap, min_items))
+        if max_items is not None and int(max_items) < min_items:
+            raise self.fail(path, f"maxItems {max_items} < minItems {min_items}")
+        child = (*path, "[*]")
+        if items is False:
+            hi = min(hi, len(prefix))
+        if self.too_deep(node, stack):
+            hi = min_items
+        prefix_gens = [
+            self.lazy(partial(self.compile, sub, (*path, i), None, stack))
+            for i, sub in enumerate(prefix)
+        ]
+        item_gen = (
+            None if items is False
+            else self.lazy(lambda: self.compile(items, child, None, stack))
+        )
+        list_type = node.get("x-kubernetes-list-type")
+        map_keys = node.get("x-kubernetes-list-map-keys") or []
+        unique: Callable[[Any], Any] | None = None
+        if list_type == "map" and map_keys:
+            def unique(v: Any) -> Any:
+                if isinstance(v, Mapping):
+                    return _canonical_key([v.get(k) for k in map_keys])
+                return _canonical_key(v)
+        elif list_type == "set" or node.get("uniqueItems") is True:
+            unique = _canonical_key
+        contains = node.get("contains")
+        contains_gen: Gen | None = None
+        contains_ok: Callable[[Any], bool] | None = None
+        if isinstance(contains, Mapping):
+            contains_gen = self.lazy(partial(self.compile, contains, child, None, stack))
+            contains_ok = self.validator_for(contains).is_valid
+        min_contains = int(node.get("minContains", 1)) if contains_gen else 0
+        max_contains = node.get("maxContains")
+        size = st.integers(min_value=min_items, max_value=max(hi, min_items))
+
+        def gen_array(draw: st.DrawFn, ex: Example) -> list[Any]:
+            n = draw(size)
+            out: list[Any] = []
+            seen: set[Any] = set()
+            misses = 0
+            while len(out) < n:
+                i = len(out)
+                if i < len(prefix_gens):
+                    value = prefix_gens[i](draw, ex)
+                elif contains_gen is not None and i < min_contains:
+                    value = contains_gen(draw, ex)
+                elif item_gen is not None:
+                    value = item_gen(draw, ex)
+                else:
+                    break
+                if unique is not None:
+                    key = unique(value)
+                    if key in seen:
+                        misses += 1
+                        if misses > _RETRIES:
+                            break
+                        continue
+                    seen.add(key)
+                out.append(value)
+            assume(len(out) >= min_items)
+            if contains_ok is not None:
+                hits = sum(1 for v in out if contains_ok(v))
+                assume(hits >= min_contains)
+                assume(max_contains is None or hits <= int(max_contains))
+            return out
+
+        return gen_array
+
+    # ------------------------------------------------------------- junctors
+    def compile_all_of(
+        self, node: Mapping[str, Any], path: tuple[str | int, ...], ref_name: str | None,
+        stack: tuple[str, ...],
+    ) -> Gen:
+        parts = [{k: v for k, v in node.items() if k != "allOf"}]
+        exact = True
+        for raw in node["allOf"]:
+            branch = raw
+            if isinstance(raw, Mapping) and isinstance(raw.get("$ref"), str) and len(
+                raw
+            ) == 1 and stack.count(raw["$ref"]) < self.options.max_recursion:
+                branch = self.schema.resolve(raw["$ref"])
+            if branch is True:
+                continue
+            if not isinstance(branch, Mapping):
+                raise self.fail(path, "allOf contains `false`: no value is valid here")
+            parts.append(dict(branch))
+        merged = merge_schemas(parts)
+        if merged is None:
+            merged, exact = parts[0] | parts[1], False
+        gen = self.compile(merged, path, ref_name, stack)
+        if exact:
+            return gen
+        return self.filtered(gen, self.validator_for(node).is_valid)
+
+    def compile_union(
+        self, node: Mapping[str, Any], path: tuple[str | int, ...], ref_name: str | None,
+        stack: tuple[str, ...],
+    ) -> Gen:
+        word = "oneOf" if "oneOf" in node else "anyOf"
+        base = {k: v for k, v in node.items() if k != word}
+        branches = list(node[word])
+        gens: list[Gen] = []
+        for raw in branches:
+            if raw is False or self.too_deep(raw, stack):
+                continue
+            branch = {} if raw is True else raw
+            if isinstance(branch, Mapping) and isinstance(branch.get("$ref"), str) and len(
+                branch
+            ) == 1:
+                target_ref = branch["$ref"]
+                resolved = dict(self.schema.resolve(target_ref))
+                merged = merge_schemas([base, resolved])
+                name = target_ref.rsplit("/", 1)[-1]
+                new_stack = (*stack, target_ref)
+            else:
+                merged = merge_schemas([base, dict(branch)])
+                name, new_stack = None, stack
+            if merged is None:
+                gen = self.compile(branch, path, name, new_stack)
+                gen = self.filtered(gen, self.validator_for(base).is_valid)
+            else:
+                gen = self.lazy(partial(self.compile, merged, path, name, new_stack))
+            gens.append(gen)
+        if not gens:
+            raise self.fail(path, f"every {word} branch is impossible here")
+        gen = gens[0] if len(gens) == 1 else self.choice(gens)
+        if word == "oneOf" and len(branches) > 1:
+            checks = [self.validator_for(b if b is not True else {}).is_valid for b in branches]
+
+            def exactly_one(value: Any) -> bool:
+                return sum(1 for check in checks if check(value)) == 1
+
+            gen = self.filtered(gen, exactly_one)
+        return gen
+
+    # ---------------------------------------------------------- well-known
+    def compile_well_known(
+        self, kind: WellKnown, node: Mapping[str, Any], path: tuple[str | int, ...],
+        ref_name: str | None, stack: tuple[str, ...],
+    ) -> Gen | None:
+        if kind is WellKnown.QUANTITY:
+            allows_numbers = node.get("x-kubernetes-int-or-string") is True or ref_name is not None
+            strategy = k8s.quantities(allow_numbers=allows_numbers)
+            pattern = node.get("pattern")
+            if isinstance(pattern, str):
+                compiled = compile_ecma(pattern)
+                strategy = strategy.filter(
+                    lambda v: not isinstance(v, str) or compiled.search(v) is not None
+                )
+            return self.strategy_gen(strategy)
+        if kind is WellKnown.INT_OR_STRING:
+            if node.get("anyOf") or node.get("oneOf") or node.get("pattern") or node.get(
+                "enum"
+            ) or node.get("maximum") is not None or node.get("minimum") is not None:
+                # Constrained int-or-string: honour the schema's own branches.
+                rest = {k: v for k, v in node.items() if k != "x-kubernetes-int-or-string"}
+                if ref_name is not None and "oneOf" in rest:
+                    # Built-in IntOrString: oneOf [string|null, integer|null]; a non-null int
+                    # or string matches exactly one branch.
+                    return self.strategy_gen(k8s.int_or_strings())
+                if "anyOf" in rest or "oneOf" in rest:
+                    return self.compile_union(rest, path, None, stack)
+                rest["type"] = ["integer", "string"]
+                return self.compile_shape(rest, path, None, stack)
+            return self.strategy_gen(k8s.int_or_strings())
+        if kind in (WellKnown.TIME, WellKnown.MICRO_TIME):
+            strategy = k8s.times if kind is WellKnown.TIME else k8s.micro_times
+            return self.strategy_gen(strategy)
+        if kind is WellKnown.DURATION:
+            return self.strategy_gen(k8s.go_durations)
+        if kind is WellKnown.RAW_EXTENSION:
+            return self.any_object(path)
+        if kind is WellKnown.OBJECT_META and node.get("properties"):
+            realistic = {
+                key: self.strategy_gen(strategy)
+                for key, strategy in k8s.OBJECT_META_FIELDS.items()
+                if key in node["properties"]
+            }
+            return self.compile_object(node, path, stack, realistic)
+        return None
+
+    # ------------------------------------------------------------ any JSON
+    def any_json(self, path: tuple[str | int, ...], depth: int = 2) -> Gen:
+        """Small arbitrary JSON values, nested at most ``depth`` levels."""
+        scalars = st.one_of(
+            st.none(), st.booleans(), st.integers(min_value=-(2**53), max_value=2**53),
+            st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
+        )
+        if depth == 0:
+            return self.strategy_gen(scalars)
+        inner = self.any_json(path, depth - 1)
+        kind = st.integers(min_value=0, max_value=5)
+        length = st.integers(min_value=0, max_value=3)
+        keys = st.text(min_size=1, max_size=8)
+
+        def gen_any(draw: st.DrawFn, ex: Example) -> Any:
+            k = draw(kind)
+            if k < 4:
+                return draw(scalars)
+            n = draw(length)
+            if k == 4:
+                return [inner(draw, ex) for _ in range(n)]
+            return {draw(keys): inner(draw, ex) for _ in range(n)}
+
+        return gen_any
+
+    def any_object(self, path: tuple[str | int, ...]) -> Gen:
+        inner = self.any_json(path, 1)
+        length = st.integers(min_value=0, max_value=3)
+        keys = st.text(min_size=1, max_size=8)
+
+        def gen_obj(draw: st.DrawFn, ex: Example) -> dict[str, Any]:
+            return {draw(keys): inner(draw, ex) for _ in range(draw(length))}
+
+        return gen_obj
+
+    # ----------------------------------------------------------------- CEL
+    def with_cel(self, gen: Gen, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
+        from compatfuzz.strategies._cel import compile_rules
+
+        where = _path_text(path) or "<root>"
+        rules = compile_rules(node, path=where)
+        for bad in rules.unsupported:
+            key = (bad.rule, where)
+            if key not in self._warned:
+                self._warned.add(key)
+                warnings.warn(
+                    f"{self.schema.name or self.schema.source}: x-kubernetes-validations rule "
+                    f"at {where} is not enforced when generating ({bad.reason}): {bad.rule}",
+                    UnsupportedRuleWarning, stacklevel=2,
+                )
+        if not rules.supported:
+            return gen
+        return self.filtered(gen, rules.check)
+
+
+_NUMERIC_MIN = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties",
+                "minContains")
+_NUMERIC_MAX = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties",
+                "maxContains")
+_ANNOTATIONS = ("description", "title", "$comment", "examples", "deprecated", "readOnly",
+                "writeOnly")
+
+
+def merge_schemas(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Merge schemas that must all hold into one, or ``None`` when we cannot do it exactly.
+
+    Exact for the keywords structural schemas use; anything else makes the caller fall back
+    to generate-then-check, which is correct but slower.
+    """
+    out: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key in _ANNOTATIONS:
+                continue
+            if key not in out:
+                out[key] = value
+                continue
+            current = out[key]
+            if current == value:
+                continue
+            if key == "type":
+                a = {current} if isinstance(current, str) else set(current)
+                b = {value} if isinstance(value, str) else set(value)
+                both = a & b
+                if ("number" in a and "integer" in b) or ("number" in b and "integer" in a):
+                    both.add("integer")
+                out[key] = [t for t in _JSON_TYPES if t in both]
+            elif key == "required":
+                out[key] = list(dict.fromkeys([*current, *value]))
+            elif key == "properties":
+                merged_props = dict(current)
+                for name, sub in value.items():
+                    if name in merged_props and merged_props[name] != sub:
+                        inner = merge_schemas([merged_props[name], sub]) if isinstance(
+                            merged_props[name], Mapping
+                        ) and isinstance(sub, Mapping) else None
+                        if inner is None:
+                            return None
+                        merged_props[name] = inner
+                    else:
+                        merged_props[name] = sub
+                out[key] = merged_props
+            elif key in _NUMERIC_MIN:
+                out[key] = max(current, value)
+            elif key in _NUMERIC_MAX:
+                out[key] = min(current, value)
+            elif key == "enum":
+                out[key] = [v for v in current if v in value]
+            elif key in ("items", "additionalProperties") and isinstance(
+                current, Mapping
+            ) and isinstance(value, Mapping):
+                inner = merge_schemas([current, value])
+                if inner is None:
+                    return None
+                out[key] = inner
+            elif key == "uniqueItems":
+                out[key] = bool(current or value)
+            else:
+                return None
+    if "minimum" in out and "exclusiveMinimum" in out:
+        pass
+    return out

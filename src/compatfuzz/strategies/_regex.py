@@ -1,0 +1,88 @@
+"""Translate ECMA-262 regular expressions (JSON Schema ``pattern``) to Python ``re``.
+
+JSON Schema says ``pattern`` is ECMA-262, but Python's ``re`` differs where it matters for
+generation: ``$`` also matches before a trailing newline, ``\\d``/``\\w`` match Unicode
+digits and letters, and named groups are spelled ``(?P<name>...)``. Generating with the
+Python meaning would produce strings a JavaScript or Go validator rejects (e.g. ``"abc\\n"``
+for ``^abc$``), so we translate once and compile with ``re.ASCII``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["compile_ecma", "ecma_to_python"]
+
+
+def ecma_to_python(pattern: str) -> str:
+    """Return a Python regex source that matches exactly what ``pattern`` matches in ECMA-262.
+
+    Covers: ``$`` outside classes -> ``(?!\\n)\\Z``-equivalent ``\\Z``; ``(?<name>`` ->
+    ``(?P<name>``; ``\\d \\w \\s`` restricted to ASCII by the ``re.ASCII`` flag at compile
+    time; ``\\u{XXXX}`` is not ECMA without the ``u`` flag and is left alone.
+    """
+    out: list[str] = []
+    i = 0
+    in_class = False
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            if nxt == "Z" and not in_class:
+                # ECMA has no \Z: it is an identity escape for "Z".
+                out.append("Z")
+            elif nxt == "A" and not in_class:
+                out.append("A")
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+            elif c == "[":
+                # A literal "[" inside a class; Python warns about possible nested sets.
+                out.append("\\[")
+                i += 1
+                continue
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            out.append(c)
+            # "]" right after "[" or "[^" is a literal in Python but ends the class in ECMA
+            # ("[]" matches nothing, "[^]" matches anything).
+            if pattern.startswith("^]", i + 1):
+                out.append("^\\]")  # placeholder, fixed below
+                out[-2:] = ["(?s:.)"]
+                in_class = False
+                i += 3
+                continue
+            if pattern.startswith("]", i + 1):
+                out[-1] = "(?!)"
+                in_class = False
+                i += 2
+                continue
+            i += 1
+            continue
+        if c == "$":
+            out.append(r"\Z")
+            i += 1
+            continue
+        lookbehind = pattern.startswith(("(?<=", "(?<!"), i)
+        if c == "(" and pattern.startswith("(?<", i) and not lookbehind:
+            out.append("(?P<")
+            i += 3
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=1024)
+def compile_ecma(pattern: str) -> re.Pattern[str]:
+    """Compile an ECMA-262 ``pattern`` as Python ``re`` with ECMA semantics (cached)."""
+    return re.compile(ecma_to_python(pattern), re.ASCII)

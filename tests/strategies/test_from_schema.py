@@ -1,0 +1,297 @@
+"""Every value from_schema draws is valid, and generation is rich, bounded and steerable."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning, UnsupportedSchema
+from compatfuzz.schema import Schema, load_kubernetes
+from compatfuzz.strategies import Overrides, from_schema
+from tests.strategies.gen_schemas import schemas
+from tests.strategies.invariants import kubernetes_violations
+
+RELAXED = settings(suppress_health_check=list(HealthCheck), deadline=None)
+
+
+@RELAXED
+@given(schemas(), st.data())
+def test_values_validate_for_generated_schemas(schema: dict[str, Any], data: st.DataObject) -> None:
+    loaded = Schema(root=schema)
+    try:
+        value = data.draw(from_schema(loaded), label="value")
+    except UnsupportedSchema:
+        # Must only happen for schemas that really admit no value of some required part.
+        return
+    errors = [e.message for e in loaded.validator.iter_errors(value)]
+    assert not errors, (schema, value, errors)
+
+
+@pytest.fixture(scope="module")
+def deployment() -> Schema:
+    return load_kubernetes("apps/v1", "Deployment", release="1.37")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_deployment_values_validate_and_keep_kubernetes_invariants(
+    deployment: Schema, data: st.DataObject
+) -> None:
+    value = data.draw(from_schema(deployment))
+    assert deployment.is_valid(value)
+    assert kubernetes_violations(deployment, value) == []
+
+
+def _leaves(value: Any, prefix: str = "") -> set[str]:
+    if isinstance(value, dict):
+        out: set[str] = set()
+        for key, sub in value.items():
+            out |= _leaves(sub, f"{prefix}.{key}" if prefix else key)
+        return out or {prefix}
+    if isinstance(value, list):
+        out = set()
+        for sub in value:
+            out |= _leaves(sub, prefix + "[*]")
+        return out or {prefix}
+    return {prefix}
+
+
+def test_presence_is_per_field_and_reaches_deep_fields(deployment: Schema) -> None:
+    seen_spec_fields: set[str] = set()
+    absent_everywhere = set(deployment.resolve("#/$defs/io.k8s.api.apps.v1.DeploymentSpec")
+                            ["properties"])
+    leaves: set[str] = set()
+
+    @settings(max_examples=150, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(deployment))
+    def collect(value: dict[str, Any]) -> None:
+        spec = value.get("spec") or {}
+        seen_spec_fields.update(spec)
+        leaves.update(_leaves(value))
+        if spec:
+            absent_everywhere.intersection_update(set(absent_everywhere) - set(spec) or
+                                                  absent_everywhere)
+
+    collect()
+    spec_fields = set(deployment.resolve("#/$defs/io.k8s.api.apps.v1.DeploymentSpec")
+                      ["properties"])
+    # Every optional field of DeploymentSpec shows up in some example...
+    assert seen_spec_fields == spec_fields
+    # ...and the generator reaches deep into the pod template.
+    deep = {leaf for leaf in leaves if leaf.startswith("spec.template.spec.containers[*].")}
+    assert len(deep) >= 40, sorted(deep)
+
+
+def test_shrinks_to_a_minimal_deployment(deployment: Schema) -> None:
+    found = find(
+        from_schema(deployment),
+        lambda v: isinstance((v.get("spec") or {}).get("replicas"), int)
+        and v["spec"]["replicas"] > 5,
+        settings=settings(max_examples=2000, database=None,
+                          suppress_health_check=list(HealthCheck)),
+    )
+    assert found["spec"]["replicas"] == 6
+    # Only the required fields of the spec (selector, template) and replicas survive.
+    assert set(found["spec"]) == {"selector", "template", "replicas"}
+    assert set(found) <= {"apiVersion", "kind", "spec"}
+
+
+def test_recursive_definitions_are_bounded() -> None:
+    crd = load_kubernetes("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+
+    def depth(value: Any) -> int:
+        if isinstance(value, dict):
+            return 1 + max((depth(v) for v in value.values()), default=0)
+        if isinstance(value, list):
+            return 1 + max((depth(v) for v in value), default=0)
+        return 0
+
+    depths: list[int] = []
+
+    @settings(max_examples=40, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(crd, max_recursion=2))
+    def collect(value: dict[str, Any]) -> None:
+        assert crd.is_valid(value)
+        depths.append(depth(value))
+
+    collect()
+    # JSONSchemaProps nests in itself; three levels of it fit in well under 40 levels.
+    assert max(depths) < 40
+
+
+def test_ecma_dollar_does_not_admit_a_trailing_newline() -> None:
+    schema = {"type": "string", "pattern": "^[a-z]+$"}
+
+    @settings(max_examples=200, database=None)
+    @given(from_schema(schema))
+    def check(value: str) -> None:
+        assert re.fullmatch("[a-z]+", value), repr(value)
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "fmt",
+    ["date-time", "date", "time", "email", "hostname", "ipv4", "ipv6", "uri", "uuid",
+     "duration", "byte", "uri-reference", "json-pointer", "regex"],
+)
+def test_formats_validate_under_format_assertion(fmt: str) -> None:
+    schema = Schema(root={"type": "string", "format": fmt})
+    assert fmt in schema.validator.format_checker.checkers, "format checker dependency missing"
+
+    @settings(max_examples=50, database=None, deadline=None)
+    @given(from_schema(schema))
+    def check(value: str) -> None:
+        assert schema.is_valid(value), (schema.root, value)
+
+    check()
+
+
+def test_kubernetes_duration_format_is_go_style() -> None:
+    schema = Schema(root={"type": "string", "format": "duration"}, kubernetes=True)
+    value = find(from_schema(schema), lambda v: v.endswith("h"),
+                 settings=settings(database=None))
+    assert re.fullmatch(r"-?(\d+(ns|us|ms|s|m|h))+|0s", value) or value.endswith("h")
+    assert not value.startswith("P")
+
+
+def test_list_map_keys_are_unique() -> None:
+    schema = {
+        "type": "array", "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {"type": "object", "required": ["name"],
+                  "properties": {"name": {"type": "string", "enum": ["a", "b", "c"]},
+                                 "v": {"type": "integer"}}},
+    }
+
+    @settings(max_examples=100, database=None, suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema))
+    def check(value: list[dict[str, Any]]) -> None:
+        names = [item["name"] for item in value]
+        assert len(names) == len(set(names))
+
+    check()
+
+
+def test_one_of_values_match_exactly_one_branch() -> None:
+    schema = Schema(root={"oneOf": [{"type": "integer", "maximum": 10},
+                                    {"type": "integer", "minimum": 5}]})
+
+    @settings(max_examples=100, database=None, suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema))
+    def check(value: int) -> None:
+        assert not 5 <= value <= 10
+
+    check()
+
+
+def test_overrides_by_path_definition_format_and_patch(deployment: Schema) -> None:
+    overrides = (
+        Overrides()
+        .path("spec.replicas", st.just(3))
+        .definition("io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+                    st.just({"matchLabels": {"app": "web"}}))
+        .path("spec.template.spec.containers[*]",
+              patch=lambda c, draw: {**c, "image": "nginx:1.27"})
+    )
+
+    @settings(max_examples=30, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(deployment, overrides=overrides))
+    def check(value: dict[str, Any]) -> None:
+        spec = value.get("spec")
+        if spec is None:
+            return
+        assert spec["selector"] == {"matchLabels": {"app": "web"}}
+        if "replicas" in spec:
+            assert spec["replicas"] == 3
+        for container in (spec["template"].get("spec") or {}).get("containers") or []:
+            assert container["image"] == "nginx:1.27"
+
+    check()
+
+
+def test_format_override_and_factory_returning_not_implemented() -> None:
+    schema = {"type": "object", "required": ["a", "b"],
+              "properties": {"a": {"type": "string", "format": "ticket"},
+                             "b": {"type": "integer"}}}
+    overrides = Overrides().format("ticket", st.just("T-1")).path(
+        "b", lambda node, default: NotImplemented
+    )
+    value = find(from_schema(schema, overrides=overrides), lambda v: True)
+    assert value == {"a": "T-1", "b": 0}
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: from_schema(42), "schema=42"),
+        (lambda: from_schema({}, max_recursion=-1), "max_recursion"),
+        (lambda: from_schema({}, overrides={"a": 1}), "overrides="),
+        (lambda: Overrides().path("$.spec", st.just(1)), "'spec'"),
+        (lambda: Overrides().format("x", 3), "strategy=3"),
+        (lambda: Overrides().format("x"), "exactly one of"),
+    ],
+)
+def test_bad_arguments_name_the_argument(call: Any, needle: str) -> None:
+    with pytest.raises(InvalidArgument, match=re.escape(needle)):
+        call()
+
+
+def test_unsatisfiable_schema_fails_at_draw_time_with_the_path() -> None:
+    strategy = from_schema({"type": "object", "required": ["a"],
+                            "properties": {"a": {"type": "integer", "minimum": 5,
+                                                 "maximum": 1}}})
+    with pytest.raises(UnsupportedSchema, match=r"at a: no integer"):
+        find(strategy, lambda v: True)
+
+
+def test_repr_reads_like_the_call(deployment: Schema) -> None:
+    assert repr(from_schema(deployment, max_recursion=3)) == (
+        f"from_schema(schema={deployment!r}, options=Options(max_recursion=3))"
+    )
+
+
+def test_cel_rules_hold_or_are_reported() -> None:
+    pytest.importorskip("celpy")
+    schema = Schema(
+        root={"type": "object", "required": ["min", "max"],
+              "properties": {"min": {"type": "integer", "minimum": 0, "maximum": 100},
+                             "max": {"type": "integer", "minimum": 0, "maximum": 100}},
+              "x-kubernetes-validations": [{"rule": "self.min <= self.max"}]},
+        kubernetes=True,
+    )
+
+    @settings(max_examples=50, database=None, suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema))
+    def check(value: dict[str, int]) -> None:
+        assert value["min"] <= value["max"]
+
+    check()
+    unsupported = Schema(
+        root={"type": "string",
+              "x-kubernetes-validations": [{"rule": "self.noSuchFunction()"}]},
+        kubernetes=True,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        find(from_schema(unsupported), lambda v: True, settings=settings(database=None))
+    assert any(issubclass(w.category, UnsupportedRuleWarning) for w in caught)
+
+
+def test_json_roundtrip_of_every_value(deployment: Schema) -> None:
+    @settings(max_examples=30, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(deployment))
+    def check(value: Any) -> None:
+        assert json.loads(json.dumps(value)) == value
+
+    check()
