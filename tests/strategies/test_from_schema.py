@@ -213,7 +213,8 @@ def test_overrides_by_path_definition_format_and_patch(deployment: Schema) -> No
         assert spec["selector"] == {"matchLabels": {"app": "web"}}
         if "replicas" in spec:
             assert spec["replicas"] == 3
-        for container in (spec["template"].get("spec") or {}).get("containers") or []:
+        template = spec.get("template") or {}
+        for container in (template.get("spec") or {}).get("containers") or []:
             assert container["image"] == "nginx:1.27"
 
     check()
