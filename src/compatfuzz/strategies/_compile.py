@@ -741,15 +741,13 @@ class Compiler:
                 )
             return self.strategy_gen(strategy)
         if kind is WellKnown.INT_OR_STRING:
-            if node.get("anyOf") or node.get("oneOf") or node.get("pattern") or node.get(
-                "enum"
-            ) or node.get("maximum") is not None or node.get("minimum") is not None:
-                # Constrained int-or-string: honour the schema's own branches.
+            if ref_name is not None and "oneOf" in node:
+                # Built-in IntOrString: oneOf [string|null, integer|null]; a non-null int
+                # or string matches exactly one branch.
+                return self.strategy_gen(k8s.int_or_strings())
+            if any(k in node for k in _CONSTRAINTS) or _nontrivial_branches(node):
+                # A constrained int-or-string: honour the schema's own keywords.
                 rest = {k: v for k, v in node.items() if k != "x-kubernetes-int-or-string"}
-                if ref_name is not None and "oneOf" in rest:
-                    # Built-in IntOrString: oneOf [string|null, integer|null]; a non-null int
-                    # or string matches exactly one branch.
-                    return self.strategy_gen(k8s.int_or_strings())
                 if "anyOf" in rest or "oneOf" in rest:
                     return self.compile_union(rest, path, None, stack)
                 rest["type"] = ["integer", "string"]
@@ -811,7 +809,7 @@ class Compiler:
         from compatfuzz.strategies._cel import compile_rules
 
         where = _path_text(path) or "<root>"
-        rules = compile_rules(node, path=where)
+        rules = compile_rules(node, path=where, resolve=self.schema.resolve)
         for bad in rules.unsupported:
             key = (bad.rule, where)
             if key not in self._warned:
@@ -824,6 +822,20 @@ class Compiler:
         if not rules.supported:
             return gen
         return self.filtered(gen, rules.check)
+
+
+_CONSTRAINTS = ("pattern", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
+                "exclusiveMaximum", "minLength", "maxLength", "format", "multipleOf",
+                "x-kubernetes-validations", "allOf", "not")
+
+
+def _nontrivial_branches(node: Mapping[str, Any]) -> bool:
+    """Do anyOf/oneOf say more than controller-gen's ``[{type: integer}, {type: string}]``?"""
+    for word in ("anyOf", "oneOf"):
+        for branch in node.get(word) or ():
+            if not isinstance(branch, Mapping) or set(branch) - {"type"}:
+                return True
+    return False
 
 
 _NUMERIC_MIN = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties",

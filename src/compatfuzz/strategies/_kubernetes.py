@@ -105,10 +105,18 @@ def _suffix() -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(["", *_BINARY, *_DECIMAL]), exponent)
 
 
+# Values that sit on a boundary of the parser or of canonicalisation.
+_EDGE_QUANTITIES = [
+    "1023Ki", "1024Ki", "1025Ki", "1Mi", "1024Mi", "1Gi", "1.5Gi", "0.5Gi", "1536Mi", "1000m",
+    "1", "0.1m", "100m", "0.001", "1n", "1u", "999999999n", "1e3", "1E-3", "1e+6", "12e-9",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775808", "8Ei", "8E", "0",
+    "-0", "+1", ".5", "5.", "1k", "1M", "1000k", "0.000000001", "1.0000000001", "100Gi",
+]
 #: Strings resource.ParseQuantity accepts, with edge cases, plus plain JSON numbers.
-quantity_strings = st.tuples(
-    st.sampled_from(["", "", "", "+", "-"]), _number_text(), _suffix()
-).map("".join)
+quantity_strings = st.one_of(
+    st.sampled_from(_EDGE_QUANTITIES),
+    st.tuples(st.sampled_from(["", "", "", "+", "-"]), _number_text(), _suffix()).map("".join),
+)
 
 
 def quantities(allow_numbers: bool) -> st.SearchStrategy[Any]:
