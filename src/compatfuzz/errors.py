@@ -53,7 +53,7 @@ class SchemaLoadError(CompatfuzzError):
         self.pointer = pointer
         self.hint = hint
         self.reason = message
-        where = source + (f" at {pointer_to_path(pointer)}" if pointer else "")
+        where = source + (f" at {_pointer_to_path(pointer)}" if pointer else "")
         text = f"{where}: {message}"
         if hint:
             text += f"\n  fix: {hint}"
@@ -88,7 +88,7 @@ class UnsupportedRuleWarning(CompatfuzzWarning):
     """A validation rule could not be honoured when generating; objects may violate it."""
 
 
-def pointer_to_path(pointer: str) -> str:
+def _pointer_to_path(pointer: str) -> str:
     """Render a JSON pointer the way the user's YAML reads: ``spec.versions[0].schema``."""
     if not pointer:
         return "$"

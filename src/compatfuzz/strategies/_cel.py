@@ -1,0 +1,521 @@
+"""Check Kubernetes ``x-kubernetes-validations`` (CEL) rules on generated values.
+
+Why this exists: CRDs state invariants that JSON Schema cannot express (``self.minReplicas
+<= self.maxReplicas``, "names are unique") as CEL rules. An object that breaks one is
+rejected by the API server, so a compatibility suite built from such objects would test
+nothing. The strategy compiler cannot build these constraints by construction, so it
+filters: ``strategy.filter(compile_rules(node, path=...).check)``.
+
+Every rule falls into one of three groups, decided once when the node is compiled:
+
+* **supported**: parsed by cel-python, uses only variables and functions we can evaluate;
+  ``check(value)`` evaluates it with ``self = value``.
+* **transition**: mentions ``oldSelf``; Kubernetes only evaluates it on update, and we
+  generate objects as if created, so it is not checked (and is not a problem).
+* **unsupported**: does not parse (e.g. the optional syntax ``self.?x``), calls a function
+  we do not implement, or names an unknown variable. The compiler warns about these
+  (``UnsupportedRuleWarning``) because generated objects may break them.
+
+Values are converted to CEL the way the API server does it, directed by the schema:
+objects become maps (with Kubernetes' escaping of property names such as ``foo-bar`` ->
+``foo__dash__bar``), ``number`` becomes ``double`` even for ``3``, ``format: date-time``/
+``date`` strings become timestamps, ``format: duration`` strings durations and ``format:
+byte`` strings bytes. Sub-schemas behind a ``$ref`` are converted only when the caller passes
+``resolve``; otherwise they are converted by their JSON shape alone.
+
+A rule that raises a CEL error on a particular value (``self.x`` when ``x`` is absent, an
+index out of range) does not hold for that value, exactly as on the API server. A rule
+that turns out to call an undeclared function at evaluation time, or that crashes
+cel-python itself, is moved to ``unsupported`` on the spot with an
+``UnsupportedRuleWarning`` and from then on no longer filters.
+
+We use cel-python's ``InterpretedRunner``: its ``CompiledRunner`` (3x faster) evaluates
+``has(self.x) ? self.x > 1 : true`` to an error in 0.5, and such guards are the most common
+shape of Kubernetes rules.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import re
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import celpy
+import lark
+from celpy import celtypes
+from celpy.evaluation import CELEvalError, base_functions
+
+from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning
+from compatfuzz.strategies._cel_functions import FUNCTIONS, SETS, parse_go_duration
+
+__all__ = ["CompiledRules", "UnsupportedRule", "compile_rules", "to_cel"]
+
+Resolver = Callable[[str], Mapping[str, Any]]
+
+#: Macros cel-python expands itself, with their accepted argument counts.
+_MACROS: dict[str, tuple[int, ...]] = {
+    "all": (2,), "exists": (2,), "exists_one": (2,), "map": (2,), "filter": (2,), "has": (1,),
+}
+#: Functions of the CEL standard definitions that cel-python 0.5 implements.
+_STANDARD = frozenset(base_functions) - {"_[_]"} | {"dyn"}
+_KNOWN_FUNCTIONS = frozenset(_STANDARD | set(FUNCTIONS) | set(_MACROS))
+#: Identifiers that are not variables: type names usable in ``type(x) == int``.
+_TYPE_NAMES = frozenset({
+    "int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type",
+})
+_TRANSITION_VARIABLE = "oldSelf"
+#: Where the functions we lack come from, so that reports say what is missing.
+_LIBRARY_OF: dict[str, str] = {
+    **dict.fromkeys(("hasValue", "orValue", "value", "of", "none", "optMap", "optFlatMap",
+                     "or"), "CEL optional types"),
+    **dict.fromkeys(("validate", "dns1123Label", "dns1123Subdomain", "dns1035Label",
+                     "qualifiedName", "dns1123LabelPrefix", "dns1123SubdomainPrefix",
+                     "labelValue", "uri", "uuid", "byte", "date", "datetime",
+                     "named"), "Kubernetes format library"),
+    **dict.fromkeys(("quote", "format", "ascii"), "CEL strings extension"),
+    **dict.fromkeys(("greatest", "least", "ceil", "floor", "round", "abs", "isInf",
+                     "isNaN", "bitAnd", "bitOr"), "CEL math extension"),
+    **dict.fromkeys(("check", "allowed", "reason", "path", "group", "resource",
+                     "subresource", "namespace", "name", "errored", "error",
+                     "fieldSelector", "labelSelector"), "Kubernetes authorizer library"),
+    **dict.fromkeys(("distinct", "flatten", "range", "slice", "sort", "sortBy"),
+                    "CEL lists extension"),
+    **dict.fromkeys(("encode", "decode"), "CEL encoders extension"),
+}
+
+_CACHE_LIMIT = 4096
+_CACHEABLE_KEY_CHARS = 2048
+
+
+@dataclass(frozen=True)
+class UnsupportedRule:
+    """A rule we cannot check, where it sits (``path``) and why (``reason``)."""
+
+    rule: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Program:
+    rule: str
+    runner: Any  # celpy.Runner; typed loosely because its evaluate() returns a Result union
+
+
+class _Verdict:
+    """Outcome of a static look at one rule, cached by rule text."""
+
+    __slots__ = ("program", "reason", "transition")
+
+    def __init__(self, program: _Program | None, reason: str = "",
+                 transition: bool = False) -> None:
+        self.program = program
+        self.reason = reason
+        self.transition = transition
+
+
+_ENVIRONMENT: celpy.Environment | None = None
+_VERDICTS: dict[str, _Verdict] = {}
+_DEMOTED: dict[str, str] = {}
+_LOCK = threading.Lock()
+
+
+def _environment() -> celpy.Environment:
+    """The process-wide cel-python environment, built on first use.
+
+    ``celpy.Environment()`` raises the interpreter's recursion limit to 2500 as a side
+    effect; inside a Hypothesis test that triggers "the recursion limit will not be reset"
+    (a HypothesisWarning, an error under ``filterwarnings = error``), so we put it back.
+    A rule nested deeply enough to need more counts as crashing cel-python (demoted).
+    """
+    global _ENVIRONMENT  # noqa: PLW0603 - one lazily built environment per process
+    if _ENVIRONMENT is None:
+        limit = sys.getrecursionlimit()
+        try:
+            _ENVIRONMENT = celpy.Environment()
+        finally:
+            sys.setrecursionlimit(limit)
+    return _ENVIRONMENT
+
+
+def _walk(tree: lark.Tree[Any]) -> Iterator[lark.Tree[Any]]:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in node.children if isinstance(c, lark.Tree))
+
+
+def _arg_count(exprlist: Any) -> int:
+    return len(exprlist.children) if isinstance(exprlist, lark.Tree) else 0
+
+
+def _bound_variable(exprlist: Any) -> str | None:
+    """Name bound by a comprehension macro (``x`` in ``self.all(x, ...)``)."""
+    if not isinstance(exprlist, lark.Tree) or not exprlist.children:
+        return None
+    node: Any = exprlist.children[0]
+    while isinstance(node, lark.Tree):
+        children = [c for c in node.children if c is not None]
+        if node.data == "ident":
+            return str(children[0])
+        if len(children) != 1:
+            return None
+        node = children[0]
+    return None
+
+
+def _analyse(rule: str) -> _Verdict:
+    env = _environment()
+    try:
+        ast = env.compile(rule)
+    except Exception as exc:  # CELParseError and lark errors both mean "cannot parse"
+        column = getattr(exc, "column", None)
+        where = f" at column {column}" if column else ""
+        if ".?" in rule or "[?" in rule or "?." in rule:
+            return _Verdict(None, f"optional syntax (.?field, [?key]) is not supported "
+                                  f"by cel-python{where}")
+        return _Verdict(None, f"cel-python cannot parse it{where}: {type(exc).__name__}")
+    bound: set[str] = set()
+    calls: list[tuple[str, int]] = []
+    idents: set[str] = set()
+    for node in _walk(ast):
+        if node.data == "member_dot_arg":
+            name = str(node.children[1])
+            args = node.children[2] if len(node.children) > 2 else None
+            calls.append((name, _arg_count(args) + 1))
+            if name in _MACROS and name != "has":
+                variable = _bound_variable(args)
+                if variable:
+                    bound.add(variable)
+                calls[-1] = (name, _arg_count(args))
+        elif node.data in ("ident_arg", "dot_ident_arg"):
+            args = node.children[1] if len(node.children) > 1 else None
+            calls.append((str(node.children[0]), _arg_count(args)))
+        elif node.data == "ident":
+            idents.add(str(node.children[0]))
+        elif node.data == "member_object":
+            return _Verdict(None, "message construction (Type{field: ...}) is not supported")
+    unknown_calls = sorted({n for n, _ in calls if n not in _KNOWN_FUNCTIONS}, key=rule.find)
+    if unknown_calls:
+        names = ", ".join(f"{n}()" for n in unknown_calls)
+        libraries = list(dict.fromkeys(_LIBRARY_OF[n] for n in unknown_calls if n in _LIBRARY_OF))
+        suffix = f" ({'; '.join(libraries)}: not implemented)" if libraries else ""
+        plural = "s" if len(unknown_calls) > 1 else ""
+        return _Verdict(None, f"unknown function{plural} {names}{suffix}")
+    for name, count in calls:
+        if name in _MACROS and count not in _MACROS[name]:
+            return _Verdict(None, f"macro {name}() with {count} arguments is not supported")
+    transition = _TRANSITION_VARIABLE in idents
+    unknown = sorted(idents - bound - _TYPE_NAMES - {"self", _TRANSITION_VARIABLE, "sets"})
+    if unknown:
+        return _Verdict(None, f"unknown variable {unknown[0]!r}")
+    program = _Program(rule, env.program(_collapse(ast), functions=FUNCTIONS))
+    return _Verdict(program, transition=transition)
+
+
+#: Grammar levels that, with a single child, only pass their child's value through.
+_PASS_THROUGH = frozenset({
+    "expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication",
+    "unary", "member",
+})
+
+
+def _collapse(tree: lark.Tree[Any]) -> lark.Tree[Any]:
+    """Drop single-child pass-through levels from a cel-python AST, in place.
+
+    CEL's grammar wraps every operand in eight precedence levels (``expr`` ... ``member``),
+    so a literal costs ten interpreter visits; the interpreter dispatches on node names
+    and these levels just return their child's value, so removing them gives the same
+    results 1.3-2x faster (``Environment.compile`` documents AST transformation as an
+    intended use). ``primary`` nodes are kept: the interpreter inspects their children.
+    """
+    def strip(node: lark.Tree[Any]) -> lark.Tree[Any]:
+        while (node.data in _PASS_THROUGH and len(node.children) == 1
+               and isinstance(node.children[0], lark.Tree)):
+            node = node.children[0]
+        return node
+
+    root = strip(tree)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node.children = [strip(c) if isinstance(c, lark.Tree) else c for c in node.children]
+        stack.extend(c for c in node.children if isinstance(c, lark.Tree))
+    return root
+
+
+def _verdict(rule: str) -> _Verdict:
+    verdict = _VERDICTS.get(rule)
+    if verdict is None:
+        verdict = _analyse(rule)
+        with _LOCK:
+            _VERDICTS[rule] = verdict
+    return verdict
+
+
+# --------------------------------------------------------------------------- conversion
+
+_RESERVED = frozenset({
+    "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
+    "function", "if", "import", "let", "loop", "package", "namespace", "return", "var",
+    "void", "while",
+})
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ESCAPABLE = re.compile(r"^[A-Za-z_.\-/][A-Za-z0-9_.\-/]*$")
+
+
+def escape_property(name: str) -> str:
+    """Kubernetes' CEL spelling of a property name (``x-y`` -> ``x__dash__y``)."""
+    if _IDENTIFIER.match(name) and "__" not in name:
+        return f"__{name}__" if name in _RESERVED else name
+    if not _ESCAPABLE.match(name):
+        return name
+    return (name.replace("__", "__underscores__").replace(".", "__dot__")
+            .replace("-", "__dash__").replace("/", "__slash__"))
+
+
+def _timestamp(text: str) -> Any:
+    if len(text) == 10:  # format: date
+        return celtypes.TimestampType(
+            datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc))
+    return celtypes.TimestampType(text.upper())  # RFC 3339 allows 't' and 'z'
+
+
+_STRING_FORMATS: dict[str, Callable[[str], Any]] = {
+    "date-time": _timestamp,
+    "datetime": _timestamp,
+    "date": _timestamp,
+    "duration": parse_go_duration,
+    "byte": lambda s: celtypes.BytesType(base64.b64decode(s, validate=True)),
+}
+
+
+def to_cel(value: Any, schema: Mapping[str, Any] | None = None, *,
+           resolve: Resolver | None = None) -> Any:
+    """Return ``value`` (a JSON value) as the CEL value Kubernetes binds to ``self``.
+
+    ``schema`` directs the conversion (number -> double, string formats, property-name
+    escaping); without it the JSON shape alone decides. Raises ``ValueError`` for values
+    CEL cannot hold (an integer outside int64).
+    """
+    if schema is not None and "$ref" in schema:
+        schema = resolve(schema["$ref"]) if resolve is not None else None
+    if isinstance(value, bool):
+        return celtypes.BoolType(value)
+    if isinstance(value, int):
+        if schema is not None and schema.get("type") == "number":
+            return celtypes.DoubleType(value)
+        return celtypes.IntType(value)
+    if isinstance(value, float):
+        return celtypes.DoubleType(value)
+    if isinstance(value, str):
+        fmt = schema.get("format") if schema is not None else None
+        if isinstance(fmt, str) and fmt in _STRING_FORMATS:
+            try:
+                return _STRING_FORMATS[fmt](value)
+            except (ValueError, TypeError):
+                pass  # the schema validator rejects it; CEL sees the raw string
+        return celtypes.StringType(value)
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return _object_to_cel(value, schema, resolve)
+    if isinstance(value, Sequence):
+        items = schema.get("items") if schema is not None else None
+        sub = items if isinstance(items, Mapping) else None
+        return celtypes.ListType([to_cel(v, sub, resolve=resolve) for v in value])
+    raise ValueError(f"not a JSON value: {value!r} (type={type(value).__name__})")
+
+
+def _object_to_cel(value: Mapping[str, Any], schema: Mapping[str, Any] | None,
+                   resolve: Resolver | None) -> celtypes.MapType:
+    if schema is None:
+        return celtypes.MapType({
+            celtypes.StringType(k): to_cel(v, None, resolve=resolve) for k, v in value.items()
+        })
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    extra = schema.get("additionalProperties")
+    extra = extra if isinstance(extra, Mapping) else None
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        if key in properties:
+            out[celtypes.StringType(escape_property(key))] = to_cel(
+                item, properties[key], resolve=resolve)
+        else:
+            out[celtypes.StringType(key)] = to_cel(item, extra, resolve=resolve)
+    return celtypes.MapType(out)
+
+
+# --------------------------------------------------------------------------- rule sets
+
+
+@dataclass(frozen=True, repr=False)
+class CompiledRules:
+    """The ``x-kubernetes-validations`` of one schema node, ready to check values.
+
+    ``supported`` rules are evaluated by :meth:`check`; ``transition`` rules (they use
+    ``oldSelf``) only apply on update and are skipped; ``unsupported`` rules cannot be
+    evaluated and are reported to the user.
+    """
+
+    path: str
+    supported: tuple[str, ...]
+    transition: tuple[str, ...]
+    _static_unsupported: tuple[UnsupportedRule, ...]
+    _programs: tuple[_Program, ...] = field(repr=False)
+    _schema: Mapping[str, Any] | None = field(repr=False, compare=False)
+    _resolve: Resolver | None = field(repr=False, compare=False)
+    _cache: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        return (f"CompiledRules(path={self.path!r}, supported={len(self.supported)}, "
+                f"transition={len(self.transition)}, unsupported={len(self.unsupported)})")
+
+    @property
+    def unsupported(self) -> tuple[UnsupportedRule, ...]:
+        """Rules that cannot be checked, including any demoted while checking."""
+        late = tuple(
+            UnsupportedRule(p.rule, self.path, _DEMOTED[p.rule])
+            for p in self._programs if p.rule in _DEMOTED
+        )
+        return self._static_unsupported + late
+
+    def check(self, value: Any) -> bool:
+        """Return True iff every supported rule holds with ``self = value``.
+
+        A rule whose evaluation errors for this value (missing key, bad index, wrong type)
+        does not hold. Results are memoised per rule set for small values, because
+        Hypothesis draws the same scalars again and again.
+        """
+        if not self._programs:
+            return True
+        try:
+            key = json.dumps(value)
+        except (TypeError, ValueError):
+            key = ""
+        if key and len(key) <= _CACHEABLE_KEY_CHARS:
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+        result = not self.failures(value)
+        if key and len(key) <= _CACHEABLE_KEY_CHARS:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = result
+        return result
+
+    def failures(self, value: Any) -> tuple[str, ...]:
+        """Return the supported rules that do not hold for ``self = value``, in order."""
+        try:
+            cel_value = to_cel(value, self._schema, resolve=self._resolve)
+        except (ValueError, TypeError, OverflowError):
+            return tuple(p.rule for p in self._programs if p.rule not in _DEMOTED)
+        context = {"self": cel_value, "sets": SETS}
+        failed = []
+        for program in self._programs:
+            if program.rule in _DEMOTED:
+                continue
+            if not self._holds(program, context):
+                failed.append(program.rule)
+        return tuple(failed)
+
+    def _holds(self, program: _Program, context: dict[str, Any]) -> bool:
+        try:
+            result = program.runner.evaluate(context)
+        except CELEvalError as exc:
+            if _is_undeclared(exc):
+                self._demote(program.rule, f"not available in cel-python: {_message(exc)}")
+                return True
+            return False
+        except Exception as exc:  # cel-python bug or CELUnsupportedError: stop filtering
+            self._demote(program.rule, f"cel-python raised {type(exc).__name__}: {exc}")
+            return True
+        if isinstance(result, CELEvalError):
+            if _is_undeclared(result):
+                self._demote(program.rule, f"not available in cel-python: {_message(result)}")
+                return True
+            return False
+        return isinstance(result, celtypes.BoolType) and bool(result)
+
+    def _demote(self, rule: str, reason: str) -> None:
+        with _LOCK:
+            if rule in _DEMOTED:
+                return
+            _DEMOTED[rule] = reason
+        self._cache.clear()
+        warnings.warn(
+            f"x-kubernetes-validations rule {rule!r} at {self.path} is no longer checked: "
+            f"{reason}. Generated objects may violate it.",
+            UnsupportedRuleWarning, stacklevel=2,
+        )
+
+
+def _message(exc: CELEvalError) -> str:
+    return str(exc.args[0]).split(" (in activation")[0] if exc.args else repr(exc)
+
+
+def _is_undeclared(exc: CELEvalError) -> bool:
+    return bool(exc.args) and str(exc.args[0]).startswith("undeclared reference")
+
+
+def compile_rules(node: Mapping[str, Any], *, path: str = "self",
+                  resolve: Resolver | None = None) -> CompiledRules:
+    """Return the node's ``x-kubernetes-validations`` sorted into supported/transition/
+    unsupported, with a ``check(value)`` for the supported ones.
+
+    ``path`` (a field path such as ``spec.topology``) is only used in reports. ``resolve``
+    maps a local ``$ref`` to its schema so that ``$ref``'d properties are converted with
+    their types and formats. Each rule text is parsed once per process.
+
+    Example::
+
+        rules = compile_rules({"type": "object",
+                               "x-kubernetes-validations": [{"rule": "self.min <= self.max"}]})
+        rules.check({"min": 1, "max": 2})   # True
+
+    Raises:
+        SchemaLoadError: ``x-kubernetes-validations`` is not a list of ``{rule: <string>}``.
+
+    .. versionadded:: 0.1.0
+    """
+    raw = node.get("x-kubernetes-validations", ())
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise SchemaLoadError(
+            f"x-kubernetes-validations at {path} must be a list, got {type(raw).__name__}",
+            source="<schema>", hint="write it as a list: [{rule: \"self.a <= self.b\"}]")
+    supported: list[str] = []
+    transition: list[str] = []
+    unsupported: list[UnsupportedRule] = []
+    programs: list[_Program] = []
+    for i, entry in enumerate(raw):
+        rule = entry.get("rule") if isinstance(entry, Mapping) else None
+        if not isinstance(rule, str):
+            raise SchemaLoadError(
+                f"x-kubernetes-validations[{i}] at {path} must be a mapping with a string "
+                f"'rule', got {entry!r}",
+                source="<schema>",
+                hint="write each entry as {rule: \"<CEL expression>\", message: \"...\"}")
+        verdict = _verdict(rule)
+        if verdict.program is None:
+            unsupported.append(UnsupportedRule(rule, path, verdict.reason))
+        elif verdict.transition:
+            transition.append(rule)
+        elif rule in _DEMOTED:
+            unsupported.append(UnsupportedRule(rule, path, _DEMOTED[rule]))
+        else:
+            supported.append(rule)
+            programs.append(verdict.program)
+    return CompiledRules(
+        path=path, supported=tuple(supported), transition=tuple(transition),
+        _static_unsupported=tuple(unsupported), _programs=tuple(programs),
+        _schema=node, _resolve=resolve,
+    )

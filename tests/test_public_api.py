@@ -1,0 +1,36 @@
+"""The public API is exactly what each public module's ``__all__`` lists (STYLE.md 1)."""
+
+from __future__ import annotations
+
+import importlib
+import types
+
+import pytest
+
+PUBLIC_MODULES = [
+    "compatfuzz",
+    "compatfuzz.errors",
+    "compatfuzz.schema",
+    "compatfuzz.strategies",
+    "compatfuzz.semantic",
+    "compatfuzz.roundtrip",
+    "compatfuzz.compat",
+]
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_all_is_sorted_complete_and_resolvable(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    assert exported == sorted(exported), f"{name}.__all__ is not sorted"
+    for attr in exported:
+        assert getattr(module, attr) is not None
+    public = {
+        key for key, value in vars(module).items()
+        if not key.startswith("_")
+        and not isinstance(value, types.ModuleType)
+        and key not in {"annotations", "TYPE_CHECKING"}
+        and getattr(value, "__module__", name).startswith("compatfuzz")
+    }
+    assert public <= set(exported), f"{name} has public names missing from __all__: " \
+        f"{sorted(public - set(exported))}"
