@@ -7,15 +7,37 @@ compatfuzz deal with one dialect.
 
 from __future__ import annotations
 
+from compatfuzz.schema._bundle import bundle
+from compatfuzz.schema._kubernetes import kubernetes_kinds, kubernetes_releases, load_kubernetes
+from compatfuzz.schema._lint import LintFinding, lint_structural
+from compatfuzz.schema._load import load_crds, load_schema
 from compatfuzz.schema._model import CRD, CRDVersion, Schema, resolve_pointer
+from compatfuzz.schema._normalize import normalize
+from compatfuzz.schema._read import read_documents
 from compatfuzz.schema._wellknown import WellKnown, classify, definition_kind
 
 __all__ = [
     "CRD",
     "CRDVersion",
+    "LintFinding",
     "Schema",
     "WellKnown",
+    "bundle",
     "classify",
     "definition_kind",
+    "kubernetes_kinds",
+    "kubernetes_releases",
+    "lint_structural",
+    "load_crds",
+    "load_kubernetes",
+    "load_schema",
+    "normalize",
+    "read_documents",
     "resolve_pointer",
 ]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith("compatfuzz.schema._"):
+        _obj.__module__ = __name__  # report the public home (STYLE.md 2)
+del _name, _obj
