@@ -88,7 +88,6 @@ def from_schema(
     overrides: Overrides | None = None,
     kubernetes: bool | None = None,
     max_recursion: int = 2,
-    fields_per_object: float = 4.0,
     max_list_extra: int = 3,
     extra_properties: bool = False,
 ) -> st.SearchStrategy[Any]:
@@ -103,10 +102,10 @@ def from_schema(
     well-known types by definition name, Go durations, realistic ObjectMeta, CEL rules,
     and no unknown fields unless ``x-kubernetes-preserve-unknown-fields``.
     ``max_recursion`` bounds how often one definition may repeat along a path
-    (``$ref`` cycles such as JSONSchemaProps). Each object shows about
-    ``fields_per_object`` of its optional fields, each chosen independently; lists get
-    at most ``max_list_extra`` items beyond ``minItems``; strings without ``maxLength``
-    stay short. ``extra_properties`` adds unknown keys where plain JSON Schema allows them.
+    (``$ref`` cycles such as JSONSchemaProps). Optional fields appear independently, the
+    ones leading to large subtrees more often; lists get at most ``max_list_extra`` items
+    beyond ``minItems``; strings without ``maxLength`` stay short. ``extra_properties``
+    adds unknown keys where plain JSON Schema allows them.
 
     >>> from compatfuzz.schema import load_kubernetes
     >>> strategy = from_schema(load_kubernetes("v1", "ConfigMap"))
@@ -127,23 +126,21 @@ def from_schema(
             f"overrides={overrides!r} (type={type(overrides).__name__})"
         )
     _check_number("max_recursion", max_recursion, 0)
-    _check_number("fields_per_object", fields_per_object, 0.5)
     _check_number("max_list_extra", max_list_extra, 0)
     options = Options(
         overrides=(overrides or Overrides()).merged_over(global_overrides()),
         kubernetes=loaded.kubernetes if kubernetes is None else bool(kubernetes),
         max_recursion=int(max_recursion),
-        fields_per_object=float(fields_per_object),
         max_list_extra=int(max_list_extra),
         extra_properties=bool(extra_properties),
         null_rate=8,
     )
     given = {
         "overrides": overrides, "kubernetes": kubernetes, "max_recursion": max_recursion,
-        "fields_per_object": fields_per_object, "max_list_extra": max_list_extra,
+        "max_list_extra": max_list_extra,
         "extra_properties": extra_properties,
     }
     defaults = {"overrides": None, "kubernetes": None, "max_recursion": 2,
-                "fields_per_object": 4.0, "max_list_extra": 3, "extra_properties": False}
+                "max_list_extra": 3, "extra_properties": False}
     text = ", ".join(f"{k}={v!r}" for k, v in given.items() if v != defaults[k])
     return _from_schema(loaded, _Plan(loaded, options, f"Options({text})"))
