@@ -125,3 +125,24 @@ def test_path_globs(glob: str, path: str, matches: bool) -> None:
     overrides = Overrides().path(glob, st.just(marker))
     found = overrides.for_path(path)
     assert (found is not None and found.strategy is not None) is matches
+
+
+def test_embedded_resources_carry_api_version_kind_and_object_meta() -> None:
+    schema = Schema(
+        root={"type": "object", "properties": {"template": {
+            "type": "object", "x-kubernetes-embedded-resource": True,
+            "x-kubernetes-preserve-unknown-fields": True,
+        }}, "required": ["template"]},
+        kubernetes=True,
+    )
+
+    @settings(max_examples=50, database=None, suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema))
+    def check(value: dict[str, Any]) -> None:
+        template = value["template"]
+        assert isinstance(template["apiVersion"], str) and template["apiVersion"]
+        assert isinstance(template["kind"], str) and template["kind"][0].isupper()
+        if "metadata" in template:
+            assert DNS_SUBDOMAIN.match(template["metadata"]["name"])
+
+    check()

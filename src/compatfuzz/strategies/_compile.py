@@ -397,6 +397,17 @@ class Compiler:
             return self.strategy_gen(k8s.object_meta())
         properties: Mapping[str, Any] = node.get("properties") or {}
         required = [k for k in node.get("required", ()) if isinstance(k, str)]
+        if self.kubernetes and node.get("x-kubernetes-embedded-resource") is True:
+            # The API server requires apiVersion and kind on an embedded object and validates
+            # its metadata as ObjectMeta, whatever the schema spells out.
+            embedded = {
+                "apiVersion": self.strategy_gen(k8s.api_versions),
+                "kind": self.strategy_gen(k8s.kinds),
+                "metadata": self.strategy_gen(k8s.object_meta()),
+            }
+            realistic = {**embedded, **(realistic or {})}
+            properties = {**{k: {} for k in embedded}, **properties}
+            required = [*dict.fromkeys(["apiVersion", "kind", *required])]
         required_set = set(required)
         dependent: Mapping[str, list[str]] = node.get("dependentRequired") or {}
 

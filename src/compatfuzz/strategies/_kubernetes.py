@@ -17,10 +17,12 @@ from hypothesis import strategies as st
 __all__ = [
     "OBJECT_META_FIELDS",
     "annotation_keys",
+    "api_versions",
     "dns_label",
     "dns_subdomain",
     "go_durations",
     "int_or_strings",
+    "kinds",
     "label_values",
     "micro_times",
     "object_meta",
@@ -206,6 +208,11 @@ OBJECT_META_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "creationTimestamp": times,
     "finalizers": st.lists(qualified_names, max_size=2, unique=True),
 }
+
+
+#: apiVersion and kind of embedded objects (x-kubernetes-embedded-resource).
+api_versions = st.sampled_from(["v1", "apps/v1", "batch/v1", "example.com/v1alpha1"])
+kinds = st.sampled_from(["ConfigMap", "Secret", "Deployment", "Job", "Widget"])
 
 
 def object_meta(namespaced: bool = True) -> st.SearchStrategy[dict[str, Any]]:
