@@ -42,9 +42,10 @@ def ecma_to_python(pattern: str) -> str:
         if in_class:
             if c == "]":
                 in_class = False
-            elif c == "[":
-                # A literal "[" inside a class; Python warns about possible nested sets.
-                out.append("\\[")
+            elif c == "[" or c in "&~|" or (c == "-" and out[-1] == "-"):
+                # Literal in an ECMA class, but Python reserves "[", "&&", "~~", "||" and
+                # "--" for future set operations (and warns): escape them.
+                out.append("\\" + c)
                 i += 1
                 continue
             out.append(c)
