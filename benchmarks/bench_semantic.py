@@ -1,6 +1,6 @@
 """equal() vs DeepDiff on equal Deployment-sized object pairs, as a ratio from one run.
 
-    /work/venv/bin/python benchmarks/bench_semantic.py [--pairs 50] [--rounds 7]
+    .venv/bin/python benchmarks/bench_semantic.py [--pairs 50] [--rounds 7]
 
 Both tools see the same pairs in the same process; each round times both, alternating
 which goes first, so machine noise hits both alike, and the figure is the median over rounds of
