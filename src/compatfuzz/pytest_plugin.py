@@ -1,13 +1,286 @@
 """pytest plugin for compatfuzz (registered through the ``pytest11`` entry point).
 
-Imports only the standard library and pytest at load time (STYLE.md 14), so installing
-compatfuzz costs nothing in projects that do not use it.
+With a ``compatfuzz.toml`` (or ``[tool.compatfuzz]`` in ``pyproject.toml``), or with a
+module-level ``test_* = API(...)`` in a test module, pytest collects one test per
+(api, property, version pair), with ids like ``frobber::roundtrip[v7beta1->v6]``.
+Each is the same Hypothesis ``@given`` test that ``compatfuzz fuzz`` runs, sharing its
+example database, so a failure the nightly job found is replayed first here.
+
+Imports only the standard library and pytest at load time (STYLE.md 14): compatfuzz,
+Hypothesis and the schema stack are imported inside hooks, and only once a compatfuzz
+test is actually collected, so installing compatfuzz costs nothing elsewhere.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
 import pytest
+
+OPTION_PROFILE = "--compatfuzz-profile"
+OPTION_MAX_EXAMPLES = "--compatfuzz-max-examples"
+OPTION_SEED = "--compatfuzz-seed"
+OPTION_CONFIG = "--compatfuzz-config"
+INI_PROFILE = "compatfuzz_profile"
+INI_MAX_EXAMPLES = "compatfuzz_max_examples"
+ENV_PROFILE = "COMPATFUZZ_PROFILE"
+PROFILES = ("default", "ci", "nightly")
+CACHE_SEED = "compatfuzz/seed"
+MARKER = "compatfuzz"
+
+_SEED = pytest.StashKey[int]()
+_SEED_EXPLICIT = pytest.StashKey[bool]()
+_COLLECTED = pytest.StashKey[set[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("compatfuzz", "API compatibility")
+    group.addoption(OPTION_PROFILE, choices=PROFILES, default=None,
+                    help=f"settings profile for compatfuzz tests (env {ENV_PROFILE}; "
+                    "default: default)")
+    group.addoption(OPTION_MAX_EXAMPLES, type=int, default=None, metavar="N",
+                    help="examples per compatfuzz property (overrides the profile)")
+    group.addoption(OPTION_SEED, default=None, metavar="SEED|last",
+                    help="seed for an exact replay of compatfuzz tests (bypasses the "
+                    "example database); 'last' reuses the last seed given")
+    group.addoption(OPTION_CONFIG, default=None, metavar="FILE",
+                    help="compatfuzz.toml to collect (default: the one in the rootdir)")
+    try:
+        parser.addini(INI_PROFILE, help="default compatfuzz profile",
+                      type=Literal["default", "ci", "nightly"],
+                      default="default")
+        parser.addini(INI_MAX_EXAMPLES, help="examples per compatfuzz property",
+                      type=int, default=0)
+    except (TypeError, ValueError):  # pytest < 9.2: untyped ini keys
+        parser.addini(INI_PROFILE, help="default compatfuzz profile", default="default")
+        parser.addini(INI_MAX_EXAMPLES, help="examples per compatfuzz property", default="0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}: a compatfuzz round-trip property (added automatically)"
+    )
+    raw = config.getoption(OPTION_SEED)
+    explicit = raw is not None
+    seed: int | None = None
+    if raw == "last":
+        cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+        cached = cache.get(CACHE_SEED, None) if cache is not None else None
+        seed = int(cached) if cached is not None else None
+    elif raw is not None:
+        try:
+            seed = int(raw)
+        except ValueError:
+            raise pytest.UsageError(
+                f"{OPTION_SEED} expects an integer or 'last', got {raw!r}"
+            ) from None
+    if seed is None:
+        # No seed: Hypothesis picks one per test and the example database replays
+        # earlier failures (an explicit seed, like @seed, bypasses the database).
+        explicit = False
+        seed = 0
+    config.stash[_SEED] = seed
+    config.stash[_SEED_EXPLICIT] = explicit
+    config.stash[_COLLECTED] = set()
+    cache = getattr(config, "cache", None)
+    if cache is not None and explicit:
+        cache.set(CACHE_SEED, seed)
+
+
+def _profile(config: pytest.Config) -> str:
+    value = (config.getoption(OPTION_PROFILE) or os.environ.get(ENV_PROFILE)
+             or config.getini(INI_PROFILE) or "default")
+    if value not in PROFILES:
+        raise pytest.UsageError(
+            f"compatfuzz profile must be one of {', '.join(PROFILES)}, got {value!r}"
+        )
+    return str(value)
+
+
+def _max_examples(config: pytest.Config) -> int | None:
+    value = config.getoption(OPTION_MAX_EXAMPLES)
+    if value is None:
+        value = int(config.getini(INI_MAX_EXAMPLES) or 0) or None
+    return None if value is None else int(value)
+
+
+def _root_config(config: pytest.Config) -> Path | None:
+    explicit = config.getoption(OPTION_CONFIG)
+    if explicit:
+        return Path(explicit).resolve()
+    root = Path(config.rootpath)
+    candidate = root / "compatfuzz.toml"
+    if candidate.is_file():
+        return candidate
+    pyproject = root / "pyproject.toml"
+    if _declares_compatfuzz(pyproject):
+        return pyproject
+    return None
+
+
+def _declares_compatfuzz(path: Path) -> bool:
+    if path.name == "compatfuzz.toml":
+        return path.is_file()
+    if path.name != "pyproject.toml" or not path.is_file():
+        return False
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "[tool.compatfuzz" in text or "[[tool.compatfuzz" in text
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
+    if _root_config(config) is None and "compatfuzz.roundtrip" not in sys.modules:
+        return None
+    if config.stash[_SEED_EXPLICIT]:
+        seed = config.stash[_SEED]
+        return (f"compatfuzz: profile={_profile(config)}, seed={seed} "
+                f"(reproduce with {OPTION_SEED}={seed})")
+    return (f"compatfuzz: profile={_profile(config)}, seed=random (failures replay from "
+            f"the example database; {OPTION_SEED}=N for an exact replay)")
+
+
+def _named_on_command_line(config: pytest.Config, path: Path) -> bool:
+    """``pytest lossy.toml``: any TOML file the user names explicitly may be a config."""
+    if path.suffix != ".toml" or config.args_source is not pytest.Config.ArgsSource.ARGS:
+        return False
+    wanted = path.resolve()
+    base = Path(config.invocation_params.dir)
+    return any((base / arg.split("::")[0]).resolve() == wanted for arg in config.args)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    explicit = _named_on_command_line(parent.config, file_path)
+    if (file_path.name in ("compatfuzz.toml", "pyproject.toml") or explicit) and (
+            explicit or _declares_compatfuzz(file_path)):
+        return ConfigFile.from_parent(parent, path=file_path)
     return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str,
+                              obj: object) -> pytest.Collector | None:
+    if "compatfuzz.roundtrip" not in sys.modules or not name.startswith("test"):
+        return None
+    from compatfuzz.roundtrip import API
+
+    if isinstance(obj, API):
+        return APINode.from_parent(collector, name=obj.name, api=obj)
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """Add the rootdir's config when the run was not narrowed to explicit paths."""
+    path = _root_config(config)
+    if path is None or str(path) in config.stash[_COLLECTED]:
+        return
+    if config.args_source is pytest.Config.ArgsSource.ARGS and not config.getoption(
+            OPTION_CONFIG):
+        return
+    node = ConfigFile.from_parent(session, path=path)
+    for child in node.collect():
+        if isinstance(child, pytest.Collector):
+            items.extend(i for i in child.collect() if isinstance(i, pytest.Item))
+        elif isinstance(child, pytest.Item):
+            items.append(child)
+
+
+class ConfigFile(pytest.File):
+    """A compatfuzz config: one child per declared API."""
+
+    def collect(self) -> Iterator[pytest.Collector]:
+        from compatfuzz.roundtrip import load_config
+
+        # Marked here, not in pytest_collect_file: pytest also creates nodes for files
+        # next to a testpaths folder and then drops them.
+        self.config.stash[_COLLECTED].add(str(self.path.resolve()))
+        for api in load_config(self.path):
+            yield APINode.from_parent(self, name=api.name, api=api)
+
+
+class APINode(pytest.Collector):
+    """One API: one item per unit (property and version pair)."""
+
+    def __init__(self, *, api: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.api = api
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from compatfuzz.roundtrip import units
+
+        for unit in units(self.api):
+            name = unit.name if not unit.show_kind else f"{unit.kind}::{unit.name}"
+            item = PropertyItem.from_parent(self, name=name, api=self.api, unit=unit)
+            item.add_marker(MARKER)
+            yield item
+
+
+class PropertyItem(pytest.Item):
+    """One property of one version pair, run as a Hypothesis test."""
+
+    def __init__(self, *, api: Any, unit: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.api = api
+        self.unit = unit
+        self.counterexample: Any = None
+
+    def runtest(self) -> None:
+        from hypothesis import seed as hseed
+        from hypothesis import settings
+
+        from compatfuzz.roundtrip import build_test, get_profile
+        from compatfuzz.roundtrip._properties import Recorder
+        from compatfuzz.roundtrip._runner import unit_seed
+
+        config = self.config
+        base = get_profile(_profile(config))
+        max_examples = _max_examples(config)
+        overrides: dict[str, Any] = {"print_blob": True}
+        if max_examples:
+            overrides["max_examples"] = max_examples
+        recorder = Recorder()
+        test = build_test(self.api, self.unit, settings=settings(base, **overrides),
+                          recorder=recorder)
+        self.seed = None
+        if config.stash[_SEED_EXPLICIT]:
+            self.seed = unit_seed(config.stash[_SEED], self.unit)
+            test = hseed(self.seed)(test)
+        try:
+            test()
+        finally:
+            if recorder.failure is not None:
+                import json
+
+                self.counterexample = recorder.failure[0]
+                # Machine-readable finding for report consumers (STYLE.md 17).
+                self.add_report_section("call", "compatfuzz", json.dumps(
+                    {"unit": self.unit.id, "counterexample": self.counterexample,
+                     "seed": self.seed}, sort_keys=True))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        import json
+
+        exc = excinfo.value
+        lines = [f"{self.unit.id}: {type(exc).__name__}: {exc}"]
+        if self.counterexample is not None:
+            lines.append("minimal counterexample: " + json.dumps(self.counterexample,
+                                                                 sort_keys=True))
+        notes = [n for n in getattr(exc, "__notes__", []) or []
+                 if "reproduce_failure" in n]
+        seed_arg = f" {OPTION_SEED}={self.config.stash[_SEED]}" if self.seed else ""
+        here = Path(self.config.invocation_params.dir)
+        node = os.path.relpath(self.path, here) + "::" + self.nodeid.split("::", 1)[1]
+        lines.append(f"replay: pytest '{node}'{seed_arg}  (the failing example is "
+                     "also replayed first from the example database)")
+        lines.extend(notes)
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.unit.id

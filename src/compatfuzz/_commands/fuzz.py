@@ -1,0 +1,283 @@
+"""Round-trip every version pair of every API through its converters (the nightly job).
+
+Runs each property (roundtrip, valid, no_mutation, path_independent, default_*) for each
+version pair, shows progress on stderr, writes a JSON report and one replayable JSON file
+per counterexample.  Ctrl-C or SIGTERM stops at the next example and still writes the
+report and every counterexample found.  Exit status: 0 all properties hold, 1 a property
+failed, 2 usage or config error, 130 interrupted with no failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?$")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``30m``, ``1h30m``, ``90s`` or ``90``."""
+    match = _DURATION.match(text.strip())
+    if not text.strip() or match is None or not any(match.groups()):
+        raise argparse.ArgumentTypeError(
+            f"expected a duration like 30m, 1h30m or 90s but got {text!r}"
+        )
+    h, m, s = (float(g) if g else 0.0 for g in match.groups())
+    seconds = h * 3600 + m * 60 + s
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"duration must be positive, got {text!r}")
+    return seconds
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="compatfuzz.toml or pyproject.toml (default: found from the "
+                        "working directory upwards)")
+    parser.add_argument("--api", metavar="NAME", help="only this API")
+    parser.add_argument("--property", metavar="NAME", action="append", dest="properties",
+                        help="only this property (repeatable): roundtrip, valid, "
+                        "no_mutation, path_independent, default_idempotent, default_commutes")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--max-examples", type=_positive, metavar="N",
+                        help="examples per property and pair (default: the profile's)")
+    budget.add_argument("--duration", type=parse_duration, metavar="30m",
+                        help="share a time budget between all units instead")
+    parser.add_argument("--profile", choices=("default", "ci", "nightly"), default="default",
+                        help="Hypothesis settings profile (default: %(default)s)")
+    parser.add_argument("--seed", type=int, metavar="S",
+                        help="seed for an exact replay of a run (bypasses the example "
+                        "database, like Hypothesis's @seed; default: random)")
+    parser.add_argument("--workers", type=_positive, default=1, metavar="N",
+                        help="processes sharing one example database (default: 1)")
+    parser.add_argument("--database", metavar="DIR|redis://HOST:PORT/DB",
+                        help="example database (default: .hypothesis/examples; 'none' for "
+                        "none)")
+    parser.add_argument("--report", metavar="report.json", type=Path,
+                        help="write a JSON report (kept up to date while running)")
+    parser.add_argument("--junit", metavar="junit.xml", type=Path, help="write JUnit XML")
+    parser.add_argument("--counterexamples", metavar="DIR", type=Path,
+                        help="folder for counterexample files (default: "
+                        "compatfuzz-counterexamples next to the report, or in the working "
+                        "directory)")
+    parser.add_argument("--replay", metavar="FILE", type=Path,
+                        help="re-check one saved counterexample file and exit")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print only failures and the summary")
+
+
+def _load(args: argparse.Namespace, config: str | None = None) -> list[Any]:
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.roundtrip import find_config, load_config
+
+    path = config or args.config
+    if path is None:
+        found = find_config()
+        if found is None:
+            raise SchemaLoadError(
+                "no compatfuzz.toml, and no [tool.compatfuzz] in pyproject.toml",
+                source=str(Path.cwd()),
+                hint="pass --config PATH or create compatfuzz.toml (see docs/roundtrip.md)",
+            )
+        path = str(found)
+    return load_config(path, api=args.api)
+
+
+def _json(value: Any, limit: int = 2000) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= limit else text[:limit] + " ...(truncated)"
+
+
+def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
+                      out: TextIO) -> None:
+    cx = result.counterexample
+    if cx is None:
+        print(f"\n  {result.unit.id} FAILED: {result.message}", file=out)
+        return
+    print(f"\n  {result.unit.id} FAILED", file=out)
+    shrunk = "minimal counterexample" if cx.shrunk else "counterexample (not yet minimal)"
+    print(f"  {shrunk}: {_json(cx.object)}", file=out)
+    for line in cx.error.splitlines():
+        print(f"    {line}", file=out)
+    if run_seed is not None:
+        print(f"  seed: {run_seed} (rerun with --seed {run_seed} for the same examples)",
+              file=out)
+    else:
+        print("  saved in the example database: the next run (or pytest) replays it first",
+              file=out)
+    if cx_file:
+        print(f"  replay: compatfuzz fuzz --replay {cx_file}", file=out)
+    if cx.reproduce:
+        print(f"  or in a test: {cx.reproduce}", file=out)
+    print("", file=out)
+
+
+class _Progress:
+    """Progress on stderr: one line per finished unit, a live line on terminals."""
+
+    def __init__(self, out: TextIO, quiet: bool) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.tty = out.isatty()
+        self.total = 0
+        self.done = 0
+        self.running: set[str] = set()
+        self.seed: int | None = None
+
+    def _live(self) -> None:
+        if self.tty and self.running and not self.quiet:
+            names = ", ".join(sorted(self.running))
+            self.out.write(f"\r\x1b[K[{self.done}/{self.total}] running {names:.100}")
+            self.out.flush()
+
+    def _clear(self) -> None:
+        if self.tty:
+            self.out.write("\r\x1b[K")
+
+    def handle(self, event: Any, files: dict[str, str], args: argparse.Namespace) -> None:
+        from compatfuzz.roundtrip import RunFinished, RunStarted, Status, UnitFinished, UnitStarted
+
+        if isinstance(event, RunStarted):
+            self.total = len(event.units)
+            self.seed = event.seed
+            budget = (f"{event.duration:.0f}s" if event.duration else
+                      f"max_examples={event.max_examples or 'profile'}")
+            print(f"compatfuzz fuzz: {self.total} properties, profile={event.profile}, "
+                  f"{budget}, seed={event.seed if event.seed is not None else 'random'}, "
+                  f"workers={event.workers}, "
+                  f"database={event.database}", file=self.out)
+        elif isinstance(event, UnitStarted):
+            self.running.add(event.unit.id)
+            self._live()
+        elif isinstance(event, UnitFinished):
+            r = event.result
+            self.running.discard(r.unit.id)
+            self.done += 1
+            self._clear()
+            label = {Status.PASSED: "ok", Status.FAILED: "FAIL", Status.ERROR: "ERROR",
+                     Status.SKIPPED: "skip", Status.INTERRUPTED: "stopped"}[r.status]
+            if not self.quiet or r.status is not Status.PASSED:
+                print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {label:<7} "
+                      f"{r.unit.id}  ({r.examples} examples, {r.seconds:.1f}s)",
+                      file=self.out)
+            if r.status is Status.FAILED:
+                _describe_failure(r, files.get(r.unit.id), self.seed, self.out)
+            elif r.status is Status.ERROR:
+                print(f"  {r.message}", file=self.out)
+            self._live()
+        elif isinstance(event, RunFinished):
+            self._clear()
+            counts: dict[str, int] = {}
+            for res in event.results:
+                counts[str(res.status)] = counts.get(str(res.status), 0) + 1
+            parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            examples = sum(res.examples for res in event.results)
+            print(f"compatfuzz fuzz: {parts or 'nothing run'}; {examples} examples in "
+                  f"{event.seconds:.1f}s ({event.stop_reason})", file=self.out)
+        self.out.flush()
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from compatfuzz.errors import CompatfuzzError, SchemaLoadError
+    from compatfuzz.roundtrip import Property, Unit, check
+
+    path: Path = args.replay
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        unit = Unit(doc["api"], doc["kind"], Property(doc["property"]),
+                    tuple(doc["versions"]))
+        obj = doc["object"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SchemaLoadError(
+            f"not a compatfuzz counterexample file ({type(exc).__name__}: {exc})",
+            source=str(path), hint="pass a file from the compatfuzz-counterexamples folder",
+        ) from None
+    apis = {a.name: a for a in _load(args, args.config or doc.get("config"))}
+    if unit.api not in apis:
+        raise SchemaLoadError(f"the config has no API {unit.api!r}", source=str(path),
+                              hint="pass --config with the config the file came from")
+    print(f"replaying {unit.id} on {_json(obj, 500)}", file=sys.stderr)
+    try:
+        check(apis[unit.api], unit, obj)
+    except (AssertionError, CompatfuzzError) as exc:
+        print(f"still failing: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print("passes now: the property holds for this counterexample", file=sys.stderr)
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    from compatfuzz.roundtrip import RunFinished, Status
+    from compatfuzz.roundtrip import run as run_engine
+    from compatfuzz.roundtrip._report import ReportWriter, write_junit
+
+    if args.replay is not None:
+        return _replay(args)
+    apis = _load(args)
+    cx_dir = args.counterexamples or (
+        (args.report.parent if args.report else Path.cwd()) / "compatfuzz-counterexamples"
+    )
+    writer = ReportWriter(args.report, cx_dir)
+    progress = _Progress(sys.stderr, args.quiet)
+    stop = threading.Event()
+    signals = {"count": 0}
+
+    def on_signal(signum: int, frame: Any) -> None:
+        signals["count"] += 1
+        stop.set()
+        if signals["count"] > 1:
+            raise KeyboardInterrupt
+        print(f"\ncompatfuzz fuzz: {signal.Signals(signum).name}, finishing the running "
+              "examples (send again to abort)", file=sys.stderr)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    finished: RunFinished | None = None
+    started = time.monotonic()
+    try:
+        for event in run_engine(
+            apis, profile=args.profile, max_examples=args.max_examples,
+            duration=args.duration, seed=args.seed, workers=args.workers,
+            database="" if args.database is None else args.database,
+            properties=args.properties, stop=stop,
+        ):
+            writer.handle(event)
+            progress.handle(event, writer.files, args)
+            if isinstance(event, RunFinished):
+                finished = event
+    except KeyboardInterrupt:
+        writer.interrupted()
+        print(f"compatfuzz fuzz: aborted after {time.monotonic() - started:.1f}s; "
+              "report written", file=sys.stderr)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if args.junit is not None:
+            write_junit(args.junit, writer.results)
+    results = writer.results
+    if any(r.status is Status.FAILED for r in results):
+        if writer.files:
+            print(f"counterexamples saved in {cx_dir}", file=sys.stderr)
+        return EXIT_FAILED
+    if any(r.status is Status.ERROR for r in results):
+        return EXIT_USAGE
+    if finished is None or stop.is_set():
+        return EXIT_INTERRUPTED
+    return EXIT_OK

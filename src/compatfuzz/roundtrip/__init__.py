@@ -1,0 +1,65 @@
+"""Round-trip every version pair of an API through the user's converters.
+
+Declare an :class:`API` (in Python, or ``[[api]]`` in ``compatfuzz.toml`` /
+``[[tool.compatfuzz.api]]`` in ``pyproject.toml``); :func:`units` lists one test per
+(kind, property, version pair); :func:`build_test` turns a unit into an ordinary
+Hypothesis test; :func:`run` runs them all and yields events for the CLI and the pytest
+plugin.  See docs/roundtrip.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from compatfuzz.roundtrip._config import find_config, load_config
+from compatfuzz.roundtrip._database import namespaced, open_database
+from compatfuzz.roundtrip._events import (
+    Counterexample,
+    Event,
+    Property,
+    RunFinished,
+    RunStarted,
+    Status,
+    StopReason,
+    Unit,
+    UnitFinished,
+    UnitResult,
+    UnitStarted,
+)
+from compatfuzz.roundtrip._model import API, Kind
+from compatfuzz.roundtrip._profiles import get_profile
+from compatfuzz.roundtrip._properties import build_test, check, units
+from compatfuzz.roundtrip._runner import run, run_unit
+
+__all__ = [
+    "API",
+    "Counterexample",
+    "Event",
+    "Kind",
+    "Property",
+    "RunFinished",
+    "RunStarted",
+    "Status",
+    "StopReason",
+    "Unit",
+    "UnitFinished",
+    "UnitResult",
+    "UnitStarted",
+    "build_test",
+    "check",
+    "find_config",
+    "get_profile",
+    "load_config",
+    "namespaced",
+    "open_database",
+    "run",
+    "run_unit",
+    "units",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type) or callable(_obj):
+        with contextlib.suppress(AttributeError, TypeError):  # e.g. the Event union
+            _obj.__module__ = __name__
+del _name, _obj

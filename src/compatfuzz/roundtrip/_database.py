@@ -1,0 +1,98 @@
+"""Example databases for the round-trip properties.
+
+Every unit's property is built from one function, so Hypothesis would give all of them
+the same database key; :func:`namespaced` prefixes keys with the unit id instead (plain
+public ``ExampleDatabase`` subclassing, no private attribute).  :func:`open_database`
+turns the CLI's ``--database`` value into a database: a directory (default
+``.hypothesis/examples``, shared with pytest) or ``redis://host:port/db`` through
+Hypothesis's ``RedisExampleDatabase`` so workers on many machines share failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    ExampleDatabase,
+    InMemoryExampleDatabase,
+)
+
+from compatfuzz.errors import InvalidArgument
+
+__all__ = ["DEFAULT_DATABASE", "namespaced", "open_database"]
+
+DEFAULT_DATABASE = ".hypothesis/examples"
+
+
+class NamespacedDatabase(ExampleDatabase):
+    """Delegates to ``inner`` with every key prefixed by ``namespace``."""
+
+    def __init__(self, inner: ExampleDatabase, namespace: str) -> None:
+        super().__init__()
+        self.inner = inner
+        self.namespace = namespace
+        self._prefix = b"compatfuzz:" + namespace.encode() + b":"
+
+    def __repr__(self) -> str:
+        return f"NamespacedDatabase({self.inner!r}, {self.namespace!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, NamespacedDatabase) and other.inner == self.inner
+                and other.namespace == self.namespace)
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, id(self.inner)))
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return self.inner.fetch(self._prefix + key)
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self.inner.save(self._prefix + key, value)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.inner.delete(self._prefix + key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self.inner.move(self._prefix + src, self._prefix + dest, value)
+
+
+def namespaced(db: ExampleDatabase, namespace: str) -> ExampleDatabase:
+    """Return ``db`` seen through the key prefix ``namespace`` (a unit id)."""
+    if isinstance(db, NamespacedDatabase):
+        db = db.inner
+    return NamespacedDatabase(db, namespace)
+
+
+def open_database(spec: str | None) -> ExampleDatabase | None:
+    """Return the database ``spec`` names: a directory, ``redis://...``, ``:memory:``, ``none``.
+
+    Raises:
+        InvalidArgument: a ``redis://`` URL without the ``redis`` package installed, or
+            an unusable URL.
+    """
+    if spec is None or spec == "":
+        return DirectoryBasedExampleDatabase(DEFAULT_DATABASE)
+    if spec.lower() == "none":
+        return None
+    if spec == ":memory:":
+        return InMemoryExampleDatabase()
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            import redis
+        except ModuleNotFoundError:
+            raise InvalidArgument(
+                f"--database {spec!r} needs the 'redis' package; pip install redis"
+            ) from None
+        from hypothesis.extra.redis import RedisExampleDatabase
+
+        try:
+            client = redis.Redis.from_url(spec)
+        except ValueError as exc:
+            raise InvalidArgument(
+                f"Expected a URL like redis://localhost:6379/0 but got --database {spec!r} "
+                f"({exc})"
+            ) from None
+        return RedisExampleDatabase(client, key_prefix=b"compatfuzz:")
+    return DirectoryBasedExampleDatabase(Path(spec))

@@ -1,0 +1,221 @@
+"""Outcomes and the events the round-trip engine yields.
+
+The engine never prints (STYLE.md 20): ``run()`` yields these events and the CLI's
+progress display, the JSON report writer and the pytest plugin each consume them.
+Everything here is a plain, picklable dataclass so worker processes can send results
+back, and converts to JSON with :meth:`to_json` for the report.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Counterexample",
+    "Event",
+    "Property",
+    "RunFinished",
+    "RunStarted",
+    "Status",
+    "StopReason",
+    "Unit",
+    "UnitFinished",
+    "UnitResult",
+    "UnitStarted",
+]
+
+
+class Property(str, enum.Enum):
+    """The properties checked for every version pair (or triple, or single version)."""
+
+    #: A -> B -> A gives back an object semantically equal to the original.
+    ROUNDTRIP = "roundtrip"
+    #: A -> B output validates under B's schema.
+    VALID = "valid"
+    #: Converting A -> B leaves the input object untouched.
+    NO_MUTATION = "no_mutation"
+    #: A -> B -> C equals A -> C (needs three versions).
+    PATH_INDEPENDENT = "path_independent"
+    #: Defaulting twice equals defaulting once (per version with a defaulter).
+    DEFAULT_IDEMPOTENT = "default_idempotent"
+    #: convert(default_A(x)) equals default_B(convert(x)).
+    DEFAULT_COMMUTES = "default_commutes"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def arity(self) -> int:
+        """How many versions one unit of this property names."""
+        if self is Property.PATH_INDEPENDENT:
+            return 3
+        if self is Property.DEFAULT_IDEMPOTENT:
+            return 1
+        return 2
+
+
+class Status(str, enum.Enum):
+    """Outcome of one unit; ordered by severity so a run's status is the ``max``."""
+
+    PASSED = "passed"
+    SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def severity(self) -> int:
+        return list(Status).index(self)
+
+    # str defines all four comparisons alphabetically; order by severity instead.
+    def __lt__(self, other: object) -> bool:
+        return self.severity < _severity(other)
+
+    def __le__(self, other: object) -> bool:
+        return self.severity <= _severity(other)
+
+    def __gt__(self, other: object) -> bool:
+        return self.severity > _severity(other)
+
+    def __ge__(self, other: object) -> bool:
+        return self.severity >= _severity(other)
+
+    __hash__ = str.__hash__
+
+
+def _severity(other: object) -> int:
+    if not isinstance(other, Status):
+        raise TypeError(f"cannot compare Status with {type(other).__name__}")
+    return other.severity
+
+
+class StopReason(str, enum.Enum):
+    """Why a run ended."""
+
+    COMPLETED = "completed"
+    DURATION = "duration"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One test: a property of one kind of one API over a tuple of versions."""
+
+    api: str
+    kind: str
+    property: Property
+    versions: tuple[str, ...]
+    show_kind: bool = False
+
+    # ``builtins.property``: the ``property`` field above shadows the decorator here.
+    @builtins.property
+    def name(self) -> str:
+        """``roundtrip[v1alpha1->v1]``: the pytest item name."""
+        return f"{self.property}[{'->'.join(self.versions)}]"
+
+    @builtins.property
+    def id(self) -> str:
+        """``widgets::roundtrip[v1alpha1->v1]`` (the kind is added when an API has several)."""
+        kind = f"{self.kind}::" if self.show_kind else ""
+        return f"{self.api}::{kind}{self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "api": self.api, "kind": self.kind,
+                "property": str(self.property), "versions": list(self.versions)}
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A minimal failing object with everything needed to understand and replay it."""
+
+    unit: Unit
+    object: Any
+    error: str
+    error_type: str
+    diff: list[dict[str, Any]] = field(default_factory=list)
+    seed: int | None = None
+    reproduce: str = ""
+    shrunk: bool = True
+    config: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": "compatfuzz-counterexample/1",
+            **self.unit.to_json(),
+            "object": self.object,
+            "error_type": self.error_type,
+            "error": self.error,
+            "diff": self.diff,
+            "seed": self.seed,
+            "reproduce_failure": self.reproduce,
+            "shrunk": self.shrunk,
+            "config": self.config,
+        }
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """How one unit went: status, examples run, counterexample if it failed."""
+
+    unit: Unit
+    status: Status
+    examples: int
+    seconds: float
+    seed: int | None = None
+    counterexample: Counterexample | None = None
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.unit.to_json(),
+            "status": str(self.status),
+            "examples": self.examples,
+            "seconds": round(self.seconds, 3),
+            "seed": self.seed,
+            "message": self.message,
+            "counterexample": self.counterexample.to_json() if self.counterexample else None,
+        }
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    units: tuple[Unit, ...]
+    seed: int | None
+    profile: str
+    max_examples: int | None
+    duration: float | None
+    workers: int
+    database: str
+
+
+@dataclass(frozen=True)
+class UnitStarted:
+    unit: Unit
+
+
+@dataclass(frozen=True)
+class UnitFinished:
+    result: UnitResult
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    stop_reason: StopReason
+    results: tuple[UnitResult, ...]
+    seconds: float
+
+    @property
+    def status(self) -> Status:
+        return max((r.status for r in self.results), default=Status.PASSED)
+
+
+Event = RunStarted | UnitStarted | UnitFinished | RunFinished

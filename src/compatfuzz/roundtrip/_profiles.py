@@ -1,0 +1,61 @@
+"""Hypothesis settings profiles for compatfuzz's properties: ``default``, ``ci``, ``nightly``.
+
+Settings are Hypothesis profiles, not a parallel settings system (STYLE.md 18).  They are
+registered under ``compatfuzz-<name>`` so that loading them never replaces Hypothesis's
+own ``default`` and ``ci`` profiles for the user's other tests; register a profile with
+the same name *before* importing compatfuzz to override one.  Select with
+``--compatfuzz-profile`` / ``COMPATFUZZ_PROFILE`` (pytest) or ``--profile`` (CLI).
+The database is left at Hypothesis's default (``.hypothesis/examples``) so that the CLI
+and pytest replay each other's failures.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, Phase, settings
+
+from compatfuzz.errors import InvalidArgument
+
+__all__ = ["PROFILES", "get_profile", "profile_name"]
+
+PROFILES = ("default", "ci", "nightly")
+
+# Generated Kubernetes objects are big and conversions are user code: these health checks
+# fire on realistic CRDs without pointing at a real problem.
+_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+
+
+def profile_name(name: str) -> str:
+    """The Hypothesis profile name for one of :data:`PROFILES`."""
+    if name not in PROFILES:
+        raise InvalidArgument(
+            f"Expected one of {', '.join(PROFILES)} but got profile={name!r}; "
+            "use 'nightly' for long runs"
+        )
+    return f"compatfuzz-{name}"
+
+
+def _register() -> None:
+    # The explain phase re-runs variations of the minimal example to annotate the report;
+    # our report is the field-path diff, so skip its cost.
+    base = settings(deadline=None, suppress_health_check=_SUPPRESS,
+                    report_multiple_bugs=False,
+                    phases=[p for p in Phase if p is not Phase.explain])
+    wanted = {
+        "default": settings(base, max_examples=100),
+        "ci": settings(base, max_examples=200, derandomize=True, database=None,
+                       print_blob=True),
+        "nightly": settings(base, max_examples=10_000, print_blob=True),
+    }
+    for name, value in wanted.items():
+        try:
+            settings.get_profile(profile_name(name))
+        except Exception:
+            settings.register_profile(profile_name(name), value)
+
+
+def get_profile(name: str = "default") -> settings:
+    """Return the ``settings`` of compatfuzz profile ``name``."""
+    return settings.get_profile(profile_name(name))
+
+
+_register()

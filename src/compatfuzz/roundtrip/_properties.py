@@ -1,0 +1,284 @@
+"""The round-trip properties, as plain checks and as ordinary Hypothesis ``@given`` tests.
+
+Each property is a pure check ``check(api, unit, obj)`` that raises
+:class:`~compatfuzz.errors.NotEquivalent` (with the field-path diff from
+``compatfuzz.semantic``) or :class:`~compatfuzz.errors.ConverterError`.  :func:`build_test`
+wraps a check in ``@given`` so that the CLI runner, the pytest plugin and users share one
+implementation, and ``test.hypothesis.fuzz_one_input`` works for external fuzzers
+(STYLE.md 19).  Checks are pure and copy their input before handing it to a converter:
+Hypothesis re-runs them while shrinking.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from compatfuzz.errors import NotEquivalent
+from compatfuzz.roundtrip._events import Property, Unit
+from compatfuzz.roundtrip._model import API, Kind, json_copy
+
+__all__ = [
+    "Recorder",
+    "build_test",
+    "check",
+    "diff_to_json",
+    "iter_failures",
+    "strategy_for",
+    "units",
+]
+
+_ORDER = list(Property)
+
+
+def units(api: API, properties: Iterable[Property | str] | None = None) -> list[Unit]:
+    """Return every unit of ``api``: one per (kind, property, version tuple).
+
+    Pairs are ordered (``v1->v2`` and ``v2->v1`` are separate units) and listed in the
+    kinds' version order, so test ids are stable between runs.
+    """
+    wanted = [Property(p) for p in properties] if properties is not None else _ORDER
+    show_kind = len(api.kinds) > 1
+    out: list[Unit] = []
+    for kind in api.kinds:
+        vs = list(kind.versions)
+        defaulted = set(api.defaulted_versions(kind))
+        pairs = [(a, b) for a in vs for b in vs if a != b]
+        for prop in _ORDER:
+            if prop not in wanted:
+                continue
+            if prop in (Property.ROUNDTRIP, Property.VALID, Property.NO_MUTATION):
+                combos: list[tuple[str, ...]] = list(pairs)
+            elif prop is Property.PATH_INDEPENDENT:
+                combos = [(a, b, c) for a in vs for b in vs for c in vs
+                          if len({a, b, c}) == 3]
+            elif prop is Property.DEFAULT_IDEMPOTENT:
+                combos = [(v,) for v in vs if v in defaulted]
+            else:
+                combos = [p for p in pairs if defaulted & set(p)]
+            out.extend(Unit(api.name, kind.name, prop, c, show_kind) for c in combos)
+    return out
+
+
+def strategy_for(api: API, kind: Kind, version: str) -> Any:
+    """The strategy for objects of ``kind`` at ``version`` (cached on the API).
+
+    Objects get the right ``apiVersion`` and ``kind`` when the kind is typed, as the API
+    server guarantees; everything else comes from ``compatfuzz.strategies.from_schema``.
+    """
+    cache: dict[tuple[str, str], Any] = api.__dict__.setdefault("_strategy_cache", {})
+    key = (kind.name, version)
+    if key not in cache:
+        from compatfuzz.strategies import from_schema
+
+        strategy = from_schema(kind.schema(version))
+        if kind.typed:
+            api_version, name = kind.api_version(version), kind.name
+
+            def _typed(obj: Any) -> Any:
+                if isinstance(obj, dict):
+                    obj = {**obj, "apiVersion": api_version, "kind": name}
+                return obj
+
+            strategy = strategy.map(_typed)
+        cache[key] = strategy
+    return cache[key]
+
+
+def diff_to_json(changes: Any) -> list[dict[str, Any]]:
+    """Render a ``semantic.diff`` result as JSON-safe dicts (path, kind, old, new)."""
+    out = []
+    for change in changes or ():
+        row = {}
+        for attr in ("path", "kind", "old", "new"):
+            value = getattr(change, attr, None)
+            if attr == "kind" and value is not None:
+                value = str(getattr(value, "value", value))
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError):
+                value = repr(value)
+            row[attr] = value
+        out.append(row)
+    return out
+
+
+def _render(changes: Any, limit: int = 20) -> str:
+    rows = diff_to_json(changes)
+    lines = []
+    for row in rows[:limit]:
+        old, new = row["old"], row["new"]
+        lines.append(f"  {row['path'] or '<root>'}: {row['kind']}: "
+                     f"{json.dumps(old)} -> {json.dumps(new)}")
+    if len(rows) > limit:
+        lines.append(f"  ... and {len(rows) - limit} more changes")
+    return "\n".join(lines)
+
+
+def _expect_equal(expected: Any, actual: Any, kind: Kind, version: str, what: str) -> None:
+    from compatfuzz.semantic import diff, equal
+
+    schema = kind.schema(version)
+    if equal(expected, actual, schema=schema):
+        return
+    changes = diff(expected, actual, schema=schema)
+    raise NotEquivalent(f"{what}:\n{_render(changes)}", diff=changes)
+
+
+def _path(error: Any) -> str:
+    out = ""
+    for part in error.absolute_path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "<root>"
+
+
+def check(api: API, unit: Unit, obj: Any) -> None:
+    """Check one property of ``unit`` on ``obj`` (an object of the unit's first version).
+
+    Raises:
+        NotEquivalent: the property does not hold; ``.diff`` holds the field-path changes.
+        ConverterError: a converter or defaulter raised or returned garbage.
+    """
+    kind = api.kind(unit.kind)
+    prop, vs = unit.property, unit.versions
+    if prop is Property.ROUNDTRIP:
+        a, b = vs
+        there = api.convert(kind, json_copy(obj), a, b)
+        back = api.convert(kind, there, b, a)
+        _expect_equal(obj, back, kind, a, f"{a} -> {b} -> {a} did not give back the original")
+    elif prop is Property.VALID:
+        a, b = vs
+        out = api.convert(kind, json_copy(obj), a, b)
+        errors = sorted(kind.schema(b).validator.iter_errors(out), key=lambda e: list(
+            map(str, e.absolute_path)))
+        if errors:
+            lines = "\n".join(f"  {_path(e)}: {e.message}" for e in errors[:20])
+            raise NotEquivalent(f"{a} -> {b} output does not validate under {b}:\n{lines}")
+    elif prop is Property.NO_MUTATION:
+        a, b = vs
+        probe = json_copy(obj)
+        api.convert(kind, probe, a, b)
+        if probe != obj:
+            from compatfuzz.semantic import diff
+
+            changes = diff(obj, probe, schema=kind.schema(a))
+            raise NotEquivalent(
+                f"converting {a} -> {b} mutated its input:\n{_render(changes)}", diff=changes
+            )
+    elif prop is Property.PATH_INDEPENDENT:
+        a, b, c = vs
+        via = api.convert(kind, api.convert(kind, json_copy(obj), a, b), b, c)
+        direct = api.convert(kind, json_copy(obj), a, c)
+        _expect_equal(direct, via, kind, c, f"{a} -> {b} -> {c} differs from {a} -> {c}")
+    elif prop is Property.DEFAULT_IDEMPOTENT:
+        (a,) = vs
+        once = api.default(kind, a, json_copy(obj))
+        twice = api.default(kind, a, json_copy(once))
+        _expect_equal(once, twice, kind, a, f"defaulting {a} twice differs from once")
+    elif prop is Property.DEFAULT_COMMUTES:
+        a, b = vs
+        first = api.convert(kind, api.default(kind, a, json_copy(obj)), a, b)
+        second = api.default(kind, b, api.convert(kind, json_copy(obj), a, b))
+        _expect_equal(second, first, kind, b,
+                      f"default({a}) then convert to {b} differs from convert then default({b})")
+    else:  # pragma: no cover - Property is closed
+        raise AssertionError(prop)
+
+
+class Recorder:
+    """Watches a property test run: counts examples, keeps the latest failure.
+
+    Hypothesis replays the minimal failing example last, so after a failed run
+    ``failure`` holds the shrunk counterexample; after an interruption it holds the
+    best one found so far.  ``stop`` (a ``threading.Event``-like object) and
+    ``deadline`` (a ``time.monotonic()`` value) end the run early by raising
+    ``KeyboardInterrupt``, which Hypothesis lets through without treating it as a bug.
+    """
+
+    def __init__(self, stop: Any = None, deadline: float | None = None) -> None:
+        self.calls = 0
+        self.failure: tuple[Any, BaseException] | None = None
+        self.stop = stop
+        self.deadline = deadline
+        self._lock = threading.Lock()
+
+    def before(self, obj: Any) -> None:
+        with self._lock:
+            self.calls += 1
+        if self.stop is not None and self.stop.is_set():
+            raise KeyboardInterrupt("compatfuzz: stop requested")
+        # Out of time ends the search, never a shrink in progress (it would lose minimality).
+        if (self.deadline is not None and self.failure is None
+                and time.monotonic() > self.deadline):
+            raise _OutOfTime
+
+    def failed(self, obj: Any, exc: BaseException) -> None:
+        self.failure = (obj, exc)
+
+
+class _OutOfTime(KeyboardInterrupt):
+    """Ends a time-boxed run; a KeyboardInterrupt so Hypothesis does not count it a bug."""
+
+
+def build_test(
+    api: API,
+    unit: Unit,
+    *,
+    settings: Any = None,
+    recorder: Recorder | None = None,
+) -> Callable[[], None]:
+    """Return ``unit``'s property as an ordinary Hypothesis test (call it to run it).
+
+    ``settings`` is a ``hypothesis.settings`` object (the ``default`` profile if omitted).
+    Its example database is namespaced by the unit id, so every unit keeps its own failing
+    examples even though all units share one test function's source.
+
+    Example::
+
+        test = build_test(api, units(api)[0])
+        test()                               # raises NotEquivalent on a counterexample
+        test.hypothesis.fuzz_one_input(b"...")
+
+    .. versionadded:: 0.1
+    """
+    from hypothesis import given
+    from hypothesis import settings as hsettings
+
+    from compatfuzz.roundtrip._database import namespaced
+    from compatfuzz.roundtrip._profiles import get_profile
+
+    base = settings if settings is not None else get_profile("default")
+    db = base.database
+    test_settings = hsettings(base, database=namespaced(db, unit.id) if db else None)
+    kind = api.kind(unit.kind)
+    strategy = strategy_for(api, kind, unit.versions[0])
+
+    def compatfuzz_property(obj: Any) -> None:
+        if recorder is not None:
+            recorder.before(obj)
+        try:
+            check(api, unit, obj)
+        except Exception as exc:
+            if recorder is not None:
+                recorder.failed(obj, exc)
+            raise
+
+    compatfuzz_property.__qualname__ = compatfuzz_property.__name__ = re.sub(
+        r"\W+", "_", unit.id.replace("->", "_to_")
+    ).strip("_")
+    test: Callable[[], None] = test_settings(given(obj=strategy)(compatfuzz_property))
+    return test
+
+
+def iter_failures(exc: BaseException) -> Iterator[BaseException]:
+    """Yield the leaf exceptions of a (possibly grouped) failure."""
+    subs = getattr(exc, "exceptions", None)
+    if isinstance(subs, tuple):  # an ExceptionGroup, also on 3.10's backport
+        for sub in subs:
+            yield from iter_failures(sub)
+    else:
+        yield exc

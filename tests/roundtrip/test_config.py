@@ -1,0 +1,123 @@
+"""Declaring APIs in compatfuzz.toml / pyproject.toml."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compatfuzz.errors import SchemaLoadError
+from compatfuzz.roundtrip import find_config, load_config
+
+REPO = Path(__file__).resolve().parents[2]
+FROBBER = REPO / "examples" / "frobber"
+
+SCHEMA = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+    "n": {"type": "integer"}}}}}
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def _schemas_project(root: Path, marker: str) -> None:
+    for v in ("v1", "v2"):
+        _write(root / "schemas" / f"{v}.json", json.dumps(SCHEMA))
+    _write(root / "pkg" / "__init__.py", "")
+    _write(root / "pkg" / "conversion.py", f"""
+        MARKER = {marker!r}
+        def convert(obj, version):
+            return dict(obj)
+    """)
+
+
+def test_frobber_config_loads_from_any_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (api,) = load_config(FROBBER / "compatfuzz.toml")
+    (kind,) = api.kinds
+    assert (api.name, kind.name, list(kind.versions)) == ("frobber", "Frobber",
+                                                          ["v6", "v7beta1"])
+    assert kind.hub == "v6"  # the CRD's storage version ...
+    assert api.hub == "internal"  # ... overridden by the config
+    assert api.source == str((FROBBER / "compatfuzz.toml").resolve())
+
+
+def test_pyproject_table_with_schemas_and_package_paths(tmp_path: Path) -> None:
+    _schemas_project(tmp_path, "first")
+    config = _write(tmp_path / "pyproject.toml", """
+        [project]
+        name = "x"
+
+        [[tool.compatfuzz.api]]
+        name = "numbers"
+        kind = "Number"
+        schemas = { v1 = "schemas/v1.json", v2 = "schemas/v2.json" }
+        convert = "pkg.conversion:convert"
+    """)
+    (api,) = load_config(config)
+    assert list(api.kinds[0].versions) == ["v1", "v2"]
+    assert api.kinds[0].name == "Number"
+    assert not api.kinds[0].typed  # the schemas declare no apiVersion/kind
+    assert api.convert("Number", {"spec": {"n": 1}}, "v1", "v2") == {"spec": {"n": 1}}
+    assert find_config(tmp_path / "schemas") == config
+
+
+def test_same_module_name_in_two_configs_does_not_collide(tmp_path: Path) -> None:
+    configs = []
+    for marker in ("first", "second"):
+        root = tmp_path / marker
+        _schemas_project(root, marker)
+        configs.append(_write(root / "compatfuzz.toml", """
+            [[api]]
+            name = "numbers"
+            schemas = { v1 = "schemas/v1.json", v2 = "schemas/v2.json" }
+            convert = "pkg.conversion:convert"
+        """))
+    import sys
+
+    for marker, config in zip(("first", "second"), configs, strict=True):
+        load_config(config)
+        assert marker == sys.modules["pkg.conversion"].MARKER
+
+
+@pytest.mark.parametrize(("body", "pointer", "message"), [
+    ('[[api]]\nname = "a"\ncrd = "crd.yaml"\nconvrt = "m:f"\n', "$.api[0]",
+     "unknown key(s) convrt"),
+    ('[[api]]\nname = "a"\ncrd = "missing.yaml"\nconvert = "conversion:convert"\n', "$.api[0].crd",
+     "CRD file 'missing.yaml' not found"),
+    ('[[api]]\nname = "a"\ncrd = "crd.yaml"\nconvert = "nomodule:f"\n', "$.api[0].convert",
+     "cannot import 'nomodule'"),
+    ('[[api]]\nname = "a"\ncrd = "crd.yaml"\nconvert = "conversion:nope"\n',
+     "$.api[0].convert", "has no attribute 'nope'"),
+    ('[[api]]\nname = "a"\nconvert = "conversion:convert"\n', "$.api[0]",
+     "exactly one of crd and schemas"),
+    ('title = "nothing"\n', "$.api", "no APIs declared"),
+])
+def test_config_errors_name_file_key_and_fix(tmp_path: Path, body: str, pointer: str,
+                                             message: str) -> None:
+    (tmp_path / "crd.yaml").write_text((FROBBER / "crd.yaml").read_text())
+    (tmp_path / "conversion.py").write_text("def convert(o, v):\n    return o\n")
+    config = _write(tmp_path / "compatfuzz.toml", body)
+    with pytest.raises(SchemaLoadError) as info:
+        load_config(config)
+    text = str(info.value)
+    assert text.startswith(f"{config} at {pointer}: ")
+    assert message in text
+    assert info.value.hint
+
+
+def test_unknown_api_name_lists_the_declared_ones() -> None:
+    with pytest.raises(SchemaLoadError, match=r"(?s)no API named 'widgets'.*declares: frobber"):
+        load_config(FROBBER / "compatfuzz.toml", api="widgets")
+
+
+def test_pyproject_without_table_is_not_a_config(tmp_path: Path) -> None:
+    _write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n")
+    assert find_config(tmp_path) is None
+    with pytest.raises(SchemaLoadError, match=r"no \[tool.compatfuzz\] table"):
+        load_config(tmp_path / "pyproject.toml")

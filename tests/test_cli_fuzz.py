@@ -1,0 +1,155 @@
+"""``compatfuzz fuzz``: exit codes, report, counterexample files, JUnit, replay, signals."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from compatfuzz.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+FROBBER = REPO / "examples" / "frobber"
+FAILING = "frobber::roundtrip[v7beta1->v6]"
+
+
+def test_correct_frobber_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "report.json"
+    rc = main(["fuzz", "--config", str(FROBBER / "compatfuzz.toml"), "--database", "none",
+               "--max-examples", "40", "--report", str(report)])
+    assert rc == 0
+    doc = json.loads(report.read_text())
+    assert doc["status"] == "passed" and doc["stop_reason"] == "completed"
+    assert doc["summary"]["passed"] == len(doc["units"]) == 6
+    assert all(u["examples"] == 40 for u in doc["units"])
+    err = capsys.readouterr().err
+    assert "frobber::roundtrip[v6->v7beta1]" in err and "6 passed" in err
+
+
+def test_lossy_frobber_fails_with_report_files_junit_and_replay(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report, junit = tmp_path / "out" / "report.json", tmp_path / "junit.xml"
+    rc = main(["fuzz", "--config", str(FROBBER / "lossy.toml"), "--database", "none",
+               "--report", str(report), "--junit", str(junit), "--seed", "5"])
+    assert rc == 1
+    doc = json.loads(report.read_text())
+    by_id = {u["id"]: u for u in doc["units"]}
+    assert {i for i, u in by_id.items() if u["status"] == "failed"} == {FAILING}
+    cx_file = Path(by_id[FAILING]["counterexample_file"])
+    assert cx_file.parent == tmp_path / "out" / "compatfuzz-counterexamples"
+    cx = json.loads(cx_file.read_text())
+    assert cx["object"]["spec"] == {"params": ["", ""]}
+    assert cx["diff"] == [{"path": "spec.params[1]", "kind": "lost", "old": "", "new": None}]
+    assert cx["config"] == str((FROBBER / "lossy.toml").resolve())
+    err = capsys.readouterr().err
+    assert "minimal counterexample" in err and "spec.params[1]" in err
+    assert f"--replay {cx_file}" in err
+
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "6" and suite.get("failures") == "1"
+
+    assert main(["fuzz", "--replay", str(cx_file)]) == 1  # still broken
+    assert main(["fuzz", "--replay", str(cx_file), "--config",
+                 str(FROBBER / "compatfuzz.toml")]) == 0  # fixed converter
+    assert "passes now" in capsys.readouterr().err
+
+
+def test_api_and_property_filters(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    rc = main(["fuzz", "--config", str(FROBBER / "lossy.toml"), "--api", "frobber",
+               "--property", "valid", "--database", "none", "--max-examples", "20",
+               "--report", str(report)])
+    assert rc == 0
+    assert {u["property"] for u in json.loads(report.read_text())["units"]} == {"valid"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["--config", "does-not-exist.toml"],
+    ["--config", str(FROBBER / "compatfuzz.toml"), "--api", "widgets"],
+    ["--replay", str(FROBBER / "crd.yaml")],
+])
+def test_config_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fuzz", *argv]) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_no_config_found_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["fuzz"]) == 2
+    assert "pass --config" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["--duration", "soon"],
+    ["--max-examples", "0"],
+    ["--max-examples", "5", "--duration", "1m"],
+    ["--workers", "-1"],
+])
+def test_usage_errors_exit_2(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["fuzz", *argv])
+    assert info.value.code == 2
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30m", 1800), ("1h30m", 5400), ("90s", 90),
+                                               ("90", 90), ("1.5m", 90)])
+def test_duration_syntax(text: str, seconds: float) -> None:
+    from compatfuzz._commands.fuzz import parse_duration
+
+    assert parse_duration(text) == seconds
+
+
+def _wait_for(report: Path, predicate: object, timeout: float = 60) -> dict[str, object]:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if report.is_file():
+            doc = json.loads(report.read_text())  # atomic writes: always parseable
+            if predicate(doc):  # type: ignore[operator]
+                return doc  # type: ignore[no-any-return]
+        time.sleep(0.1)
+    pytest.fail(f"report never reached the expected state: {report.read_text()}")
+
+
+@pytest.mark.parametrize(("sig", "workers"), [
+    (signal.SIGTERM, "2"),
+    pytest.param(signal.SIGINT, "1", marks=pytest.mark.slow),
+])
+def test_signal_writes_report_and_keeps_counterexamples(tmp_path: Path, sig: int,
+                                                        workers: str) -> None:
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "compatfuzz.cli", "fuzz", "--config",
+         str(FROBBER / "lossy.toml"), "--duration", "20m", "--workers", workers,
+         "--database", str(tmp_path / "db"), "--report", str(report)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+    )
+    try:
+        if workers == "2":  # the lossy pair runs next to the first unit and fails fast
+            _wait_for(report, lambda d: any(u["id"] == FAILING for u in d["units"]))
+        else:
+            _wait_for(report, lambda d: d["status"] == "running")
+            time.sleep(1.0)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    doc = json.loads(report.read_text())
+    assert doc["stop_reason"] == "interrupted"
+    assert doc["not_run"], "a 20 minute run cannot have finished"
+    statuses = {u["id"]: u["status"] for u in doc["units"]}
+    assert "interrupted" in statuses.values()
+    if workers == "2":
+        assert proc.returncode == 1
+        assert statuses[FAILING] == "failed"
+        files = list((tmp_path / "compatfuzz-counterexamples").glob("*.json"))
+        assert [json.loads(f.read_text())["id"] for f in files] == [FAILING]
+    else:
+        assert proc.returncode == 130, err.decode()

@@ -1,0 +1,140 @@
+"""The pytest plugin: collection from config and test modules, ids, options, replay."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[1]
+FROBBER = REPO / "examples" / "frobber"
+
+
+def test_plugin_imports_only_stdlib_and_pytest() -> None:
+    code = (
+        "import sys, pytest\n"
+        "before = set(sys.modules)\n"
+        "import compatfuzz.pytest_plugin\n"
+        "new = set(sys.modules) - before\n"
+        "roots = {m.split('.')[0] for m in new}\n"
+        "print(sorted(r for r in roots if r not in sys.stdlib_module_names))\n"
+        "print(sorted(m for m in new if m.startswith('compatfuzz')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "['compatfuzz']"
+    assert out[1] == "['compatfuzz', 'compatfuzz.errors', 'compatfuzz.pytest_plugin']"
+
+
+def _frobber(pytester: pytest.Pytester, config: str = "compatfuzz.toml") -> Path:
+    for name in ("crd.yaml", "conversion.py", "lossy.py"):
+        shutil.copy(FROBBER / name, pytester.path / name)
+    shutil.copy(FROBBER / config, pytester.path / "compatfuzz.toml")
+    return pytester.path / "compatfuzz.toml"
+
+
+def test_collects_one_test_per_property_and_pair(pytester: pytest.Pytester) -> None:
+    _frobber(pytester)
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider",
+                                           "--compatfuzz-seed=7", "--compatfuzz-profile=ci")
+    ids = [line for line in result.outlines if "::" in line]
+    assert ids == [
+        f"compatfuzz.toml::frobber::{prop}[{pair}]"
+        for prop in ("roundtrip", "valid", "no_mutation")
+        for pair in ("v6->v7beta1", "v7beta1->v6")
+    ]
+    header = pytester.runpytest_subprocess("--co", "-p", "no:cacheprovider",
+                                           "--compatfuzz-seed=7", "--compatfuzz-profile=ci")
+    header.stdout.fnmatch_lines(["compatfuzz: profile=ci, seed=7*"])
+
+
+def test_lossy_converter_fails_with_diff_counterexample_and_replay_line(
+        pytester: pytest.Pytester) -> None:
+    _frobber(pytester, "lossy.toml")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "roundtrip")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*frobber::roundtrip[[]v7beta1->v6[]]: NotEquivalent: *",
+        "*spec.params[[]1[]]: lost: \"\" -> null*",
+        "minimal counterexample: *",
+        "*replay: pytest 'compatfuzz.toml::frobber::roundtrip[[]v7beta1->v6[]]'*",
+    ])
+    assert ('minimal counterexample: {"apiVersion": "frobber.example.com/v7beta1", '
+            '"kind": "Frobber", "spec": {"params": ["", ""]}}') in result.stdout.str()
+
+
+def test_failures_found_by_the_cli_replay_in_pytest(pytester: pytest.Pytester) -> None:
+    _frobber(pytester, "lossy.toml")
+    narrow = ["-p", "no:cacheprovider", "--compatfuzz-max-examples=1",
+              "compatfuzz.toml::frobber::roundtrip[v7beta1->v6]"]
+    # One example is not enough to find the bug from scratch ...
+    pytester.runpytest_subprocess(*narrow).assert_outcomes(passed=1)
+    shutil.rmtree(pytester.path / ".hypothesis", ignore_errors=True)
+    # ... but after the nightly CLI found it, the shared database replays it first.
+    cli = subprocess.run(
+        [sys.executable, "-m", "compatfuzz.cli", "fuzz", "--property", "roundtrip", "-q"],
+        cwd=pytester.path, capture_output=True, text=True, check=False,
+    )
+    assert cli.returncode == 1, cli.stderr
+    pytester.runpytest_subprocess(*narrow).assert_outcomes(failed=1)
+
+
+def test_api_declared_in_a_test_module(pytester: pytest.Pytester) -> None:
+    for name in ("crd.yaml", "conversion.py"):
+        shutil.copy(FROBBER / name, pytester.path / name)
+    pytester.makepyfile(test_frobber=f"""
+        import sys
+        sys.path.insert(0, {str(pytester.path)!r})
+        import conversion
+        from compatfuzz.roundtrip import API
+
+        test_frobber = API.from_crd("frobber", {str(pytester.path / "crd.yaml")!r},
+                                    hub="internal", to_hub=conversion.to_hub,
+                                    from_hub=conversion.from_hub)
+        frobber_not_a_test = test_frobber  # only test* names are collected
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v",
+                                           "--compatfuzz-max-examples=10")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*test_frobber.py::frobber::roundtrip[[]v6->v7beta1[]] PASSED*"])
+
+
+def test_bad_seed_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--compatfuzz-seed=abc")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--compatfuzz-seed expects an integer or 'last'*"])
+
+
+def test_no_config_no_header(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert not any("compatfuzz:" in line for line in result.outlines)
+
+
+def test_rootdir_pyproject_config_is_collected_without_arguments(
+        pytester: pytest.Pytester) -> None:
+    for name in ("crd.yaml", "conversion.py"):
+        shutil.copy(FROBBER / name, pytester.path / name)
+    pytester.makepyprojecttoml("""
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+
+        [[tool.compatfuzz.api]]
+        name = "frobber"
+        crd = "crd.yaml"
+        hub = "internal"
+        to_hub = "conversion:to_hub"
+        from_hub = "conversion:from_hub"
+    """)
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_plain.py").write_text("def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--co", "-q")
+    ids = [line for line in result.outlines if "::" in line]
+    assert ids[0] == "tests/test_plain.py::test_x"
+    assert "pyproject.toml::frobber::roundtrip[v6->v7beta1]" in ids and len(ids) == 7
