@@ -1,0 +1,158 @@
+"""Check two revisions of one API for breaking changes, each proven by a witness.
+
+OLD and NEW are files (CRD, OpenAPI, JSON Schema), FILE@VERSION (one served version of a
+CRD), or kubernetes:RELEASE:API_VERSION:KIND (a built-in kind). Exit status: 0 compatible,
+1 breaking, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from compatfuzz.compat import (
+    RULES,
+    Direction,
+    Finding,
+    Finished,
+    Note,
+    Policy,
+    Severity,
+    Started,
+    Status,
+    check,
+    load_policy,
+    parse_severity,
+)
+
+__all__ = ["add_arguments", "render_github", "render_text", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", metavar="OLD", nargs="?", help="the previous revision")
+    parser.add_argument("new", metavar="NEW", nargs="?", help="the new revision")
+    parser.add_argument(
+        "--direction", choices=[d.value for d in Direction], default="auto",
+        help="which way values travel: request (clients send), response (server sends), "
+        "both; auto = Kubernetes (status: response, everything else: both)",
+    )
+    parser.add_argument("--format", choices=["text", "json", "github"], default="text",
+                        dest="output_format")
+    parser.add_argument("--ignore", metavar="FILE",
+                        help="YAML/JSON file: ignore entries (rule, path, reason) and "
+                        "severity overrides")
+    parser.add_argument("--severity", metavar="RULE=LEVEL", action="append", default=[],
+                        help="override a rule's severity (off, info, warning, error); "
+                        "repeatable")
+    parser.add_argument("--budget", type=int, default=200,
+                        help="examples searched per finding for a witness (default 200)")
+    parser.add_argument("--whole-budget", type=int, default=100,
+                        help="examples per side for the whole-schema search (default 100)")
+    parser.add_argument("--no-dynamic", action="store_true",
+                        help="static rules only: no witness search")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the witness search")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also show info-level findings")
+    parser.add_argument("--list-rules", action="store_true",
+                        help="list the rule ids and exit")
+
+
+def _policy(args: argparse.Namespace) -> Policy:
+    policy = load_policy(args.ignore) if args.ignore else Policy()
+    overrides = dict(parse_severity(s) for s in args.severity)
+    return policy.merged(Policy((), overrides)) if overrides else policy
+
+
+def _shown(f: Finding, verbose: bool) -> bool:
+    if f.severity is Severity.OFF:
+        return False
+    return verbose or f.severity is not Severity.INFO
+
+
+def _value(v: Any) -> str:
+    text = json.dumps(v, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
+                verbose: bool = False) -> None:
+    """Write the human report: one block per shown finding, then a summary line."""
+    out.write(f"compatfuzz diff {started.old} -> {started.new} "
+              f"(direction {started.direction})\n")
+    for f in findings:
+        if not _shown(f, verbose):
+            continue
+        tag = "IGNORED" if f.ignored else str(f.severity).upper()
+        kw = f" [{f.keyword}]" if f.keyword else ""
+        out.write(f"{tag:<8} {f.rule:<26} {f.location}{kw}\n")
+        out.write(f"         {f.message}\n")
+        if f.old is not None or f.new is not None:
+            out.write(f"         old: {_value(f.old)}  new: {_value(f.new)}\n")
+        if f.witness is not None:
+            out.write(f"         witness ({f.witness.side}) at {f.witness.path or '$'}: "
+                      f"{_value(f.witness.value)} -> {f.witness.reason}\n")
+        elif f.breaking:
+            out.write(f"         {f.status}\n")
+        if f.ignore_reason:
+            out.write(f"         ignored: {f.ignore_reason}\n")
+    fin = Finished(findings)
+    confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
+    ignored = sum(1 for f in findings if f.ignored)
+    out.write(f"{len(findings)} findings, {len(fin.breaking)} breaking "
+              f"({confirmed} with a witness), {ignored} ignored\n")
+
+
+def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:
+    """Write GitHub Actions workflow commands (``::error file=...,title=...::message``)."""
+    for f in findings:
+        if f.ignored or f.severity in (Severity.OFF, Severity.INFO):
+            continue
+        level = "error" if f.severity is Severity.ERROR and f.breaking else "warning"
+        msg = f"{f.location}: {f.message}"
+        if f.witness is not None:
+            msg += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
+        msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        title = f"compatfuzz {f.rule}".replace(",", "%2C").replace("::", "%3A%3A")
+        out.write(f"::{level} file={started.new},title={title}::{msg}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_rules:
+        for rule in RULES.values():
+            print(f"{rule.id:<28} {rule.severity!s:<8} {rule.summary}")
+        return 0
+    if args.old is None or args.new is None:
+        print("compatfuzz diff: error: OLD and NEW are required", file=sys.stderr)
+        return 2
+    policy = _policy(args)
+    started: Started | None = None
+    findings: tuple[Finding, ...] = ()
+    notes: list[Note] = []
+    for event in check(args.old, args.new, direction=args.direction, policy=policy,
+                       budget=args.budget, whole_budget=args.whole_budget,
+                       dynamic=not args.no_dynamic, seed=args.seed):
+        if isinstance(event, Started):
+            started = event
+        elif isinstance(event, Note):
+            notes.append(event)
+        elif isinstance(event, Finished):
+            findings = event.findings
+    assert started is not None
+    for note in notes:
+        where = f" ({note.version})" if note.version else ""
+        print(f"compatfuzz diff: note{where}: {note.message}", file=sys.stderr)
+    fin = Finished(findings)
+    if args.output_format == "json":
+        json.dump({
+            "old": started.old, "new": started.new, "direction": str(started.direction),
+            "breaking": len(fin.breaking), "exit_code": fin.exit_code,
+            "findings": [f.to_json() for f in findings],
+        }, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    elif args.output_format == "github":
+        render_github(started, findings, sys.stdout)
+    else:
+        render_text(started, findings, sys.stdout, verbose=args.verbose)
+    return fin.exit_code

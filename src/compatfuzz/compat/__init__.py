@@ -1,0 +1,60 @@
+"""Breaking-change checks between two revisions of one API, each proven by a witness.
+
+Static rules name every difference between OLD and NEW (rule id, field path, old and new
+keyword values, which side it breaks); a Hypothesis search then looks for a shrunk object
+that proves it, and searches the whole schema pair for breaks no rule explains.
+See ``docs/compat.md``.
+"""
+
+from __future__ import annotations
+
+from compatfuzz.compat._engine import Report, Revision, check, diff, load_revision
+from compatfuzz.compat._model import (
+    RULES,
+    Direction,
+    Event,
+    Finding,
+    FindingEvent,
+    Finished,
+    Note,
+    PairStarted,
+    Rule,
+    Severity,
+    Side,
+    Started,
+    Status,
+    Witness,
+)
+from compatfuzz.compat._policy import IgnoreEntry, Policy, load_policy, parse_severity
+
+__all__ = [
+    "RULES",
+    "Direction",
+    "Event",
+    "Finding",
+    "FindingEvent",
+    "Finished",
+    "IgnoreEntry",
+    "Note",
+    "PairStarted",
+    "Policy",
+    "Report",
+    "Revision",
+    "Rule",
+    "Severity",
+    "Side",
+    "Started",
+    "Status",
+    "Witness",
+    "check",
+    "diff",
+    "load_policy",
+    "load_revision",
+    "parse_severity",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type):
+        _obj.__module__ = __name__
+del _name, _obj

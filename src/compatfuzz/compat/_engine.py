@@ -1,0 +1,429 @@
+"""The compatibility engine: static rules, then witnesses, as one stream of events.
+
+``check(old, new)`` compares two revisions of one API: two schemas, two CRDs (every
+served version, plus CRD-level rules: versions, storage version, scope), or two served
+versions of one CRD (``crd.yaml@v1beta1`` and ``crd.yaml@v1``). It yields
+:class:`~compatfuzz.compat.Event` objects and never prints (STYLE.md 20); ``diff`` is the
+convenience wrapper that collects them into a :class:`Report`.
+
+Why both halves: static rules name a change precisely (rule id, path, old and new keyword
+values) but are claims; the Hypothesis search proves each claim with a shrunk witness and,
+run on the whole schema pair, catches changes no rule describes (``witness-only``).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compatfuzz.compat._model import (
+    RULES,
+    Direction,
+    Event,
+    Finding,
+    FindingEvent,
+    Finished,
+    Note,
+    PairStarted,
+    Severity,
+    Side,
+    Started,
+    Status,
+)
+from compatfuzz.compat._policy import Policy
+from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
+from compatfuzz.compat._witness import Judge, search, witness_for
+from compatfuzz.errors import InvalidArgument
+from compatfuzz.schema import CRD, Schema
+
+__all__ = ["Report", "Revision", "check", "diff", "load_revision"]
+
+_K8S_SPEC = re.compile(r"^(?:k8s|kubernetes):(?P<release>[\d.]+):(?P<api>[^:]+):(?P<kind>\w+)$")
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One side of a comparison: a single schema, or a CRD with its served versions."""
+
+    label: str
+    schema: Schema | None = None
+    crd: CRD | None = None
+
+    def schemas(self) -> dict[str, Schema]:
+        """Served versions by name (``{"": schema}`` for a single schema)."""
+        if self.crd is None:
+            assert self.schema is not None
+            return {"": self.schema}
+        return {v.name: v.schema for v in self.crd.versions
+                if v.served and v.schema is not None}
+
+
+def load_revision(spec: str | Path) -> Revision:
+    """Load one side of a diff from a command-line spec.
+
+    ``FILE`` (CRD, OpenAPI, JSON Schema), ``FILE@VERSION`` (one served version of a CRD;
+    two of these against the same file compare versions inside one CRD) or
+    ``kubernetes:RELEASE:API_VERSION:KIND`` (``kubernetes:1.25:apps/v1:Deployment``, a
+    built-in kind from kubernetes-validate).
+
+    Raises:
+        SchemaLoadError: the file cannot be read or holds no usable schema.
+        InvalidArgument: a CRD file holds several CRDs, or ``@VERSION`` does not exist.
+    """
+    from compatfuzz import schema as schema_mod
+
+    text = str(spec)
+    m = _K8S_SPEC.match(text)
+    if m:
+        s = schema_mod.load_kubernetes(m["api"], m["kind"], release=m["release"])
+        return Revision(text, schema=s)
+    path, version = Path(text), None
+    if not path.exists() and "@" in text:
+        head, _, version = text.rpartition("@")
+        path = Path(head)
+    docs = schema_mod.read_documents(path)
+    is_crd = any(isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
+                 for d in docs)
+    if not is_crd:
+        if version is not None:
+            raise InvalidArgument(
+                f"{path}: @{version} selects a CRD version, but {path} is not a CRD; "
+                f"drop '@{version}'"
+            )
+        return Revision(text, schema=schema_mod.load_schema(path))
+    crds: list[CRD] = schema_mod.load_crds(path)
+    if len(crds) != 1:
+        names = ", ".join(c.name for c in crds)
+        raise InvalidArgument(
+            f"{path} holds {len(crds)} CRDs ({names}); compatfuzz diff compares one CRD "
+            "at a time: split the file"
+        )
+    crd = crds[0]
+    if version is None:
+        return Revision(text, crd=crd)
+    v = crd.version(version)
+    if v.schema is None:
+        raise InvalidArgument(f"{path}@{version}: this version has no schema to compare")
+    return Revision(text, schema=v.schema)
+
+
+def _as_revision(value: Any, what: str) -> Revision:
+    if isinstance(value, Revision):
+        return value
+    if isinstance(value, Schema):
+        return Revision(value.name or value.source, schema=value)
+    if isinstance(value, CRD):
+        return Revision(value.source, crd=value)
+    if isinstance(value, (str, Path)):
+        return load_revision(value)
+    if isinstance(value, Mapping):
+        return Revision(f"<{what}>", schema=Schema(root=value, name=what))
+    raise InvalidArgument(
+        f"Expected a Schema, CRD, Revision, path or JSON Schema mapping but got "
+        f"{what}={value!r} (type={type(value).__name__}); load files with "
+        "compatfuzz.compat.load_revision()"
+    )
+
+
+def _segments(path: str) -> list[str]:
+    return re.findall(r'\[[^\]]*\]|[^.\[]+', path)
+
+
+def _covers(static: str, found: str) -> bool:
+    """Whether a static finding at ``static`` explains a witness rejected at ``found``."""
+    s, f = _segments(static if static != "$" else ""), _segments(found)
+
+    def same(a: str, b: str) -> bool:
+        return a in (b, "[*]") or b == "[*]"
+
+    if len(s) <= len(f) and all(same(a, b) for a, b in zip(s, f, strict=False)):
+        return True
+    # required/additionalProperties errors sit at the parent of the field they name
+    return len(s) == len(f) + 1 and all(same(a, b) for a, b in zip(s, f, strict=False))
+
+
+def _expand(paths: list[str], aliases: list[tuple[str, str]]) -> list[str]:
+    """Every path a finding stands for: its own, plus the same spot under each alias."""
+    out = list(paths)
+    frontier = list(paths)
+    while frontier and len(out) < 5000:
+        nxt = []
+        for p in frontier:
+            for first, other in aliases:
+                if p == first or p.startswith((first + ".", first + "[")):
+                    q = other + p[len(first):]
+                    if q not in out:
+                        out.append(q)
+                        nxt.append(q)
+        frontier = nxt
+    return out
+
+
+def _seed(*parts: str) -> int:
+    return zlib.crc32("\0".join(parts).encode())
+
+
+@dataclass
+class _Run:
+    direction: Direction
+    policy: Policy
+    budget: int
+    whole_budget: int
+    dynamic: bool
+    seed: int
+    pruning: bool | None
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def finalize(self, f: Finding) -> Finding:
+        sides = self.direction.sides(f.path)
+        breaking = bool(f.breaks & sides)
+        rule = RULES[f.rule]
+        if f.rule in self.policy.severities:
+            sev = self.policy.severities[f.rule]
+        elif breaking:
+            sev = f.suggested or rule.severity
+        else:
+            sev = Severity.WARNING if rule.severity is Severity.WARNING else Severity.INFO
+        f = f.evolve(breaking=breaking, severity=sev)
+        entry = self.policy.ignored(f)
+        if entry is not None:
+            f = f.evolve(ignore_reason=entry.reason)
+        return f
+
+    def prove(self, f: Finding, pruning: bool) -> Finding:
+        """Search a witness for each side the finding claims to break (and matters here)."""
+        ctx = f.context
+        if not self.dynamic or ctx is None or (RULES[f.rule].behavioural and not (
+                f.rule.startswith("default-"))):
+            return f
+        decide = bool(getattr(ctx, "decide", False))
+        sides = [s for s in (Side.REQUEST, Side.RESPONSE)
+                 if s in f.breaks and (decide or s in self.direction.sides(f.path))]
+        if not sides:
+            return f
+        ctx.rule = f.rule
+        found: dict[Side, Any] = {}
+        notes: list[str] = []
+        for side in sides:
+            w, note = witness_for(ctx, side, pruning=pruning, budget=self.budget,
+                                  seed=_seed(str(self.seed), f.rule, f.location, str(side)))
+            if w is not None:
+                found[side] = w
+            elif note:
+                notes.append(f"{side}: {note}")
+        if decide:
+            breaks = frozenset(found)
+            if not breaks:
+                return f.evolve(breaks=NONE, status=Status.UNCONFIRMED,
+                                message=f.message + " (no witness either way: equivalent "
+                                "as far as the search can tell)")
+            f = f.evolve(breaks=breaks)
+        if found:
+            first = found.get(Side.REQUEST) or found[Side.RESPONSE]
+            return f.evolve(status=Status.CONFIRMED, witness=first)
+        return f.evolve(status=Status.UNCONFIRMED,
+                        message=f.message + (f" [{'; '.join(notes)}]" if notes else ""))
+
+    def whole(self, old: Schema, new: Schema, version: str, *, static: list[Finding],
+              pruning: bool, aliases: list[tuple[str, str]]) -> Iterator[Finding]:
+        """Search the whole pair for breaks no static finding explains."""
+        if not self.dynamic or self.whole_budget <= 0:
+            return
+        auto = self.direction is Direction.AUTO
+
+        def keep(v: Any) -> Any:
+            # status is response-only under Kubernetes semantics: not part of a request
+            if auto and isinstance(v, dict) and "status" in v:
+                return {k: x for k, x in v.items() if k != "status"}
+            return v
+
+        for side in (Side.REQUEST, Side.RESPONSE):
+            if side is Side.RESPONSE and self.direction is Direction.REQUEST:
+                continue
+            if side is Side.REQUEST and self.direction is Direction.RESPONSE:
+                continue
+            judge = Judge(old, new, pruning, keep=keep if side is Side.REQUEST else _same)
+            explained = _expand([s.path for s in static if side in s.breaks], aliases)
+
+            def unexplained(v: Any, explained: list[str] = explained,
+                            side: Side = side) -> bool:
+                return side in self.direction.sides(v.path) and not any(
+                    _covers(p, v.path) for p in explained)
+
+            w, verdict, note = search(judge, side, budget=self.whole_budget,
+                                      seed=_seed(str(self.seed), version, str(side)),
+                                      condition=unexplained)
+            if note.startswith("search failed"):
+                self.notes.append(f"whole-schema {side} search: {note}")
+            if w is None or verdict is None:
+                continue
+            yield Finding(
+                rule="witness-only", path=verdict.path or "$", old=None, new=None,
+                message=f"the search found a {side}-side break here that no rule explains: "
+                f"{verdict.reason}", breaks=frozenset({side}), status=Status.CONFIRMED,
+                witness=w.__class__(side, "$", w.value, w.reason), version=version,
+            )
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _crd_level(old: CRD, new: CRD) -> Iterator[Finding]:
+    oserved = {v.name for v in old.versions if v.served}
+    nserved = {v.name for v in new.versions if v.served}
+    for name in sorted(oserved - nserved):
+        gone = "removed" if name not in {v.name for v in new.versions} else "no longer served"
+        yield Finding("version-removed", "$", name, None,
+                      f"served version {name} {gone}; clients using it fail", BOTH,
+                      version=name, keyword="spec.versions")
+    for name in sorted(nserved - oserved):
+        yield Finding("version-added", "$", None, name, f"version {name} is now served",
+                      NONE, version=name, keyword="spec.versions")
+    if old.storage_version != new.storage_version:
+        yield Finding("storage-version-changed", "$", old.storage_version,
+                      new.storage_version,
+                      f"storage version {old.storage_version} -> {new.storage_version}: "
+                      "stored objects need a storage migration", NONE,
+                      keyword="spec.versions[*].storage")
+    if old.scope != new.scope:
+        yield Finding("scope-changed", "$", old.scope, new.scope,
+                      f"scope {old.scope} -> {new.scope}: every URL of this resource "
+                      "changes", BOTH, keyword="spec.scope")
+
+
+def check(
+    old: Any,
+    new: Any,
+    *,
+    direction: Direction | str = Direction.AUTO,
+    policy: Policy | None = None,
+    budget: int = 200,
+    whole_budget: int = 100,
+    dynamic: bool = True,
+    seed: int = 0,
+    pruning: bool | None = None,
+) -> Iterator[Event]:
+    """Yield events comparing revision ``old`` with ``new``; the last one is ``Finished``.
+
+    Events: ``Started``, then per compared pair ``PairStarted``, its ``FindingEvent``s and
+    any ``Note`` (a search that could not run), and ``Finished`` with every finding.
+
+    ``old``/``new`` are :class:`Schema`, :class:`CRD`, :class:`Revision`, a path/spec
+    accepted by :func:`load_revision`, or a raw JSON Schema mapping. ``direction`` is
+    ``auto`` (Kubernetes: ``status`` response-only, the rest both ways), ``request``,
+    ``response`` or ``both``. ``budget`` is the number of examples searched per finding,
+    ``whole_budget`` per side for the whole-schema search; ``dynamic=False`` skips both.
+    ``pruning`` (default: on for Kubernetes schemas) reads unknown fields as dropped
+    rather than rejected. Runs are reproducible: the search is seeded from ``seed``.
+
+    Example::
+
+        for event in check("v1.yaml", "v2.yaml", direction="both"):
+            if isinstance(event, FindingEvent) and event.finding.breaking:
+                print(event.finding.rule, event.finding.path)
+
+    Raises:
+        InvalidArgument: bad ``direction``/``budget``, or unusable inputs.
+        SchemaLoadError: a file cannot be loaded.
+
+    .. versionadded:: 0.1
+    """
+    try:
+        direction = Direction(direction)
+    except ValueError:
+        raise InvalidArgument(
+            f"Expected one of request, response, both, auto but got direction={direction!r}"
+        ) from None
+    for name, value in (("budget", budget), ("whole_budget", whole_budget)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidArgument(
+                f"Expected a non-negative int but got {name}={value!r} "
+                f"(type={type(value).__name__}); use 0 to skip that search"
+            )
+    o, n = _as_revision(old, "old"), _as_revision(new, "new")
+    run = _Run(direction, policy or Policy(), budget, whole_budget, dynamic, seed, pruning)
+    yield Started(o.label, n.label, direction)
+
+    pre: list[Finding] = []
+    if o.crd is not None and n.crd is not None:
+        pre += list(_crd_level(o.crd, n.crd))
+    elif (o.crd is None) != (n.crd is None):
+        raise InvalidArgument(
+            f"cannot compare a whole CRD with a single schema ({o.label} vs {n.label}); "
+            "select a version on both sides with FILE@VERSION"
+        )
+    for raw in pre:
+        f = run.finalize(raw)
+        run.findings.append(f)
+        yield FindingEvent(f)
+
+    oschemas, nschemas = o.schemas(), n.schemas()
+    multi = n.crd is not None and len(nschemas) > 1
+    gaps = list(default_gaps(nschemas)) if multi else []
+    for version in [v for v in nschemas if v in oschemas]:
+        yield PairStarted(version)
+        os_, ns = oschemas[version], nschemas[version]
+        prune = pruning if pruning is not None else (
+            os_.kubernetes or ns.kubernetes or o.crd is not None)
+        static, aliases = walk_with_aliases(os_, ns, version=version, pruning=prune)
+        static += [g for g in gaps if g.version == version]
+        proved = [run.prove(f, prune) for f in static]
+        proved += list(run.whole(os_, ns, version, static=proved, pruning=prune,
+                                 aliases=aliases))
+        for p in proved:
+            f = run.finalize(p.evolve(context=None))
+            run.findings.append(f)
+            yield FindingEvent(f)
+        for message in run.notes:
+            yield Note(version, message)
+        run.notes.clear()
+    yield Finished(tuple(run.findings))
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every finding of one ``check`` run; ``exit_code`` is the CLI's (0 ok, 1 breaking)."""
+
+    old: str
+    new: str
+    direction: Direction
+    findings: tuple[Finding, ...]
+
+    @property
+    def breaking(self) -> tuple[Finding, ...]:
+        return Finished(self.findings).breaking
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.breaking else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old": self.old, "new": self.new, "direction": str(self.direction),
+            "breaking": len(self.breaking), "exit_code": self.exit_code,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def diff(old: Any, new: Any, **options: Any) -> Report:
+    """Run :func:`check` to the end and return its :class:`Report` (same options).
+
+    Example::
+
+        report = diff(load_revision("crd.yaml@v1beta1"), load_revision("crd.yaml@v1"))
+        assert report.exit_code == 0, [f.to_json() for f in report.breaking]
+    """
+    started: Started | None = None
+    for event in check(old, new, **options):
+        if isinstance(event, Started):
+            started = event
+        elif isinstance(event, Finished):
+            assert started is not None
+            return Report(started.old, started.new, started.direction, event.findings)
+    raise AssertionError("check() ended without Finished")  # pragma: no cover

@@ -1,0 +1,312 @@
+"""Findings, rules and events of the compatibility checker.
+
+A *finding* is one difference between two schema revisions, named by a rule id, located
+by a Kubernetes-style field path and carrying the old and new keyword values. Which
+*sides* it breaks is a property of the change itself (a tightened bound rejects values
+old clients send: ``request``; a relaxed one lets the server send values old clients
+reject: ``response``); whether it *is* breaking also depends on the direction the field
+travels, which the engine decides per path (Kubernetes: ``spec`` both ways, ``status``
+response only). Keeping the two apart lets one static walk serve every direction.
+
+The engine yields :class:`Event` objects and never prints (STYLE.md 20).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "RULES",
+    "Direction",
+    "Finding",
+    "FindingEvent",
+    "Finished",
+    "Note",
+    "PairStarted",
+    "Rule",
+    "Severity",
+    "Side",
+    "Started",
+    "Status",
+    "Witness",
+]
+
+
+class Side(str, enum.Enum):
+    """Which party an incompatible change hurts.
+
+    ``request``: a value an old client sends (valid under OLD) is rejected by NEW.
+    ``response``: a value a new server sends (valid under NEW) is rejected by OLD clients.
+    """
+
+    REQUEST = "request"
+    RESPONSE = "response"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Direction(str, enum.Enum):
+    """How values travel through a field, which decides which sides matter.
+
+    ``auto`` is Kubernetes semantics: ``status`` is written by the server only
+    (response), everything else both ways.
+    """
+
+    REQUEST = "request"
+    RESPONSE = "response"
+    BOTH = "both"
+    AUTO = "auto"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def sides(self, path: str) -> frozenset[Side]:
+        """The sides that matter for a field at ``path`` under this direction."""
+        if self is Direction.REQUEST:
+            return frozenset({Side.REQUEST})
+        if self is Direction.RESPONSE:
+            return frozenset({Side.RESPONSE})
+        if self is Direction.AUTO and (
+            path == "status" or path.startswith(("status.", "status["))
+        ):
+            return frozenset({Side.RESPONSE})
+        return frozenset({Side.REQUEST, Side.RESPONSE})
+
+
+class Severity(str, enum.Enum):
+    """How a finding is reported; ordered ``off < info < warning < error``."""
+
+    OFF = "off"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank < other.rank
+
+
+_SEVERITY_RANK = {Severity.OFF: 0, Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+
+
+class Status(str, enum.Enum):
+    """What the dynamic search made of a finding; ordered by how sure we are it breaks.
+
+    ``confirmed``: a witness was found. ``unconfirmed``: a rule says it breaks but no
+    witness turned up within the budget. ``not-checked``: the search was switched off or
+    cannot judge this rule (CEL rules, merge semantics). Whether an ignore entry matched
+    is separate (:attr:`Finding.ignored`), so an accepted break keeps its evidence.
+    """
+
+    CONFIRMED = "confirmed"
+    UNCONFIRMED = "unconfirmed"
+    NOT_CHECKED = "not-checked"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A compatibility rule: its id, the sides it breaks by default and a short summary."""
+
+    id: str
+    summary: str
+    severity: Severity = Severity.ERROR
+    # Rules that describe behaviour rather than accepted values; the search cannot refute them.
+    behavioural: bool = False
+
+
+def _rules(*rules: Rule) -> dict[str, Rule]:
+    return {r.id: r for r in rules}
+
+
+RULES: Mapping[str, Rule] = _rules(
+    Rule("field-removed", "a field was removed (data sent by old clients is lost or rejected)"),
+    Rule("field-renamed", "a field was renamed (same subschema under a new name)"),
+    Rule("field-added", "a field was added (breaks only closed or minProperties objects)"),
+    Rule("type-changed", "the accepted JSON types changed"),
+    Rule("singular-to-plural", "a scalar field became an array"),
+    Rule("plural-to-singular", "an array field became a scalar"),
+    Rule("wrapped-in-union", "a field was wrapped in oneOf/anyOf"),
+    Rule("unwrapped-from-union", "a field was taken out of oneOf/anyOf"),
+    Rule("union-branch-added", "a oneOf/anyOf branch was added"),
+    Rule("union-branch-removed", "a oneOf/anyOf branch was removed"),
+    Rule("required-added", "a field became required"),
+    Rule("required-removed", "a required field became optional"),
+    Rule("default-added", "a default was added to an existing field", behavioural=True),
+    Rule("default-removed", "a default was removed", behavioural=True),
+    Rule("default-changed", "a default value changed", behavioural=True),
+    Rule("default-missing-in-version",
+         "a field defaulted in one served version has no non-null default in another",
+         behavioural=True),
+    Rule("nullable-changed", "null became accepted or rejected"),
+    Rule("enum-value-added", "an enum value was added (old clients may not handle it)"),
+    Rule("enum-value-removed", "an enum value was removed"),
+    Rule("enum-introduced", "a free field was restricted to an enum"),
+    Rule("enum-dropped", "an enum restriction was removed"),
+    Rule("bound-tightened", "a bound or length/size/multipleOf/uniqueItems got stricter"),
+    Rule("bound-relaxed", "a bound or length/size/multipleOf/uniqueItems got looser"),
+    Rule("pattern-changed", "the pattern accepts a different set of strings (witnessed)"),
+    Rule("format-changed", "the string/number format changed"),
+    Rule("content-closed", "unknown properties are no longer accepted or preserved"),
+    Rule("content-opened", "unknown properties are now accepted or preserved"),
+    Rule("list-type-changed", "x-kubernetes-list-type changed", behavioural=True),
+    Rule("list-map-keys-changed", "x-kubernetes-list-map-keys changed", behavioural=True),
+    Rule("map-type-changed", "x-kubernetes-map-type changed", behavioural=True),
+    Rule("validations-changed", "x-kubernetes-validations (CEL rules) changed",
+         behavioural=True),
+    Rule("version-removed", "a served CRD version was removed or stopped being served"),
+    Rule("version-added", "a CRD version started being served", Severity.INFO),
+    Rule("storage-version-changed", "the CRD storage version changed", Severity.WARNING,
+         behavioural=True),
+    Rule("scope-changed", "the CRD scope (Namespaced/Cluster) changed", behavioural=True),
+    Rule("witness-only", "the search found a break that no static rule explains"),
+    Rule("unhandled", "a keyword changed that no rule understands"),
+)
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A shrunk value proving a finding: valid on one side, rejected (or dropped) on the other.
+
+    ``value`` sits at ``path`` (the finding's path, or the parent object for required
+    and default findings). ``side`` is the side it breaks; ``reason`` is what the other
+    schema said (the validator message, or "field dropped by pruning").
+    """
+
+    side: Side
+    path: str
+    value: Any
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"side": str(self.side), "path": self.path, "value": self.value,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One difference between OLD and NEW, with what it breaks and how sure we are.
+
+    ``breaks`` are the sides the change hurts whatever the direction; ``breaking`` says
+    whether that matters at this path under the chosen direction. ``version`` names the
+    served CRD version (``""`` for a single schema); ``definition`` the ``$defs`` entry
+    the node came from, which groups findings for built-in kinds.
+    """
+
+    rule: str
+    path: str
+    old: Any
+    new: Any
+    message: str
+    breaks: frozenset[Side]
+    breaking: bool = False
+    severity: Severity = Severity.ERROR
+    status: Status = Status.NOT_CHECKED
+    witness: Witness | None = None
+    version: str = ""
+    definition: str = ""
+    keyword: str = ""
+    ignore_reason: str = ""
+    # Severity the rule suggests for this particular finding (None: the rule's default).
+    suggested: Severity | None = field(default=None, repr=False, compare=False)
+    # Private search context (subschemas at this path); not part of equality or output.
+    context: Any = field(default=None, repr=False, compare=False)
+
+    def evolve(self, **changes: Any) -> Finding:
+        return replace(self, **changes)
+
+    @property
+    def ignored(self) -> bool:
+        """An ignore-file entry accepted this finding (its reason is ``ignore_reason``)."""
+        return bool(self.ignore_reason)
+
+    @property
+    def location(self) -> str:
+        return f"{self.version}:{self.path}" if self.version else self.path
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "path": self.path,
+            "version": self.version,
+            "keyword": self.keyword,
+            "old": self.old,
+            "new": self.new,
+            "message": self.message,
+            "breaks": sorted(str(s) for s in self.breaks),
+            "breaking": self.breaking,
+            "severity": str(self.severity),
+            "status": str(self.status),
+            "witness": self.witness.to_json() if self.witness else None,
+            "definition": self.definition,
+            "ignored": self.ignored,
+            **({"ignore_reason": self.ignore_reason} if self.ignore_reason else {}),
+        }
+
+
+# -- events -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Started:
+    """The check began: labels of the two revisions and the direction used."""
+
+    old: str
+    new: str
+    direction: Direction
+
+
+@dataclass(frozen=True)
+class PairStarted:
+    """One pair of schemas (one served version, or the single schema) is being compared."""
+
+    version: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the user should know that is not a finding (a search that could not run)."""
+
+    version: str
+    message: str
+
+
+@dataclass(frozen=True)
+class FindingEvent:
+    """A finding is final: rule, witness status, severity and ignores are applied."""
+
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The check ended; ``findings`` in report order, ``breaking`` those that fail it."""
+
+    findings: tuple[Finding, ...]
+
+    @property
+    def breaking(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings
+                     if f.breaking and f.severity is Severity.ERROR
+                     and not f.ignored)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.breaking else 0
+
+
+Event = Started | PairStarted | Note | FindingEvent | Finished

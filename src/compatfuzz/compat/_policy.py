@@ -1,0 +1,168 @@
+"""Ignore files and severity overrides: how a project accepts a known break on purpose.
+
+An ignore file is YAML or JSON::
+
+    ignore:
+      - rule: enum-value-added
+        path: spec.strategy.type          # glob: "*" matches anything, brackets are literal
+        version: v1beta2                  # optional: one served version
+        reason: Recreate was announced in the 1.4 release notes
+    severity:
+      field-added: off
+      storage-version-changed: error
+
+A ``reason`` is required: an ignore without one is a break nobody can explain later.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compatfuzz.compat._model import RULES, Finding, Severity
+from compatfuzz.errors import InvalidArgument, SchemaLoadError
+
+__all__ = ["IgnoreEntry", "Policy", "load_policy", "parse_severity"]
+
+
+@functools.lru_cache(maxsize=512)
+def _glob(pattern: str) -> re.Pattern[str]:
+    """``*`` matches anything and ``?`` one character; brackets are literal, so a path
+    glob can say ``spec.containers[*].image`` the way findings print it."""
+    return re.compile(re.escape(pattern).replace(r"\*", ".*").replace(r"\?", "."))
+
+
+@dataclass(frozen=True)
+class IgnoreEntry:
+    """Accept findings of ``rule`` (or ``*``) at paths matching ``path`` (a glob)."""
+
+    rule: str
+    path: str
+    reason: str
+    version: str = ""
+
+    def matches(self, finding: Finding) -> bool:
+        if self.rule not in ("*", finding.rule):
+            return False
+        if self.version and self.version != finding.version:
+            return False
+        return _glob(self.path).fullmatch(finding.path) is not None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Ignore entries plus per-rule severity overrides."""
+
+    ignores: tuple[IgnoreEntry, ...] = ()
+    severities: Mapping[str, Severity] = field(default_factory=dict)
+
+    def ignored(self, finding: Finding) -> IgnoreEntry | None:
+        for entry in self.ignores:
+            if entry.matches(finding):
+                return entry
+        return None
+
+    def merged(self, other: Policy) -> Policy:
+        return Policy(self.ignores + other.ignores, {**self.severities, **other.severities})
+
+
+def _rule_id(value: Any, *, source: str, pointer: str, allow_star: bool) -> str:
+    if allow_star and value == "*":
+        return "*"
+    if not isinstance(value, str) or value not in RULES:
+        close = difflib.get_close_matches(str(value), list(RULES), n=1)
+        hint = (f"did you mean {close[0]!r}?" if close else
+                "run `compatfuzz diff --list-rules` for the rule ids")
+        raise SchemaLoadError(f"unknown rule id {value!r}", source=source, pointer=pointer,
+                              hint=hint)
+    return value
+
+
+def _severity(value: Any, *, source: str, pointer: str) -> Severity:
+    try:
+        return Severity(str(value).lower() if value is not False else "off")
+    except ValueError:
+        raise SchemaLoadError(
+            f"unknown severity {value!r}", source=source, pointer=pointer,
+            hint="use one of: " + ", ".join(s.value for s in Severity),
+        ) from None
+
+
+def parse_severity(text: str) -> tuple[str, Severity]:
+    """Parse a ``RULE=LEVEL`` command-line override."""
+    rule, sep, level = text.partition("=")
+    if not sep:
+        raise InvalidArgument(
+            f"Expected RULE=LEVEL but got --severity={text!r}; "
+            "for example --severity enum-value-added=warning"
+        )
+    return (_rule_id(rule.strip(), source="--severity", pointer="", allow_star=False),
+            _severity(level.strip(), source="--severity", pointer=""))
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read an ignore file (YAML or JSON); errors name the file, the entry and the fix.
+
+    Raises:
+        SchemaLoadError: the file is unreadable or an entry is malformed.
+    """
+    import yaml
+
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SchemaLoadError(f"cannot read ignore file: {exc.strerror}", source=source,
+                              hint="check the --ignore path") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SchemaLoadError(f"not valid YAML/JSON: {exc}", source=source) from None
+    if doc is None:
+        return Policy()
+    if not isinstance(doc, Mapping):
+        raise SchemaLoadError("expected a mapping with 'ignore' and/or 'severity'",
+                              source=source, hint="start the file with `ignore:`")
+    unknown = set(doc) - {"ignore", "severity"}
+    if unknown:
+        raise SchemaLoadError(f"unknown top-level key(s) {sorted(unknown)}", source=source,
+                              pointer=f"/{sorted(unknown)[0]}",
+                              hint="only 'ignore' and 'severity' are allowed")
+    entries: list[IgnoreEntry] = []
+    raw = doc.get("ignore") or []
+    if not isinstance(raw, list):
+        raise SchemaLoadError("'ignore' must be a list of {rule, path, reason}",
+                              source=source, pointer="/ignore")
+    for i, item in enumerate(raw):
+        ptr = f"/ignore/{i}"
+        if not isinstance(item, Mapping):
+            raise SchemaLoadError("an ignore entry must be a mapping", source=source,
+                                  pointer=ptr, hint="write `- {rule: ..., path: ..., "
+                                  "reason: ...}`")
+        reason = item.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise SchemaLoadError("ignore entry has no 'reason'", source=source,
+                                  pointer=ptr, hint="say why this break is acceptable")
+        rule = _rule_id(item.get("rule"), source=source, pointer=ptr + "/rule",
+                        allow_star=True)
+        pattern = item.get("path", "*")
+        if not isinstance(pattern, str):
+            raise SchemaLoadError("'path' must be a string glob", source=source,
+                                  pointer=ptr + "/path", hint='e.g. "spec.template.*"')
+        entries.append(IgnoreEntry(rule, pattern, reason.strip(),
+                                   str(item.get("version") or "")))
+    sev_raw = doc.get("severity") or {}
+    if not isinstance(sev_raw, Mapping):
+        raise SchemaLoadError("'severity' must map rule ids to levels", source=source,
+                              pointer="/severity")
+    severities = {
+        _rule_id(k, source=source, pointer=f"/severity/{k}", allow_star=False):
+            _severity(v, source=source, pointer=f"/severity/{k}")
+        for k, v in sev_raw.items()
+    }
+    return Policy(tuple(entries), severities)

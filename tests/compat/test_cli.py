@@ -1,0 +1,201 @@
+"""``compatfuzz diff``: exit codes, output formats, ignore files and severity overrides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compatfuzz.cli import main
+
+
+def _write(tmp_path: Path, name: str, doc: Any) -> str:
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+def _schema(maximum: int, enum: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer", "minimum": 0, "maximum": maximum},
+        "mode": {"type": "string", "enum": enum}}}}}
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[str, str, str]:
+    old = _write(tmp_path, "old.json", _schema(10, ["a", "b"]))
+    new = _write(tmp_path, "new.json", _schema(5, ["a", "b"]))
+    same = _write(tmp_path, "same.json", _schema(10, ["a", "b"]))
+    return old, new, same
+
+
+def test_compatible_exits_0(pair: tuple[str, str, str],
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    old, _, same = pair
+    assert main(["diff", old, same]) == 0
+    assert "0 findings, 0 breaking" in capsys.readouterr().out
+
+
+def test_breaking_exits_1_and_shows_witness(pair: tuple[str, str, str],
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    old, new, _ = pair
+    assert main(["diff", old, new, "--budget", "30", "--whole-budget", "10"]) == 1
+    out = capsys.readouterr().out
+    assert "bound-tightened" in out and "spec.replicas [maximum]" in out
+    # the old bound itself is the cheapest witness: valid under OLD, rejected by NEW
+    assert "witness (request) at spec.replicas: 10 -> rejected by NEW" in out
+
+
+def test_json_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    old, new, _ = pair
+    assert main(["diff", old, new, "--format", "json", "--whole-budget", "0"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit_code"] == 1 and doc["breaking"] == 1
+    [f] = doc["findings"]
+    assert (f["rule"], f["path"], f["old"], f["new"], f["breaks"]) == (
+        "bound-tightened", "spec.replicas", 10, 5, ["request"])
+    assert f["status"] == "confirmed" and f["witness"]["value"] == 10
+
+
+def test_github_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    old, new, _ = pair
+    assert main(["diff", old, new, "--format", "github", "--no-dynamic"]) == 1
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"::error file={new},title=compatfuzz bound-tightened::")
+    assert "spec.replicas" in line
+
+
+def test_ignore_file_accepts_a_break(pair: tuple[str, str, str], tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    old, new, _ = pair
+    ignore = tmp_path / "ignore.yaml"
+    ignore.write_text("ignore:\n  - rule: bound-tightened\n    path: spec.*\n"
+                      "    reason: replicas above 5 never worked\n")
+    assert main(["diff", old, new, "--ignore", str(ignore), "--no-dynamic"]) == 0
+    out = capsys.readouterr().out
+    assert "IGNORED" in out and "replicas above 5 never worked" in out
+
+
+def test_severity_override(pair: tuple[str, str, str]) -> None:
+    old, new, _ = pair
+    assert main(["diff", old, new, "--no-dynamic", "--severity",
+                 "bound-tightened=warning"]) == 0
+
+
+def test_direction_response_ignores_request_breaks(pair: tuple[str, str, str]) -> None:
+    old, new, _ = pair
+    assert main(["diff", old, new, "--no-dynamic", "--direction", "response"]) == 0
+    assert main(["diff", new, old, "--no-dynamic", "--direction", "response"]) == 1
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("ignore:\n  - rule: bound-tightend\n    path: '*'\n    reason: x\n",
+     "did you mean 'bound-tightened'"),
+    ("ignore:\n  - rule: bound-tightened\n    path: '*'\n", "$.ignore[0]: ignore entry has "
+     "no 'reason'"),
+    ("severity:\n  enum-value-added: loud\n", "unknown severity 'loud'"),
+    ("ignores: []\n", "unknown top-level key"),
+])
+def test_bad_ignore_file_is_a_usage_error(pair: tuple[str, str, str], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str], content: str,
+                                          expected: str) -> None:
+    old, new, _ = pair
+    ignore = tmp_path / "bad.yaml"
+    ignore.write_text(content)
+    assert main(["diff", old, new, "--ignore", str(ignore), "--no-dynamic"]) == 2
+    err = capsys.readouterr().err
+    assert str(ignore) in err and expected in err
+
+
+def test_usage_errors_exit_2(pair: tuple[str, str, str], tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    old, _, _ = pair
+    assert main(["diff", old, str(tmp_path / "missing.json")]) == 2
+    assert main(["diff", old]) == 2
+    assert main(["diff", old, old, "--budget", "-1"]) == 2
+    assert "budget=-1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["diff", old, old, "--direction", "sideways"])
+    assert exc.value.code == 2
+
+
+def test_list_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--list-rules"]) == 0
+    out = capsys.readouterr().out
+    assert "enum-value-added" in out and "unhandled" in out
+
+
+_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: widgets.example.com}}
+spec:
+  group: example.com
+  names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {{type: string}}
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {{type: string{extra}}}
+              color: {{type: string}}
+"""
+
+
+def test_two_crd_files_and_two_served_versions(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / "old.yaml"
+    new = tmp_path / "new.yaml"
+    old.write_text(_CRD.format(extra=""))
+    new.write_text(_CRD.format(extra=", enum: [S, M]"))
+    assert main(["diff", str(old), str(new), "--format", "json", "--budget", "20",
+                 "--whole-budget", "10"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    got = {(f["version"], f["rule"], f["path"], f["status"]) for f in doc["findings"]}
+    assert ("v1", "enum-introduced", "spec.size", "confirmed") in got
+    # v1alpha1 -> v1 inside one CRD: adding an optional field is fine under pruning
+    assert main(["diff", f"{old}@v1alpha1", f"{old}@v1", "--no-dynamic"]) == 0
+    assert main(["diff", f"{old}@v1alpha1", f"{old}@v9"]) == 2
+    assert "has no version 'v9'" in capsys.readouterr().err
+
+
+def test_ignore_paths_match_brackets_literally(tmp_path: Path) -> None:
+    from compatfuzz.compat import diff, load_policy
+
+    ignore = tmp_path / "ignore.yaml"
+    ignore.write_text("ignore:\n  - rule: bound-tightened\n    path: 'spec.xs[*].n'\n"
+                      "    reason: r\n  - rule: '*'\n    path: 'status.*'\n    reason: r\n")
+    item = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}}
+
+    def doc(maximum: int) -> dict[str, Any]:
+        it = {**item, "properties": {"n": {"type": "integer", "maximum": maximum}}}
+        return {"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {"xs": {"type": "array", "items": it}}},
+            "status": {"type": "object", "properties": {"n": {"type": "integer",
+                                                              "maximum": maximum}}}}}
+
+    report = diff(doc(9), doc(3), policy=load_policy(ignore), dynamic=False,
+                  direction="both")
+    assert {(f.path, f.ignored) for f in report.findings} == {
+        ("spec.xs[*].n", True), ("status.n", True)}
+    assert report.exit_code == 0
