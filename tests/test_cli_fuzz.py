@@ -79,6 +79,38 @@ def test_config_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str
     assert "error:" in capsys.readouterr().err
 
 
+def test_unreadable_configs_and_bad_property_exit_2_with_a_fix(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    binary = tmp_path / "compatfuzz.toml"
+    binary.write_bytes(b"\xff\xfe[[api]]")
+    cases = {
+        ("--config", str(tmp_path)): "pass --config",  # a folder
+        ("--config", str(binary)): "UTF-8",
+        ("--config", str(FROBBER / "compatfuzz.toml"), "--property", "roundtrp"):
+            "the properties are: roundtrip",
+    }
+    for argv, fix in cases.items():
+        assert main(["fuzz", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert "error:" in err and fix in err and "Traceback" not in err, err
+
+
+def test_replay_of_a_unit_the_config_does_not_have_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = {"format": "compatfuzz-counterexample/1", "api": "frobber", "kind": "Frobber",
+           "property": "path_independent", "versions": ["v6", "v7beta1"],
+           "object": {"apiVersion": "frobber.example.com/v6", "kind": "Frobber"}}
+    for change in ({}, {"property": "roundtrip", "versions": ["v6", "v9"]},
+                   {"property": "roundtrip", "kind": "Frobnicator"}):
+        cx = tmp_path / "cx.json"
+        cx.write_text(json.dumps({**doc, **change}))
+        assert main(["fuzz", "--replay", str(cx), "--config",
+                     str(FROBBER / "compatfuzz.toml")]) == 2
+        err = capsys.readouterr().err
+        assert "is not a unit of API 'frobber'" in err
+        assert "frobber::roundtrip[v6->v7beta1]" in err  # the fix lists the real units
+
+
 def test_no_config_found_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")

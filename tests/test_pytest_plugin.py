@@ -110,6 +110,55 @@ def test_bad_seed_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*--compatfuzz-seed expects an integer or 'last'*"])
 
 
+@pytest.mark.parametrize(("args", "ini", "message"), [
+    (["--compatfuzz-max-examples=0"], "", "*--compatfuzz-max-examples expects a positive*"),
+    (["--compatfuzz-max-examples=-5"], "", "*--compatfuzz-max-examples expects a positive*"),
+    ([], "compatfuzz_profile = bogus", "*compatfuzz_profile*"),
+    ([], "compatfuzz_max_examples = many", "*invalid literal for int()*'many'*"),  # pytest's
+])
+def test_bad_settings_are_usage_errors_not_internal_errors(
+        pytester: pytest.Pytester, args: list[str], ini: str, message: str) -> None:
+    _frobber(pytester, "compatfuzz.toml")
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines([message])
+
+
+def test_bad_profile_in_the_environment_is_a_usage_error(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    _frobber(pytester, "compatfuzz.toml")
+    monkeypatch.setenv("COMPATFUZZ_PROFILE", "bogus")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*profile must be one of default, ci, nightly*"])
+
+
+def test_api_declared_in_conftest_is_collected(pytester: pytest.Pytester) -> None:
+    for name in ("crd.yaml", "conversion.py"):
+        shutil.copy(FROBBER / name, pytester.path / name)
+    pytester.makeconftest(f"""
+        import sys
+        sys.path.insert(0, {str(pytester.path)!r})
+        import conversion
+        from compatfuzz.roundtrip import API
+
+        test_frobber = API.from_crd("frobber", {str(pytester.path / "crd.yaml")!r},
+                                    hub="internal", to_hub=conversion.to_hub,
+                                    from_hub=conversion.from_hub)
+    """)
+    pytester.makepyfile(test_plain="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v",
+                                           "--compatfuzz-max-examples=5")
+    result.assert_outcomes(passed=7)
+    result.stdout.fnmatch_lines(["*conftest.py::frobber::valid[[]v7beta1->v6[]] PASSED*"])
+    # -k filters them like any other test
+    narrowed = pytester.runpytest_subprocess("-p", "no:cacheprovider",
+                                             "--compatfuzz-max-examples=5", "-k", "roundtrip")
+    narrowed.assert_outcomes(passed=2)
+
+
 def test_no_config_no_header(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plain="def test_x():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")

@@ -86,6 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SEED] = seed
     config.stash[_SEED_EXPLICIT] = explicit
     config.stash[_COLLECTED] = set()
+    # Check the other settings now: a bad value found inside a test's runtest would
+    # surface as an INTERNALERROR instead of a usage error.
+    _profile(config)
+    _max_examples(config)
     cache = getattr(config, "cache", None)
     if cache is not None and explicit:
         cache.set(CACHE_SEED, seed)
@@ -103,9 +107,24 @@ def _profile(config: pytest.Config) -> str:
 
 def _max_examples(config: pytest.Config) -> int | None:
     value = config.getoption(OPTION_MAX_EXAMPLES)
-    if value is None:
-        value = int(config.getini(INI_MAX_EXAMPLES) or 0) or None
-    return None if value is None else int(value)
+    if value is not None:
+        if value < 1:
+            raise pytest.UsageError(
+                f"{OPTION_MAX_EXAMPLES} expects a positive integer, got {value}; "
+                f"leave it out to use the profile's budget"
+            )
+        return int(value)
+    raw = config.getini(INI_MAX_EXAMPLES) or 0  # 0: unset, use the profile's
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise pytest.UsageError(
+            f"ini {INI_MAX_EXAMPLES} expects a positive integer (0 for the profile's "
+            f"budget), got {raw!r}"
+        )
+    return value or None
 
 
 def _root_config(config: pytest.Config) -> Path | None:
@@ -174,21 +193,50 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str,
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k/-m and other plugins filter the items
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    """Add the rootdir's config when the run was not narrowed to explicit paths."""
+    """Add APIs declared in conftest.py files, and the rootdir's config when the run was
+    not narrowed to explicit paths."""
+    items.extend(_conftest_items(session))
     path = _root_config(config)
     if path is None or str(path) in config.stash[_COLLECTED]:
         return
     if config.args_source is pytest.Config.ArgsSource.ARGS and not config.getoption(
             OPTION_CONFIG):
         return
-    node = ConfigFile.from_parent(session, path=path)
+    _extend(items, ConfigFile.from_parent(session, path=path))
+
+
+def _extend(items: list[pytest.Item], node: pytest.Collector) -> None:
     for child in node.collect():
         if isinstance(child, pytest.Collector):
             items.extend(i for i in child.collect() if isinstance(i, pytest.Item))
         elif isinstance(child, pytest.Item):
             items.append(child)
+
+
+def _conftest_items(session: pytest.Session) -> list[pytest.Item]:
+    """``test* = API(...)`` declared in conftest.py files, which pytest never collects as
+    test modules; only for conftests inside the folders the run covers."""
+    if "compatfuzz.roundtrip" not in sys.modules:
+        return []
+    config = session.config
+    narrowed = config.args_source is pytest.Config.ArgsSource.ARGS
+    base = Path(config.invocation_params.dir)
+    roots = [(base / arg.split("::")[0]).resolve() for arg in config.args]
+    items: list[pytest.Item] = []
+    for plugin in config.pluginmanager.get_plugins():
+        file = getattr(plugin, "__file__", None)
+        if not file or Path(file).name != "conftest.py":
+            continue
+        path = Path(file).resolve()
+        if narrowed and not any(path.parent.is_relative_to(r) for r in roots if r.is_dir()):
+            continue
+        if str(path) not in config.stash[_COLLECTED]:
+            config.stash[_COLLECTED].add(str(path))
+            _extend(items, ConftestAPIs.from_parent(session, path=path, module=plugin))
+    return items
 
 
 class ConfigFile(pytest.File):
@@ -202,6 +250,21 @@ class ConfigFile(pytest.File):
         self.config.stash[_COLLECTED].add(str(self.path.resolve()))
         for api in load_config(self.path):
             yield APINode.from_parent(self, name=api.name, api=api)
+
+
+class ConftestAPIs(pytest.File):
+    """A conftest.py that declares ``test* = API(...)``: one child per API."""
+
+    def __init__(self, *, module: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.module = module
+
+    def collect(self) -> Iterator[pytest.Collector]:
+        from compatfuzz.roundtrip import API
+
+        for name, obj in vars(self.module).items():
+            if name.startswith("test") and isinstance(obj, API):
+                yield APINode.from_parent(self, name=obj.name, api=obj)
 
 
 class APINode(pytest.Collector):
@@ -229,6 +292,7 @@ class PropertyItem(pytest.Item):
         self.api = api
         self.unit = unit
         self.counterexample: Any = None
+        self.seed: int | None = None
 
     def runtest(self) -> None:
         from hypothesis import seed as hseed
@@ -247,7 +311,6 @@ class PropertyItem(pytest.Item):
         recorder = Recorder()
         test = build_test(self.api, self.unit, settings=settings(base, **overrides),
                           recorder=recorder)
-        self.seed = None
         if config.stash[_SEED_EXPLICIT]:
             self.seed = unit_seed(config.stash[_SEED], self.unit)
             test = hseed(self.seed)(test)

@@ -144,12 +144,12 @@ def test_namespaced_database_isolates_units() -> None:
 
 def test_workers_share_one_database(tmp_path: Path) -> None:
     db = str(tmp_path / "db")
-    events = list(run(tiny(lossy=True), database=db, workers=2, max_examples=50))
+    events = list(run(tiny(lossy=True), database=db, workers=2, max_examples=200))
     final = events[-1]
     assert isinstance(final, RunFinished) and final.stop_reason is StopReason.COMPLETED
     assert sorted(r.unit.id for r in final.results) == sorted(u.id for u in events[0].units)
     failed = {r.unit.id for r in final.results if r.status is Status.FAILED}
-    assert "tiny::roundtrip[v1->v2]" in failed
+    assert "tiny::roundtrip[v1->v2]" in failed, [(r.unit.id, r.status) for r in final.results]
     again = finished(run(tiny(lossy=True), database=db, only=["tiny::roundtrip[v1->v2]"]))
     assert again["tiny::roundtrip[v1->v2]"].examples <= 5  # found by a worker, replayed
 
@@ -217,7 +217,7 @@ def test_workers_share_failures_through_redis(redis_url: str) -> None:
     import redis
 
     key = "tiny::roundtrip[v1->v2]"
-    first = finished(run(tiny(lossy=True), database=redis_url, workers=2, max_examples=50))
+    first = finished(run(tiny(lossy=True), database=redis_url, workers=2, max_examples=200))
     assert first[key].status is Status.FAILED
     client = redis.Redis.from_url(redis_url)
     keys = [k.decode(errors="replace") for k in client.keys("*")]

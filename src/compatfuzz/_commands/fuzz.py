@@ -69,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=_positive, default=1, metavar="N",
                         help="processes sharing one example database (default: 1)")
     parser.add_argument("--database", metavar="DIR|redis://HOST:PORT/DB",
-                        help="example database (default: .hypothesis/examples; 'none' for "
-                        "none)")
+                        help="example database (default: Hypothesis's .hypothesis/examples, "
+                        "shared with pytest; 'none' for none)")
     parser.add_argument("--report", metavar="report.json", type=Path,
                         help="write a JSON report (kept up to date while running)")
     parser.add_argument("--junit", metavar="junit.xml", type=Path, help="write JUnit XML")
@@ -197,7 +197,7 @@ class _Progress:
 
 def _replay(args: argparse.Namespace) -> int:
     from compatfuzz.errors import CompatfuzzError, SchemaLoadError
-    from compatfuzz.roundtrip import Property, Unit, check
+    from compatfuzz.roundtrip import Property, Unit, check, units
 
     path: Path = args.replay
     try:
@@ -214,6 +214,15 @@ def _replay(args: argparse.Namespace) -> int:
     if unit.api not in apis:
         raise SchemaLoadError(f"the config has no API {unit.api!r}", source=str(path),
                               hint="pass --config with the config the file came from")
+    known = {(u.kind, u.property, u.versions): u.id for u in units(apis[unit.api])}
+    if (unit.kind, unit.property, unit.versions) not in known:
+        raise SchemaLoadError(
+            f"{unit.id} is not a unit of API {unit.api!r} in this config "
+            "(unknown kind or version, or the wrong number of versions for the property)",
+            source=str(path), pointer="/versions",
+            hint="pass --config with the config the file came from; its units are: "
+                 + ", ".join(sorted(known.values())),
+        )
     print(f"replaying {unit.id} on {_json(obj, 500)}", file=sys.stderr)
     try:
         check(apis[unit.api], unit, obj)

@@ -132,6 +132,15 @@ def load_config(path: str | Path, *, api: str | None = None) -> list[API]:
     except FileNotFoundError:
         raise SchemaLoadError("config file not found", source=source,
                               hint="pass --config with the path to compatfuzz.toml") from None
+    except IsADirectoryError:
+        raise SchemaLoadError("is a folder, not a config file", source=source,
+                              hint=f"pass --config {path / 'compatfuzz.toml'}") from None
+    except UnicodeDecodeError as exc:
+        raise SchemaLoadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                              source=source, hint="save the config as UTF-8") from None
+    except OSError as exc:
+        raise SchemaLoadError(f"cannot read the config: {exc.strerror}", source=source,
+                              hint="check the path and its permissions") from None
     except tomllib.TOMLDecodeError as exc:
         raise SchemaLoadError(f"invalid TOML: {exc}", source=source) from None
     table, prefix = _table(doc, path)

@@ -3,16 +3,19 @@
 Every unit's property is built from one function, so Hypothesis would give all of them
 the same database key; :func:`namespaced` prefixes keys with the unit id instead (plain
 public ``ExampleDatabase`` subclassing, no private attribute).  :func:`open_database`
-turns the CLI's ``--database`` value into a database: a directory (default
-``.hypothesis/examples``, shared with pytest) or ``redis://host:port/db`` through
+turns the CLI's ``--database`` value into a database: a directory (default: Hypothesis's
+own default database, ``.hypothesis/examples`` or under ``HYPOTHESIS_STORAGE_DIRECTORY``,
+so it is the one pytest uses) or ``redis://host:port/db`` through
 Hypothesis's ``RedisExampleDatabase`` so workers on many machines share failures.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from hypothesis import settings
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
     ExampleDatabase,
@@ -21,9 +24,7 @@ from hypothesis.database import (
 
 from compatfuzz.errors import InvalidArgument
 
-__all__ = ["DEFAULT_DATABASE", "namespaced", "open_database"]
-
-DEFAULT_DATABASE = ".hypothesis/examples"
+__all__ = ["database_label", "namespaced", "open_database"]
 
 
 class NamespacedDatabase(ExampleDatabase):
@@ -73,7 +74,9 @@ def open_database(spec: str | None) -> ExampleDatabase | None:
             an unusable URL.
     """
     if spec is None or spec == "":
-        return DirectoryBasedExampleDatabase(DEFAULT_DATABASE)
+        # Not a path of our own: pytest's Hypothesis tests use this one, and it follows
+        # HYPOTHESIS_STORAGE_DIRECTORY, so the CLI and pytest replay each other's failures.
+        return settings.get_profile("default").database
     if spec.lower() == "none":
         return None
     if spec == ":memory:":
@@ -96,3 +99,16 @@ def open_database(spec: str | None) -> ExampleDatabase | None:
             ) from None
         return RedisExampleDatabase(client, key_prefix=b"compatfuzz:")
     return DirectoryBasedExampleDatabase(Path(spec))
+
+
+def database_label(spec: str) -> str:
+    """How the run header names the database ``spec`` opens (a path relative to cwd)."""
+    if spec.lower() == "none":
+        return "none"
+    if spec:
+        return spec
+    path = getattr(settings.get_profile("default").database, "path", None)
+    if path is None:
+        return "hypothesis default"
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative

@@ -5,8 +5,8 @@ registered under ``compatfuzz-<name>`` so that loading them never replaces Hypot
 own ``default`` and ``ci`` profiles for the user's other tests; register a profile with
 the same name *before* importing compatfuzz to override one.  Select with
 ``--compatfuzz-profile`` / ``COMPATFUZZ_PROFILE`` (pytest) or ``--profile`` (CLI).
-The database is left at Hypothesis's default (``.hypothesis/examples``) so that the CLI
-and pytest replay each other's failures.
+The database is left at Hypothesis's default (``.hypothesis/examples``) in every profile,
+``ci`` included, so that the CLI and pytest replay each other's failures.
 """
 
 from __future__ import annotations
@@ -37,13 +37,18 @@ def profile_name(name: str) -> str:
 def _register() -> None:
     # The explain phase re-runs variations of the minimal example to annotate the report;
     # our report is the field-path diff, so skip its cost.
-    base = settings(deadline=None, suppress_health_check=_SUPPRESS,
+    # Parent is Hypothesis's "default" profile, not the one loaded now: under CI=true
+    # Hypothesis auto-loads its "ci" profile (database=None), which would silently stop
+    # pytest from replaying the failures the nightly job saved.
+    base = settings(settings.get_profile("default"), deadline=None,
+                    suppress_health_check=_SUPPRESS,
                     report_multiple_bugs=False,
                     phases=[p for p in Phase if p is not Phase.explain])
     wanted = {
         "default": settings(base, max_examples=100),
-        "ci": settings(base, max_examples=200, derandomize=True, database=None,
-                       print_blob=True),
+        # derandomize: CI runs are repeatable; the database stays, so CI still replays
+        # the failures a shared (Redis/directory) database holds from the nightly job.
+        "ci": settings(base, max_examples=200, derandomize=True, print_blob=True),
         "nightly": settings(base, max_examples=10_000, print_blob=True),
     }
     for name, value in wanted.items():

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from compatfuzz.errors import NotEquivalent
+from compatfuzz.errors import InvalidArgument, NotEquivalent
 from compatfuzz.roundtrip._events import Property, Unit
 from compatfuzz.roundtrip._model import API, Kind, json_copy
 
@@ -35,13 +35,23 @@ __all__ = [
 _ORDER = list(Property)
 
 
+def _property(name: Property | str) -> Property:
+    try:
+        return Property(name)
+    except ValueError:
+        raise InvalidArgument(
+            f"Expected a property name but got {name!r}; the properties are: "
+            f"{', '.join(p.value for p in Property)}"
+        ) from None
+
+
 def units(api: API, properties: Iterable[Property | str] | None = None) -> list[Unit]:
     """Return every unit of ``api``: one per (kind, property, version tuple).
 
     Pairs are ordered (``v1->v2`` and ``v2->v1`` are separate units) and listed in the
     kinds' version order, so test ids are stable between runs.
     """
-    wanted = [Property(p) for p in properties] if properties is not None else _ORDER
+    wanted = [_property(p) for p in properties] if properties is not None else _ORDER
     show_kind = len(api.kinds) > 1
     out: list[Unit] = []
     for kind in api.kinds:

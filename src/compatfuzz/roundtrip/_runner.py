@@ -153,8 +153,10 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
     # Ctrl-C reaches the whole process group: the parent decides and tells workers via
-    # ``stop``.  SIGTERM keeps its default so Pool.terminate() still works.
+    # ``stop``.  SIGTERM gets its default back (a forked worker inherits the CLI's
+    # handler) so Pool.terminate() still works.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if "apis" not in _WORKER:  # spawn: nothing inherited, reload the configs
         from compatfuzz.roundtrip._config import load_config
 
@@ -222,7 +224,7 @@ def run(
 
     .. versionadded:: 0.1
     """
-    from compatfuzz.roundtrip._database import open_database
+    from compatfuzz.roundtrip._database import database_label, open_database
     from compatfuzz.roundtrip._profiles import profile_name
 
     profile_name(profile)
@@ -239,12 +241,12 @@ def run(
         raise InvalidArgument("pass max_examples or duration, not both")
     run_seed = seed
     selected = _select(api_list, properties, only)
-    db_label = database if isinstance(database, str) else repr(database)
-    if isinstance(database, str) or database is None:
-        db_obj = open_database(database) if database is not None else None
-        db_label = str(database or ".hypothesis/examples") if database is not None else "none"
+    if isinstance(database, str):
+        db_obj, db_label = open_database(database), database_label(database)
+    elif database is None:
+        db_obj, db_label = None, "none"
     else:
-        db_obj = database
+        db_obj, db_label = database, repr(database)
     started = time.monotonic()
     yield RunStarted(tuple(u for _, u in selected), run_seed, profile, max_examples,
                      duration, workers, db_label)
