@@ -276,3 +276,34 @@ def test_non_idempotent_defaulter_is_caught() -> None:
     assert results["tiny::default_idempotent[v1]"].status is Status.FAILED
     assert "tiny::default_idempotent[v2]" in results  # an identity defaulter still counts
     assert results["tiny::default_idempotent[v2]"].status is Status.PASSED
+
+
+# -- path independence -----------------------------------------------------------------
+
+
+def test_path_dependent_converters_are_caught() -> None:
+    """v1 -> v3 directly rounds ``n`` to tens; through v2 it does not: A -> B -> C != A -> C."""
+
+    def step(to: str, rounding: bool = False) -> Any:
+        def convert(obj: dict[str, Any]) -> dict[str, Any]:
+            out = {**obj, "apiVersion": f"{GROUP}/{to}"}
+            if rounding and "n" in (obj.get("spec") or {}):
+                out["spec"] = {**obj["spec"], "n": obj["spec"]["n"] // 10 * 10}
+            return out
+        return convert
+
+    versions = ("v1", "v2", "v3")
+    pairs = {(a, b): step(b) for a in versions for b in versions if a != b}
+    pairs["v1", "v3"] = step("v3", rounding=True)
+    api = API.from_schemas("paths", dict.fromkeys(versions, SCHEMA), kind="Tiny",
+                           group=GROUP, converters=pairs)
+    results = finished(run(api, database="none", seed=7, properties=["path_independent"]))
+    failed = {k for k, r in results.items() if r.status is Status.FAILED}
+    # Every triple whose two routes differ in whether they take the rounding v1 -> v3 step.
+    assert failed == {"paths::path_independent[v1->v2->v3]",
+                      "paths::path_independent[v1->v3->v2]",
+                      "paths::path_independent[v2->v1->v3]"}, results
+    cx = results["paths::path_independent[v1->v2->v3]"].counterexample
+    assert cx is not None and cx.shrunk
+    assert [row["path"] for row in cx.diff] == ["spec.n"]
+    assert cx.object["spec"] == {"n": 1}  # the smallest n that rounding changes
