@@ -2,6 +2,8 @@
 
 Schemas stay small and ref-free so a witness search over them is fast and exhaustive
 enough that "no witness" is meaningful; mutations are the seed rules' change kinds.
+Objects are open, closed or preserve unknown fields; enums may hold null; leaves may
+carry defaults (behaviour, never witnessed).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ WORDS = st.sampled_from(["a", "b", "c", "dd", "e1"])
 @st.composite
 def leaf_schemas(draw: st.DrawFn) -> dict[str, Any]:
     kind = draw(st.sampled_from(["integer", "number", "string", "boolean", "array",
-                                 "enum", "nullable"]))
+                                 "enum", "nullable", "enum-null"]))
     if kind in {"integer", "number"}:
         node: dict[str, Any] = {"type": kind}
         if draw(st.booleans()):
@@ -41,7 +43,13 @@ def leaf_schemas(draw: st.DrawFn) -> dict[str, Any]:
                                          if draw(st.booleans()) else {})}
     if kind == "nullable":
         return {"type": [draw(st.sampled_from(["string", "integer"])), "null"]}
-    return {"type": "boolean"}
+    if kind == "enum-null":  # no type: only the enum decides whether null is accepted
+        values = draw(st.lists(WORDS, min_size=1, max_size=2, unique=True))
+        return {"enum": [*values, None] if draw(st.booleans()) else values}
+    node = {"type": "boolean"}
+    if draw(st.booleans()):
+        node["default"] = draw(st.booleans())
+    return node
 
 
 @st.composite
@@ -58,8 +66,11 @@ def object_schemas(draw: st.DrawFn, depth: int = 1) -> dict[str, Any]:
     req = draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
     if req:
         node["required"] = req
-    if draw(st.booleans()):
+    openness = draw(st.sampled_from(["open", "closed", "preserve"]))
+    if openness == "closed":
         node["additionalProperties"] = False
+    elif openness == "preserve":
+        node["x-kubernetes-preserve-unknown-fields"] = True
     return node
 
 
@@ -80,17 +91,25 @@ def _at(node: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
 
 MUTATIONS = ["add-required", "drop-required", "tighten", "relax", "enum-add", "enum-drop",
              "type", "rename", "remove", "add-field", "nullable", "wrap", "plural",
-             "pattern", "close", "open", "replace-leaf"]
+             "pattern", "close", "open", "replace-leaf", "enum-null-add", "enum-null-drop",
+             "preserve", "unpreserve", "default"]
+
+
+#: Mutations behind the fifth audit's bugs (unknown fields, null enum values, bounds next
+#: to other keywords); a focused default run draws only these.
+AUDITED = ["add-field", "remove", "rename", "close", "open", "preserve", "unpreserve",
+           "enum-null-add", "enum-null-drop", "tighten", "relax", "default"]
 
 
 @st.composite
-def mutated_pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], str]:
+def mutated_pairs(draw: st.DrawFn, mutations: list[str] | None = None,
+                  ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """A schema, a revision with one or two seed-rule mutations, and the mutation names."""
     old = draw(object_schemas())
     new = copy.deepcopy(old)
     applied = []
     for _ in range(draw(st.integers(1, 2))):
-        kind = draw(st.sampled_from(MUTATIONS))
+        kind = draw(st.sampled_from(mutations or MUTATIONS))
         path = draw(st.sampled_from(_leaves(new)))
         parent, name = _at(new, path[:-1]), path[-1]
         node = parent["properties"][name]
@@ -143,8 +162,20 @@ def mutated_pairs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], str]
             node["pattern"] = draw(st.sampled_from(["^[a-z]*$", "^[a-d]*$", "^a", "b"]))
         elif kind == "close":
             parent["additionalProperties"] = False
+            parent.pop("x-kubernetes-preserve-unknown-fields", None)
         elif kind == "open":
             parent.pop("additionalProperties", None)
+        elif kind == "enum-null-add" and "enum" in node and None not in node["enum"]:
+            node["enum"] = [*node["enum"], None]
+        elif kind == "enum-null-drop" and None in node.get("enum", []) and len(
+                node["enum"]) > 1:
+            node["enum"] = [v for v in node["enum"] if v is not None]
+        elif kind == "preserve" and parent.get("additionalProperties") is not False:
+            parent["x-kubernetes-preserve-unknown-fields"] = True
+        elif kind == "unpreserve" and parent.get("x-kubernetes-preserve-unknown-fields"):
+            del parent["x-kubernetes-preserve-unknown-fields"]
+        elif kind == "default":
+            node["default"] = draw(st.sampled_from([0, "a", True, None]))
         elif kind == "replace-leaf":
             parent["properties"][name] = draw(leaf_schemas())
         else:

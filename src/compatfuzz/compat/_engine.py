@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from compatfuzz.compat._model import (
@@ -36,7 +37,7 @@ from compatfuzz.compat._model import (
 )
 from compatfuzz.compat._policy import Policy
 from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
-from compatfuzz.compat._witness import Judge, search, witness_for
+from compatfuzz.compat._witness import Judge, Rejection, Verdict, explains, search, witness_for
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.schema import CRD, Schema
 
@@ -133,19 +134,6 @@ def _segments(path: str) -> list[str]:
     return re.findall(r'\[[^\]]*\]|[^.\[]+', path)
 
 
-def _covers(static: str, found: str) -> bool:
-    """Whether a static finding at ``static`` explains a witness rejected at ``found``."""
-    s, f = _segments(static if static != "$" else ""), _segments(found)
-
-    def same(a: str, b: str) -> bool:
-        return a in (b, "[*]") or b == "[*]"
-
-    if len(s) <= len(f) and all(same(a, b) for a, b in zip(s, f, strict=False)):
-        return True
-    # required/additionalProperties errors sit at the parent of the field they name
-    return len(s) == len(f) + 1 and all(same(a, b) for a, b in zip(s, f, strict=False))
-
-
 def _expand(paths: list[str], aliases: list[tuple[str, str]]) -> list[str]:
     """Every path a finding stands for: its own, plus the same spot under each alias."""
     out = list(paths)
@@ -198,9 +186,8 @@ class _Run:
     def prove(self, f: Finding, pruning: bool) -> Finding:
         """Search a witness for each side the finding claims to break (and matters here)."""
         ctx = f.context
-        if not self.dynamic or ctx is None or (RULES[f.rule].behavioural and not (
-                f.rule.startswith("default-"))):
-            return f
+        if not self.dynamic or ctx is None or RULES[f.rule].behavioural:
+            return f  # defaults, merge semantics, CEL: a validator cannot witness them
         decide = bool(getattr(ctx, "decide", False))
         sides = [s for s in (Side.REQUEST, Side.RESPONSE)
                  if s in f.breaks and (decide or s in self.direction.sides(f.path))]
@@ -210,7 +197,7 @@ class _Run:
         found: dict[Side, Any] = {}
         notes: list[str] = []
         for side in sides:
-            w, note = witness_for(ctx, side, pruning=pruning, budget=self.budget,
+            w, note = witness_for(f, side, pruning=pruning, budget=self.budget,
                                   seed=_seed(str(self.seed), f.rule, f.location, str(side)))
             if w is not None:
                 found[side] = w
@@ -248,16 +235,23 @@ class _Run:
             if side is Side.REQUEST and self.direction is Direction.RESPONSE:
                 continue
             judge = Judge(old, new, pruning, keep=keep if side is Side.REQUEST else _same)
-            explained = _expand([s.path for s in static if side in s.breaks], aliases)
+            # a finding stands for its own path and the same spot under each alias
+            claims = [SimpleNamespace(rule=s.rule, keyword=s.keyword, path=p, old=s.old,
+                                      new=s.new)
+                      for s in static if side in s.breaks
+                      for p in _expand([s.path], aliases)]
 
-            def unexplained(v: Any, explained: list[str] = explained,
+            def unexplained(v: Verdict, r: Rejection, claims: list[Any] = claims,
                             side: Side = side) -> bool:
-                return side in self.direction.sides(v.path) and not any(
-                    _covers(p, v.path) for p in explained)
+                # a witness is explained when a reported finding accounts for one of
+                # its rejections (that finding's keyword at its path), not merely for
+                # something above it, so an ignored parent finding hides nothing
+                return side in self.direction.sides(r.path) and not any(
+                    explains(c, r) for c in claims)
 
             w, verdict, note = search(judge, side, budget=self.whole_budget,
                                       seed=_seed(str(self.seed), version, str(side)),
-                                      condition=unexplained)
+                                      match=unexplained, every=True)
             if note.startswith("search failed"):
                 self.notes.append(f"whole-schema {side} search: {note}")
             if w is None or verdict is None:
@@ -365,7 +359,8 @@ def check(
 
     oschemas, nschemas = o.schemas(), n.schemas()
     multi = n.crd is not None and len(nschemas) > 1
-    gaps = list(default_gaps(nschemas)) if multi else []
+    gaps = list(default_gaps(nschemas, oschemas if o.crd is not None else None)
+                ) if multi else []
     for version in [v for v in nschemas if v in oschemas]:
         yield PairStarted(version)
         os_, ns = oschemas[version], nschemas[version]
@@ -383,6 +378,11 @@ def check(
         for message in run.notes:
             yield Note(version, message)
         run.notes.clear()
+    for g in gaps:  # versions only NEW serves have no pair, but their gaps count too
+        if g.version not in oschemas:
+            f = run.finalize(g)
+            run.findings.append(f)
+            yield FindingEvent(f)
     yield Finished(tuple(run.findings))
 
 

@@ -182,9 +182,10 @@ RULES: Mapping[str, Rule] = _rules(
 class Witness:
     """A shrunk value proving a finding: valid on one side, rejected (or dropped) on the other.
 
-    ``value`` sits at ``path`` (the finding's path, or the parent object for required
-    and default findings). ``side`` is the side it breaks; ``reason`` is what the other
-    schema said (the validator message, or "field dropped by pruning").
+    ``value`` sits at ``path`` (the finding's path, or the parent object for field and
+    required findings; default findings have none: a validator cannot see defaulting).
+    ``side`` is the side it breaks; ``reason`` is what the other schema said (the
+    validator message, or "field dropped by pruning").
     """
 
     side: Side

@@ -6,6 +6,7 @@ An ignore file is YAML or JSON::
       - rule: enum-value-added
         path: spec.strategy.type          # glob: "*" matches anything, brackets are literal
         version: v1beta2                  # optional: one served version
+        keyword: enum                     # optional glob: the changed keyword (maxLength)
         reason: Recreate was announced in the 1.4 release notes
     severity:
       field-added: off
@@ -39,17 +40,22 @@ def _glob(pattern: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class IgnoreEntry:
-    """Accept findings of ``rule`` (or ``*``) at paths matching ``path`` (a glob)."""
+    """Accept findings of ``rule`` (or ``*``) at paths matching ``path`` (a glob);
+    ``version`` and ``keyword`` (a glob: ``minLength``, ``max*``) narrow it further, so
+    a verdict about one bound cannot hide a new finding about another on the same field."""
 
     rule: str
     path: str
     reason: str
     version: str = ""
+    keyword: str = ""
 
     def matches(self, finding: Finding) -> bool:
         if self.rule not in ("*", finding.rule):
             return False
         if self.version and self.version != finding.version:
+            return False
+        if self.keyword and _glob(self.keyword).fullmatch(finding.keyword) is None:
             return False
         return _glob(self.path).fullmatch(finding.path) is not None
 
@@ -154,8 +160,12 @@ def load_policy(path: str | Path) -> Policy:
         if not isinstance(pattern, str):
             raise SchemaLoadError("'path' must be a string glob", source=source,
                                   pointer=ptr + "/path", hint='e.g. "spec.template.*"')
+        keyword = item.get("keyword") or ""
+        if not isinstance(keyword, str):
+            raise SchemaLoadError("'keyword' must be a string glob", source=source,
+                                  pointer=ptr + "/keyword", hint='e.g. "maxLength"')
         entries.append(IgnoreEntry(rule, pattern, reason.strip(),
-                                   str(item.get("version") or "")))
+                                   str(item.get("version") or ""), keyword))
     sev_raw = doc.get("severity") or {}
     if not isinstance(sev_raw, Mapping):
         raise SchemaLoadError("'severity' must map rule ids to levels", source=source,

@@ -131,8 +131,20 @@ def _canon(node: Any, drop: frozenset[str] = ANNOTATIONS) -> str:
     return json.dumps(strip(node), sort_keys=True, default=str)
 
 
-def _types(node: Mapping[str, Any]) -> frozenset[str] | None:
-    """Declared types, ``None`` meaning "any"; int-or-string and ``nullable`` folded in."""
+def _honours_nullable(schema: Schema) -> bool:
+    """Whether a raw ``nullable: true`` means "null accepted" in ``schema``.
+
+    Loaded OpenAPI 3.0 / CRD / Kubernetes schemas are normalised (``nullable`` became
+    ``"null"`` in ``type``); one left in a plain JSON Schema is an unknown keyword its
+    validator ignores, so reading it as nullable would invent a change.
+    """
+    dialect = str(schema.meta.get("dialect", ""))
+    return schema.kubernetes or dialect in ("openapi-3.0", "swagger-2.0")
+
+
+def _types(node: Mapping[str, Any], nullable: bool = True) -> frozenset[str] | None:
+    """Declared types, ``None`` meaning "any"; int-or-string and (where the dialect has
+    it, see :func:`_honours_nullable`) ``nullable`` folded in."""
     t = node.get("type")
     if node.get("x-kubernetes-int-or-string") is True:
         out = {"integer", "string"}
@@ -142,7 +154,7 @@ def _types(node: Mapping[str, Any]) -> frozenset[str] | None:
         return None
     else:
         out = set(t) if isinstance(t, list) else {t}
-    if node.get("nullable") is True:
+    if nullable and (node.get("nullable") is True or node.get("x-nullable") is True):
         out.add("null")
     return frozenset(out)
 
@@ -168,6 +180,8 @@ class _Walker:
         self.version = version
         self.pruning = pruning
         self.defaults_only = defaults_only
+        self.o_nullable = _honours_nullable(old)
+        self.n_nullable = _honours_nullable(new)
         self.seen: dict[tuple[str, str, bool], str] = {}
         # later paths reaching an already-walked definition pair: (first path, this path)
         self.aliases: list[tuple[str, str]] = []
@@ -249,13 +263,13 @@ class _Walker:
 
     def types(self, o: dict[str, Any], n: dict[str, Any], path: str, *, d: str,
               consumed: set[str]) -> bool:
-        consumed.update({"type", "nullable", "x-kubernetes-int-or-string"})
+        consumed.update({"type", "nullable", "x-nullable", "x-kubernetes-int-or-string"})
         # union wrapping changes the declared type too; let the union rule speak first
         ou = "oneOf" in o or "anyOf" in o
         nu = "oneOf" in n or "anyOf" in n
         if ou != nu:
             return self.wrap(o, n, path, d=d, consumed=consumed)
-        ot, nt = _types(o), _types(n)
+        ot, nt = _types(o, self.o_nullable), _types(n, self.n_nullable)
         if ot == nt:
             return True
         o_null = ot is None or "null" in ot
@@ -273,7 +287,8 @@ class _Walker:
             return True
         breaks = (REQ if less else NONE) | (RESP if more else NONE)
         rule = "type-changed"
-        if os_ and os_ <= _SCALARS and "array" in ns and "array" not in os_:
+        # mirror images of each other, so swapping OLD and NEW swaps the rule names
+        if ns == {"array"} and os_ & _SCALARS and "array" not in os_:
             rule = "singular-to-plural"
         elif os_ == {"array"} and ns & _SCALARS and "array" not in ns:
             rule = "plural-to-singular"
@@ -397,19 +412,25 @@ class _Walker:
                 if len(same) == 1 and len(twins) == 1:
                     renames[r] = same[0]
 
+        # x-kubernetes-preserve-unknown-fields keeps undeclared fields even with pruning
+        o_keeps = o.get("x-kubernetes-preserve-unknown-fields") is True
+        n_keeps = n.get("x-kubernetes-preserve-unknown-fields") is True
+
         def added_breaks() -> frozenset[Side]:
             if o_closed:  # closed content rejects rather than prunes
                 return RESP
-            if self.pruning:
+            if self.pruning and not o_keeps:
                 # an old client prunes the new field; with minProperties the rest may be
                 # too small (found by the whole-schema search on Cluster API main)
                 return RESP if (o.get("minProperties") or 0) > 0 else NONE
+            # OLD kept any value under this name (open object, preserved unknown fields);
+            # a typed field now rejects the ones that do not fit
             return REQ
 
         def removed_breaks() -> frozenset[Side]:
-            if self.pruning or n_closed:
+            if n_closed or (self.pruning and not n_keeps):
                 return REQ
-            return RESP
+            return RESP  # NEW keeps any value under the old name: old clients reject some
 
         for r, a in renames.items():
             self.add("field-renamed", join(path, r), r, a,
@@ -430,7 +451,8 @@ class _Walker:
                      added_breaks(), keyword="properties", definition=d,
                      ctx=self.ctx(o, n, path, field=a, candidates=[Only(a)]),
                      # open JSON Schema objects: only clients that sent an undeclared
-                     # property of that name notice, so only tell
+                     # property of that name notice, so only tell; preserved unknown
+                     # fields are data the API promised to keep, so that is an error
                      suggested=None if o_closed or self.pruning else Severity.INFO)
 
         oreq = [r for r in o.get("required") or [] if isinstance(r, str)]
@@ -502,8 +524,9 @@ class _Walker:
         if oe is not None and ne is not None:
             ok = {_canon(v) for v in oe}
             nk = {_canon(v) for v in ne}
-            added = [v for v in ne if _canon(v) not in ok and v is not None]
-            removed = [v for v in oe if _canon(v) not in nk and v is not None]
+            # null counts like any other value: ["a", null] -> ["a"] rejects null
+            added = [v for v in ne if _canon(v) not in ok]
+            removed = [v for v in oe if _canon(v) not in nk]
             if added:
                 self.add("enum-value-added", path, oe, ne,
                          f"enum value(s) {_fmt(added)} added; old clients may reject them",
@@ -738,14 +761,10 @@ def walk_with_aliases(old: Schema, new: Schema, *, version: str = "",
     return w.out, w.aliases
 
 
-def default_gaps(schemas: Mapping[str, Schema]) -> Iterator[Finding]:
-    """Yield ``default-missing-in-version``: a field defaulted in one served version only.
-
-    Kubernetes converts between versions on every read, so a field defaulted in v1 but not
-    in v1beta1 round-trips differently depending on the version a client uses.
-    """
+def _gaps(schemas: Mapping[str, Schema]) -> dict[tuple[str, str], tuple[str, Any, Finding]]:
+    """``(path, lacking version) -> (defaulting version, value, finding)`` in one CRD."""
     names = list(schemas)
-    seen: set[tuple[str, str]] = set()
+    out: dict[tuple[str, str], tuple[str, Any, Finding]] = {}
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             w = _Walker(schemas[a], schemas[b], version=f"{a}/{b}", defaults_only=True)
@@ -755,11 +774,27 @@ def default_gaps(schemas: Mapping[str, Schema]) -> Iterator[Finding]:
                     continue
                 has, lacks = (b, a) if f.rule == "default-added" else (a, b)
                 value = f.new if f.rule == "default-added" else f.old
-                if value is None or (f.path, lacks) in seen:
-                    continue
-                seen.add((f.path, lacks))
-                yield f.evolve(
-                    rule="default-missing-in-version", version=lacks, old=None, new=value,
-                    message=f"defaulted to {json.dumps(value)} in {has} but has no default "
-                    f"in {lacks}", keyword="default",
-                )
+                if value is not None:
+                    out.setdefault((f.path, lacks), (has, value, f))
+    return out
+
+
+def default_gaps(new: Mapping[str, Schema],
+                 old: Mapping[str, Schema] | None = None) -> Iterator[Finding]:
+    """Yield ``default-missing-in-version``: a field defaulted in one served version of
+    NEW but not in another, unless OLD already had that gap (same field, same version).
+
+    Kubernetes converts between versions on every read, so a field defaulted in v1 but not
+    in v1beta1 round-trips differently depending on the version a client uses. A gap OLD
+    already had is not a change (diffing a CRD against itself reports nothing); a version
+    only NEW serves is included (its gaps are all new).
+    """
+    before = _gaps(old) if old else {}
+    for (path, lacks), (has, value, f) in _gaps(new).items():
+        if (path, lacks) in before:
+            continue
+        yield f.evolve(
+            rule="default-missing-in-version", version=lacks, old=None, new=value,
+            message=f"defaulted to {json.dumps(value)} in {has} of NEW but has no default "
+            f"in {lacks} of NEW", keyword="default", context=None,
+        )

@@ -14,8 +14,8 @@ would look like a break and removing one would look harmless, both wrong.
 
 from __future__ import annotations
 
-import json
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +24,7 @@ from compatfuzz.compat._model import Side, Witness
 from compatfuzz.compat._static import Only, Repeat, SearchContext, With, join
 from compatfuzz.schema import Schema
 
-__all__ = ["Judge", "search", "sub_schema"]
+__all__ = ["Judge", "Rejection", "explains", "open_up", "search", "sub_schema"]
 
 _MISSING = object()
 
@@ -123,14 +123,41 @@ def _first_dropped(before: Any, after: Any, path: str = "") -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Rejection:
+    """One reason the reader refused a value: the jsonschema keyword (``error.validator``,
+    ``""`` for a field dropped by pruning), where (relative to the judged schema) and the
+    message."""
+
+    keyword: str
+    path: str
+    message: str
+
+
 @dataclass
 class Verdict:
-    """Why a value breaks: the validator message (or the dropped field) and where."""
+    """Why a value breaks: every rejection (the best match first) and who rejected it."""
 
     value: Any
-    reason: str
-    path: str
-    keyword: str = ""
+    rejections: tuple[Rejection, ...]
+    who: str = "NEW"
+
+    @property
+    def path(self) -> str:
+        return self.rejections[0].path
+
+    @property
+    def keyword(self) -> str:
+        return self.rejections[0].keyword
+
+    @property
+    def reason(self) -> str:
+        return self.reason_for(self.rejections[0])
+
+    def reason_for(self, r: Rejection) -> str:
+        if r.keyword == "":
+            return r.message
+        return f"rejected by {self.who}: {_short(r.message)}"
 
 
 @dataclass
@@ -146,13 +173,22 @@ class Judge:
     pruning: bool
     keep: Callable[[Any], Any] = field(default=lambda v: v)
 
-    def _errors(self, schema: Schema, value: Any) -> Any:
+    def _errors(self, schema: Schema, value: Any) -> list[Any]:
         import jsonschema.exceptions
 
         errors = list(schema.validator.iter_errors(value))
         if not errors:
-            return None
-        return jsonschema.exceptions.best_match(errors)
+            return []
+        best = jsonschema.exceptions.best_match(errors)
+        # every leaf error, the best match first: a finding is credited only with an
+        # error of its own keyword at its own path, wherever best_match points
+        leaves: list[Any] = []
+        stack = list(errors)
+        while stack:
+            e = stack.pop(0)
+            leaves.append(e)
+            stack.extend(e.context or [])
+        return [best] + [e for e in leaves if e is not best]
 
     def check(self, side: Side, raw: Any) -> Verdict | None:
         """Return why ``raw`` (drawn from the writer's schema) breaks ``side``, or None."""
@@ -164,17 +200,20 @@ class Judge:
             if not writer.is_valid(value):
                 return None
             seen = prune(reader, reader.root, value) if self.pruning else value
-            err = self._errors(reader, seen)
+            errs = self._errors(reader, seen)
         except RecursionError:
             return None
-        if err is not None:
-            who = "NEW" if side is Side.REQUEST else "OLD"
-            return Verdict(value, f"rejected by {who}: {_short(err.message)}",
-                           _error_path(err.absolute_path), str(err.validator))
+        who = "NEW" if side is Side.REQUEST else "OLD"
+        if errs:
+            return Verdict(value, tuple(
+                Rejection(str(e.validator), _error_path(e.absolute_path), e.message)
+                for e in errs), who)
         if self.pruning and side is Side.REQUEST and seen != value:
             where = _first_dropped(value, seen)
             if where is not None:
-                return Verdict(value, f"NEW drops field {where} (data loss)", where)
+                return Verdict(value, (Rejection("", where,
+                                                 f"NEW drops field {where} (data loss)"),),
+                               who)
         return None
 
 
@@ -194,20 +233,30 @@ def _settings(budget: int) -> Any:
 
 def search(judge: Judge, side: Side, *, budget: int, seed: int,
            candidates: list[Any] | None = None,
-           condition: Callable[[Verdict], bool] | None = None,
+           match: Callable[[Verdict, Rejection], bool] | None = None,
+           every: bool = False,
            path: str = "") -> tuple[Witness | None, Verdict | None, str]:
     """Look for a witness on ``side``; return (witness, verdict, note).
 
     Tries ``candidates`` first (cheap, exact), then a Hypothesis search of ``budget``
-    examples drawn from the writer's schema, shrunk. ``condition`` narrows what counts
-    (e.g. "the defaulted field is absent"). ``note`` explains a failed search.
+    examples drawn from the writer's schema (with the reader's fields as unknown fields
+    where the writer keeps them, see :func:`open_up`), shrunk. ``match`` says which
+    rejections count (e.g. "this keyword at this path"): one of them, or with ``every``
+    all of them; the witness reason and the returned verdict's first rejection are the
+    matching one. ``note`` explains a failed search.
     """
-    def extra(v: Verdict) -> bool:
-        return condition is None or condition(v)
+    def pick(v: Verdict | None) -> Verdict | None:
+        if v is None or match is None:
+            return v
+        hits = [r for r in v.rejections if match(v, r)]
+        if not hits or (every and len(hits) < len(v.rejections)):
+            return None
+        rest = tuple(r for r in v.rejections if r is not hits[0])
+        return Verdict(v.value, (hits[0], *rest), v.who)
 
     for cand in candidates or []:
-        verdict = judge.check(side, cand)
-        if verdict is not None and extra(verdict):
+        verdict = pick(judge.check(side, cand))
+        if verdict is not None:
             return Witness(side, path, verdict.value, verdict.reason), verdict, ""
     if budget <= 0:
         return None, None, "search disabled"
@@ -216,12 +265,14 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
 
     from compatfuzz.strategies import from_schema
 
-    writer = judge.old if side is Side.REQUEST else judge.new
+    writer, reader = (judge.old, judge.new) if side is Side.REQUEST else (judge.new, judge.old)
     try:
-        strategy = from_schema(writer)
+        strategy = from_schema(open_up(writer, reader, pruning=judge.pruning),
+                               kubernetes=writer.kubernetes,
+                               extra_properties=not judge.pruning)
+
         def hit(v: Any) -> bool:
-            r = judge.check(side, v)
-            return r is not None and extra(r)
+            return pick(judge.check(side, v)) is not None
 
         found = find(
             strategy, hit,
@@ -231,46 +282,166 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
         return None, None, f"no witness in {budget} examples"
     except Exception as exc:  # a strategy that cannot be built must not sink the report
         return None, None, f"search failed: {type(exc).__name__}: {_short(str(exc), 200)}"
-    verdict = judge.check(side, found)
+    verdict = pick(judge.check(side, found))
     if verdict is None:  # pragma: no cover - find() only returns satisfying values
         return None, None, "witness did not reproduce"
     return Witness(side, path, verdict.value, verdict.reason), verdict, ""
 
 
-def witness_for(ctx: SearchContext, side: Side, *, pruning: bool, budget: int,
+def _keeps_unknown(node: Mapping[str, Any], pruning: bool) -> bool:
+    """Whether an object node keeps fields it does not declare (so a writer may send any
+    value under a name only the other revision declares)."""
+    if node.get("x-kubernetes-preserve-unknown-fields") is True:
+        return True
+    if pruning or node.get("additionalProperties") not in (None, True):
+        return False
+    if node.get("patternProperties") or "unevaluatedProperties" in node:
+        return False
+    return node.get("type") in ("object", None) and (
+        "properties" in node or node.get("type") == "object")
+
+
+def open_up(writer: Schema, reader: Schema, *, pruning: bool) -> Schema:
+    """The writer's schema for *generation*, with every property the reader declares at
+    an object the writer keeps open (no ``additionalProperties``, or
+    ``x-kubernetes-preserve-unknown-fields``) added as an optional free property.
+
+    Values drawn from it are still checked against the real writer schema; the point is
+    to send the names the reader knows, which random unknown keys almost never hit
+    (a field added under preserve-unknown-fields, a field removed from an open object).
+    """
+    defs: dict[str, Any] = dict(writer.root.get("$defs") or {})
+    done: set[str] = set()
+
+    def visit(w: Any, r: Any, depth: int) -> Any:
+        if not isinstance(w, Mapping) or not isinstance(r, Mapping) or depth > 48:
+            return w
+        ref = w.get("$ref")
+        if isinstance(ref, str):
+            name = ref[len("#/$defs/"):] if ref.startswith("#/$defs/") else None
+            if name is not None and name in defs and name not in done and "/" not in name:
+                done.add(name)
+                defs[name] = visit(defs[name], _deref(reader, r), depth + 1)
+            return w
+        r = _deref(reader, r)
+        out = dict(w)
+        props = dict(w.get("properties") or {})
+        rprops: Mapping[str, Any] = r.get("properties") or {}
+        for k, v in props.items():
+            if k in rprops:
+                props[k] = visit(v, rprops[k], depth + 1)
+        if _keeps_unknown(w, pruning):
+            for k in rprops:
+                props.setdefault(k, {})
+        if props:
+            out["properties"] = props
+        if isinstance(w.get("items"), Mapping):
+            out["items"] = visit(w["items"], r.get("items"), depth + 1)
+        if isinstance(w.get("additionalProperties"), Mapping):
+            out["additionalProperties"] = visit(w["additionalProperties"],
+                                                r.get("additionalProperties"), depth + 1)
+        return out
+
+    root = visit(writer.root, reader.root, 0)
+    if defs:
+        root = {**root, "$defs": defs}
+    return Schema(root=root, source=writer.source, name=writer.name,
+                  kubernetes=writer.kubernetes)
+
+
+def _segs(path: str) -> list[str]:
+    return re.findall(r'\[[^\]]*\]|[^.\[]+', "" if path == "$" else path)
+
+
+def _under(base: list[str], path: list[str], *, exact: bool = False) -> bool:
+    """``path`` is ``base`` or below it (``[*]`` matches any index or key)."""
+    if len(path) < len(base) or (exact and len(path) != len(base)):
+        return False
+    return all(a == b or "[*]" in (a, b) for a, b in zip(base, path, strict=False))
+
+
+_TYPE_KEYWORDS = frozenset({"type", "anyOf", "oneOf"})
+_DEEP_RULES = frozenset({"wrapped-in-union", "unwrapped-from-union", "union-branch-added",
+                         "union-branch-removed", "unhandled"})
+_PARENT_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties",
+                              "minProperties", "maxProperties"})
+
+
+def explains(f: Any, rejection: Rejection, *, at: str = "") -> bool:
+    """Whether finding ``f`` (its rule, keyword and path) accounts for ``rejection``,
+    whose path is relative to ``at``: the rejecting keyword must be the one the rule is
+    about, at the finding's path (a field's own subtree for field rules).
+
+    Without this, any error at or below a finding's path "confirmed" it: a ``maxLength``
+    error confirmed an added ``minLength`` that rejects nothing, and an ignored finding
+    on a parent hid an unrelated break in a child.
+    """
+    rule = f.rule
+    if rule.startswith("default-") or rule == "witness-only":
+        return False
+    mine = _segs(f.path)
+    where = _segs(at) + _segs(rejection.path)
+    k = rejection.keyword
+    if rule in ("field-added", "field-removed", "field-renamed"):
+        fields = [mine]
+        if rule == "field-renamed" and isinstance(f.new, str):
+            fields.append([*mine[:-1], *_segs(join("", f.new))])
+        if any(_under(x, where) for x in fields):
+            return True
+        return _under(mine[:-1], where, exact=True) and k in _PARENT_KEYWORDS
+    if rule in ("required-added", "required-removed"):
+        name = mine[-1].strip('[]"') if mine else ""
+        return (k == "required" and _under(mine[:-1], where, exact=True)
+                and repr(name) in rejection.message)
+    if rule in ("content-closed", "content-opened"):
+        if k == "":  # a field pruned (data loss) below this object
+            return _under(mine, where)
+        if _under(mine, where, exact=True):
+            return k in _PARENT_KEYWORDS | {"propertyNames"}
+        # unknown fields validated by an additionalProperties schema
+        schema_valued = isinstance(f.old, Mapping) or isinstance(f.new, Mapping)
+        return schema_valued and len(where) == len(mine) + 1 and _under(mine, where)
+    if rule in _DEEP_RULES:
+        return _under(mine, where)
+    if not _under(mine, where, exact=True):
+        return False
+    if rule in ("enum-value-added", "enum-value-removed", "enum-introduced", "enum-dropped"):
+        return k in ("enum", "const")
+    if rule in ("type-changed", "singular-to-plural", "plural-to-singular"):
+        return k in _TYPE_KEYWORDS
+    if rule == "nullable-changed":
+        return k in _TYPE_KEYWORDS | {"enum", "const"}
+    return bool(k) and k == f.keyword
+
+
+def witness_for(f: Any, side: Side, *, pruning: bool, budget: int,
                 seed: int) -> tuple[Witness | None, str]:
     """Search a witness for one static finding, using its :class:`SearchContext`."""
+    ctx: SearchContext = f.context
     old = sub_schema(ctx.old_schema, ctx.old)
     new = sub_schema(ctx.new_schema, ctx.new)
     judge = Judge(old, new, pruning)
     where = ctx.path
-    if ctx.rule.startswith("default-"):
-        return _default_witness(ctx, side, pruning=pruning, budget=budget, seed=seed)
     fld = ctx.field
+    renamed_to = f.new if f.rule == "field-renamed" else None
 
-    def relevant(v: Verdict) -> bool:
-        # the break must be *this* change, not a deeper one with its own finding
-        if fld is None:
-            return v.path == ""
-        mine = join("", fld)
-        if v.path == mine or v.path.startswith((mine + ".", mine + "[")):
-            return True
-        if v.path != "":
+    def relevant(v: Verdict, r: Rejection) -> bool:
+        # the break must be *this* change (its keyword at its path), not a deeper one
+        # or another keyword with its own finding
+        if not explains(f, r, at=where):
             return False
-        if isinstance(v.value, dict) and fld not in v.value and ctx.rule.startswith("field-"):
-            return False  # a witness for another field of the same object
-        if ctx.rule.startswith("required-"):
-            return v.keyword == "required" and repr(fld) in v.reason
-        # a field change shows at the parent as unexpected/too few properties
-        return v.keyword in ("additionalProperties", "unevaluatedProperties",
-                             "minProperties", "maxProperties")
+        # at the parent (additionalProperties...), the value must hold this field: else
+        # it is a witness for another field of the same object
+        return not (fld is not None and r.path == "" and isinstance(v.value, dict)
+                    and f.rule.startswith("field-") and fld not in v.value
+                    and (renamed_to is None or renamed_to not in v.value))
 
     writer = old if side is Side.REQUEST else new
     cands = [_repeat(c, writer, seed) if isinstance(c, Repeat)
              else _only(c, writer, seed) if isinstance(c, (Only, With)) else c
              for c in ctx.candidates]
     w, _, note = search(judge, side, budget=budget, seed=seed, candidates=cands,
-                        condition=relevant, path=where)
+                        match=relevant, path=where)
     return w, note
 
 
@@ -311,22 +482,3 @@ def _repeat(c: Repeat, writer: Schema, seed: int) -> Any:
         return None
     item = _one_value(writer, items, seed)
     return None if item is _MISSING else [item] * c.count
-
-
-def _default_witness(ctx: SearchContext, side: Side, *, pruning: bool, budget: int,
-                     seed: int) -> tuple[Witness | None, str]:
-    """A default change is proven by an omitted field: both accept it, they fill it in
-    differently. Defaults are checked at the field itself: "absent" is the whole value."""
-    o, n = ctx.old_default, ctx.new_default
-    if _canon(o) == _canon(n):
-        return None, "defaults equal"
-    reason = (f"omitted value is defaulted to {_show(o)} by OLD and to {_show(n)} by NEW")
-    return Witness(side, ctx.path, "<omitted>", reason), ""
-
-
-def _canon(v: Any) -> str:
-    return json.dumps(v, sort_keys=True, default=str)
-
-
-def _show(v: Any) -> str:
-    return "nothing" if v is None else json.dumps(v)
