@@ -199,3 +199,28 @@ def test_ignore_paths_match_brackets_literally(tmp_path: Path) -> None:
     assert {(f.path, f.ignored) for f in report.findings} == {
         ("spec.xs[*].n", True), ("status.n", True)}
     assert report.exit_code == 0
+
+
+def _openapi(order_max: int) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {},
+            "components": {"schemas": {
+                "Order": {"type": "object", "properties": {
+                    "qty": {"type": "integer", "maximum": order_max}}},
+                "Customer": {"type": "object", "properties": {"name": {"type": "string"}}},
+            }}}
+
+
+def test_hash_picks_one_definition_of_a_multi_schema_document(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _write(tmp_path, "old.json", _openapi(10))
+    new = _write(tmp_path, "new.json", _openapi(5))
+    # Without a pick: a usage error whose fix is the #NAME syntax.
+    assert main(["diff", old, new]) == 2
+    assert f"fix: append #NAME to pick one: {old}#<name>" in capsys.readouterr().err
+    assert main(["diff", f"{old}#Order", f"{new}#/components/schemas/Order"]) == 1
+    out = capsys.readouterr().out
+    assert "bound-tightened" in out and "qty" in out
+    assert main(["diff", f"{old}#Customer", f"{new}#Customer"]) == 0
+    capsys.readouterr()
+    assert main(["diff", f"{old}#Nope", new]) == 2
+    assert "no definition 'Nope'" in capsys.readouterr().err

@@ -38,7 +38,7 @@ from compatfuzz.compat._model import (
 from compatfuzz.compat._policy import Policy
 from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
 from compatfuzz.compat._witness import Judge, Rejection, Verdict, explains, search, witness_for
-from compatfuzz.errors import InvalidArgument
+from compatfuzz.errors import InvalidArgument, SchemaLoadError
 from compatfuzz.schema import CRD, Schema
 
 __all__ = ["Report", "Revision", "check", "diff", "load_revision"]
@@ -67,7 +67,10 @@ def load_revision(spec: str | Path) -> Revision:
     """Load one side of a diff from a command-line spec.
 
     ``FILE`` (CRD, OpenAPI, JSON Schema), ``FILE@VERSION`` (one served version of a CRD;
-    two of these against the same file compare versions inside one CRD) or
+    two of these against the same file compare versions inside one CRD),
+    ``FILE#NAME`` (one definition of an OpenAPI / Swagger / JSON Schema document holding
+    several, or one CRD of a file holding several; ``FILE#NAME@VERSION`` combines both;
+    ``NAME`` may be a JSON pointer, ``openapi.yaml#/components/schemas/Order``) or
     ``kubernetes:RELEASE:API_VERSION:KIND`` (``kubernetes:1.25:apps/v1:Deployment``, a
     built-in kind from kubernetes-validate).
 
@@ -82,10 +85,15 @@ def load_revision(spec: str | Path) -> Revision:
     if m:
         s = schema_mod.load_kubernetes(m["api"], m["kind"], release=m["release"])
         return Revision(text, schema=s)
-    path, version = Path(text), None
+    path, version, definition = Path(text), None, None
     if not path.exists() and "@" in text:
         head, _, version = text.rpartition("@")
         path = Path(head)
+    if not path.exists() and "#" in str(path):
+        head, _, definition = str(path).partition("#")
+        path = Path(head)
+        if definition.startswith("/"):
+            definition = "#" + definition
     docs = schema_mod.read_documents(path)
     is_crd = any(isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
                  for d in docs)
@@ -95,13 +103,25 @@ def load_revision(spec: str | Path) -> Revision:
                 f"{path}: @{version} selects a CRD version, but {path} is not a CRD; "
                 f"drop '@{version}'"
             )
-        return Revision(text, schema=schema_mod.load_schema(path))
+        try:
+            return Revision(text, schema=schema_mod.load_schema(path, definition=definition))
+        except SchemaLoadError as exc:
+            if "definition=" not in exc.hint:
+                raise
+            raise SchemaLoadError(exc.reason, source=exc.source, pointer=exc.pointer,
+                                  hint=f"append #NAME to pick one: {path}#<name>") from None
     crds: list[CRD] = schema_mod.load_crds(path)
+    if definition is not None:
+        crds = [c for c in crds if definition in (c.name, c.kind, c.plural)]
+        if not crds:
+            raise InvalidArgument(
+                f"{path} has no CRD named {definition!r}; use its name, kind or plural"
+            )
     if len(crds) != 1:
         names = ", ".join(c.name for c in crds)
         raise InvalidArgument(
             f"{path} holds {len(crds)} CRDs ({names}); compatfuzz diff compares one CRD "
-            "at a time: split the file"
+            f"at a time: pick one with {path}#<name>"
         )
     crd = crds[0]
     if version is None:
