@@ -185,3 +185,18 @@ def test_signal_writes_report_and_keeps_counterexamples(tmp_path: Path, sig: int
         assert [json.loads(f.read_text())["id"] for f in files] == [FAILING]
     else:
         assert proc.returncode == 130, err.decode()
+
+
+def test_unreachable_redis_is_one_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("redis")
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rc = main(["fuzz", "--config", str(FROBBER / "compatfuzz.toml"),
+               "--database", f"redis://127.0.0.1:{port}/0", "--max-examples", "5"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "cannot reach the Redis example database" in err
+    assert "[1/" not in err  # stopped before running any unit

@@ -71,7 +71,7 @@ def open_database(spec: str | None) -> ExampleDatabase | None:
 
     Raises:
         InvalidArgument: a ``redis://`` URL without the ``redis`` package installed, or
-            an unusable URL.
+            an unusable URL, or a Redis server that does not answer.
     """
     if spec is None or spec == "":
         # Not a path of our own: pytest's Hypothesis tests use this one, and it follows
@@ -96,6 +96,13 @@ def open_database(spec: str | None) -> ExampleDatabase | None:
             raise InvalidArgument(
                 f"Expected a URL like redis://localhost:6379/0 but got --database {spec!r} "
                 f"({exc})"
+            ) from None
+        try:
+            client.ping()  # one clear error now, not one ERROR per unit later
+        except redis.exceptions.RedisError as exc:
+            raise InvalidArgument(
+                f"cannot reach the Redis example database --database {spec!r} ({exc}); "
+                "start redis-server there, or pass a directory"
             ) from None
         return RedisExampleDatabase(client, key_prefix=b"compatfuzz:")
     return DirectoryBasedExampleDatabase(Path(spec))
