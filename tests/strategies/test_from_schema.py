@@ -296,3 +296,81 @@ def test_json_roundtrip_of_every_value(deployment: Schema) -> None:
         assert json.loads(json.dumps(value)) == value
 
     check()
+
+
+def test_patch_override_runs_once_per_value_and_never_on_null(deployment: Schema) -> None:
+    """The path's schema is a $ref (to Container, nullable in kubernetes-validate): the
+    patch must see each default container once, unpatched, and never None."""
+    seen: list[Any] = []
+
+    def tag(container: dict[str, Any], draw: Any) -> dict[str, Any]:
+        seen.append(container)
+        assert isinstance(container, dict) and "patched" not in container
+        return {**container, "image": "nginx:1.27", "patched": True}
+
+    overrides = Overrides().path("spec.template.spec.containers[*]", patch=tag)
+
+    @settings(max_examples=40, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(deployment, overrides=overrides))
+    def check(value: dict[str, Any]) -> None:
+        containers = ((value.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for container in containers.get("containers") or []:
+            assert container is None or container["patched"] is True
+
+    check()
+    assert seen  # the patch ran
+
+
+@settings(deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data(), st.booleans())
+def test_unique_items_treat_integral_floats_as_equal(data: st.DataObject, nested: bool) -> None:
+    item: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 3}
+    if nested:
+        item = {"type": "object", "required": ["a"], "properties": {"a": item}}
+    schema = Schema(root={"type": "array", "uniqueItems": True, "minItems": 3, "items": item})
+    value = data.draw(from_schema(schema))
+    assert schema.validator.is_valid(value), value  # [0, 0.0, ...] is not unique
+
+
+@pytest.mark.parametrize(("schema", "message"), [
+    ({"type": "integer", "minimum": 10, "const": 5}, "no value of const 5"),
+    ({"type": "string", "const": 5}, "no value of const 5"),
+    ({"not": {}}, "not: {} rejects every value"),
+    ({"type": "string", "pattern": "[a-"}, "pattern '[a-' is not a valid regular"),
+    ({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}},
+      "$ref": "#/$defs/A"}, "$ref cycle that never reaches a schema"),
+])
+def test_impossible_schemas_fail_with_the_reason(schema: dict[str, Any], message: str) -> None:
+    with pytest.raises(UnsupportedSchema, match=re.escape(message)):
+        find(from_schema(schema), lambda v: True)
+
+
+def test_cel_rules_of_a_raw_mapping_are_enforced() -> None:
+    """A plain dict with x-kubernetes-* gets Kubernetes semantics, as load_schema gives it."""
+    schema = {"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}},
+              "x-kubernetes-validations": [{"rule": "self.x % 2 == 0"}]}
+
+    @settings(max_examples=30, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema))
+    def check(value: dict[str, Any]) -> None:
+        assert value["x"] % 2 == 0
+
+    check()
+
+
+def test_a_rule_generation_rarely_meets_is_reported() -> None:
+    schema = {"type": "object", "properties": {"spec": {
+        "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
+        "x-kubernetes-validations": [{"rule": "self.name.startsWith('prod-')"}]}}}
+
+    @settings(max_examples=100, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema))
+    def check(value: dict[str, Any]) -> None:
+        if "spec" in value:
+            assert value["spec"]["name"].startswith("prod-")
+
+    with pytest.warns(UnsupportedRuleWarning, match=r"at spec: only \d+ of 100 generated"):
+        check()

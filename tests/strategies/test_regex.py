@@ -27,6 +27,11 @@ from compatfuzz.strategies._regex import compile_ecma, ecma_to_python
         ("^[0||]$", "|", True),  # "||" is literal in ECMA, a future set union in Python
         ("^[!--]$", ",", True),  # range "!" to "-", not a set difference
         ("^[a&&b]$", "&", True),
+        (r"^\S+$", "a\u00a0b", False),  # NBSP is whitespace in ECMA (re.ASCII says no)
+        (r"^\S$", "\x1c", False),  # not space in ECMA, but space to Python's re
+        (r"^\s$", "\u00a0", True),
+        (r"^\s$", "\u2028", True),
+        (r"^a\cJ$", "a\n", True),  # control escape
     ],
 )
 def test_ecma_semantics(pattern: str, text: str, matches: bool) -> None:
@@ -47,3 +52,14 @@ def test_ecma_matches_are_also_python_matches(pattern: str, text: str) -> None:
         return
     if ecma.search(text) is not None:
         assert python.search(text) is not None
+
+
+@given(st.sampled_from([r"^\S+$", r"^\s+$", r"^a\s?\S*b$", r"^[\s,]+$"]), st.data())
+def test_generated_space_classes_pass_ecma_and_python(pattern: str, data: st.DataObject) -> None:
+    """jsonschema validates ``pattern`` with Python's Unicode ``re``; ECMA validators with
+    ECMA's whitespace: what we generate must pass both."""
+    value = data.draw(st.from_regex(compile_ecma(pattern), fullmatch=True))
+    assert re.search(pattern, value)  # Python's own (Unicode) reading
+    # ECMA's reading: U+FEFF is whitespace there (and not to Python), so neither \s nor
+    # \S may produce it.
+    assert "\ufeff" not in value

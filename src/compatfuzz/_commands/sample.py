@@ -44,7 +44,7 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hypothesis import HealthCheck, Phase, given, seed, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
     from compatfuzz.strategies import from_schema
 
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     written: list[int] = []
 
     @settings(max_examples=args.n, database=None, deadline=None, phases=[Phase.generate],
+              verbosity=Verbosity.quiet,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def emit(value: Any) -> None:
@@ -65,8 +66,22 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seed is not None:
         emit = seed(args.seed)(emit)
+    from hypothesis.errors import Unsatisfiable
+
     with warnings.catch_warnings():
         warnings.simplefilter("default")
-        emit()
+        try:
+            emit()
+        except Unsatisfiable:
+            print(f"compatfuzz sample: error: {args.schema_file}: no value satisfies the schema "
+                  "(every draw was rejected)\n  fix: check that its constraints can hold "
+                  "together: pattern and lengths, not/oneOf branches, x-kubernetes-validations"
+                  " rules", file=sys.stderr)
+            return 2
+        except RecursionError:
+            print(f"compatfuzz sample: error: {args.schema_file}: the schema recurses without "
+                  "bound\n  fix: give recursive $refs a base case (an optional field or "
+                  "an empty array)", file=sys.stderr)
+            return 2
     sys.stdout.flush()
     return 0

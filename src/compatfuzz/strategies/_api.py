@@ -25,7 +25,11 @@ def _as_schema(schema: Schema | Mapping[str, Any]) -> Schema:
     if isinstance(schema, Schema):
         return schema
     if isinstance(schema, Mapping):
-        return Schema(root=schema)
+        # The same reading as load_schema(mapping): draft detection, OpenAPI nullable, and
+        # Kubernetes semantics (CEL rules, list types) when x-kubernetes-* is used.
+        from compatfuzz.schema import load_schema
+
+        return load_schema(schema)
     if isinstance(schema, bool):
         return Schema(root={} if schema else {"not": {}})
     raise InvalidArgument(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +42,7 @@ _ARRAY_WORDS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "
 _STRING_WORDS = ("minLength", "maxLength", "pattern", "format")
 _NUMBER_WORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _RETRIES = 5
+_CEL_SAMPLE = 100  # checks after which a rule that rejects > 95% of values is reported
 # Objects with at most this many optional fields draw one presence coin per field.
 _NARROW_OBJECT = 6
 
@@ -91,8 +93,20 @@ def _path_text(path: tuple[str | int, ...]) -> str:
     return out
 
 
+def _json_equal_form(value: Any) -> Any:
+    """``value`` with integral floats as ints: JSON Schema's uniqueItems (and Kubernetes'
+    set lists) count ``1`` and ``1.0`` as the same item, but ``true`` and ``1`` not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_json_equal_form(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_equal_form(v) for k, v in value.items()}
+    return value
+
+
 def _canonical_key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return json.dumps(_json_equal_form(value), sort_keys=True, separators=(",", ":"))
 
 
 class Compiler:
@@ -153,8 +167,13 @@ class Compiler:
         path: tuple[str | int, ...] = (),
         ref_name: str | None = None,
         stack: tuple[str, ...] = (),
+        overridden: bool = False,
     ) -> Gen:
-        """Return a generator for ``node`` at ``path``, honouring overrides."""
+        """Return a generator for ``node`` at ``path``, honouring overrides.
+
+        ``overridden``: an override already applies to ``path`` (we are compiling the
+        default it patches, through a ``$ref``); do not apply one a second time.
+        """
         if node is True or node == {}:
             return self.any_json(path)
         if node is False:
@@ -162,12 +181,14 @@ class Compiler:
         if not isinstance(node, Mapping):
             raise self.fail(path, f"expected a schema object, got {node!r}")
 
-        override = self.options.overrides.for_path(_path_text(path)) if path else None
-        if override is None and ref_name is not None:
-            override = self.options.overrides.definitions.get(ref_name)
+        override = None
+        if not overridden:
+            override = self.options.overrides.for_path(_path_text(path)) if path else None
+            if override is None and ref_name is not None:
+                override = self.options.overrides.definitions.get(ref_name)
         if override is not None:
             return self.apply_override(override, node, path, ref_name, stack)
-        return self.compile_plain(node, path, ref_name, stack)
+        return self.compile_plain(node, path, ref_name, stack, overridden)
 
     def apply_override(
         self, override: Override, node: Mapping[str, Any], path: tuple[str | int, ...],
@@ -175,12 +196,14 @@ class Compiler:
     ) -> Gen:
         if override.strategy is not None:
             return self.strategy_gen(override.strategy)
-        default = self.compile_plain(node, path, ref_name, stack)
+        default = self.compile_plain(node, path, ref_name, stack, overridden=True)
         if override.patch is not None:
             patch = override.patch
 
             def patched(draw: st.DrawFn, ex: Example) -> Any:
-                return patch(default(draw, ex), draw)
+                value = default(draw, ex)
+                # null (a nullable field left unset) has nothing to patch
+                return value if value is None else patch(value, draw)
 
             return patched
         assert override.factory is not None
@@ -197,12 +220,13 @@ class Compiler:
 
     def compile_plain(
         self, node: Mapping[str, Any], path: tuple[str | int, ...], ref_name: str | None,
-        stack: tuple[str, ...],
+        stack: tuple[str, ...], overridden: bool = False,
     ) -> Gen:
         ref = node.get("$ref")
         if isinstance(ref, str):
-            return self.compile_ref(node, ref, path, stack)
+            return self.compile_ref(node, ref, path, stack, overridden)
 
+        self.check_patterns(node, path)
         gen = self.compile_shape(node, path, ref_name, stack)
 
         rules = node.get("x-kubernetes-validations")
@@ -210,21 +234,42 @@ class Compiler:
             gen = self.with_cel(gen, node, path)
         return gen
 
+    def check_patterns(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
+        """A pattern Python cannot compile fails here, naming its path, not at draw time."""
+        pattern = node.get("pattern")
+        patterns = [pattern] if isinstance(pattern, str) else []
+        patterns += [k for k in node.get("patternProperties") or {} if isinstance(k, str)]
+        for source in patterns:
+            try:
+                compile_ecma(source)
+            except re.error as exc:
+                raise self.fail(path, f"pattern {source!r} is not a valid regular "
+                                      f"expression ({exc})") from None
+
     def compile_ref(
         self, node: Mapping[str, Any], ref: str, path: tuple[str | int, ...],
-        stack: tuple[str, ...],
+        stack: tuple[str, ...], overridden: bool = False,
     ) -> Gen:
         target = self.schema.resolve(ref)
         name = ref.rsplit("/", 1)[-1]
+        hops = [ref]
+        while (isinstance(target, Mapping) and isinstance(target.get("$ref"), str)
+               and set(target) <= {*_ANNOTATIONS, "$ref", "$schema", "$id"}):
+            # a chain of bare refs: a cycle in it never reaches a schema
+            if target["$ref"] in hops:
+                raise self.fail(path, "$ref cycle that never reaches a schema: "
+                                      + " -> ".join([*hops, target["$ref"]]))
+            hops.append(target["$ref"])
+            target = self.schema.resolve(target["$ref"])
         siblings = {k: v for k, v in node.items()
                     if k not in ("$ref", "description", "title", "$comment", "examples")}
         if siblings:
             merged = merge_schemas([dict(target), siblings])
             if merged is not None:
-                return self.compile(merged, path, name, (*stack, ref))
-            gen = self.compile(target, path, name, (*stack, ref))
+                return self.compile(merged, path, name, (*stack, ref), overridden)
+            gen = self.compile(target, path, name, (*stack, ref), overridden)
             return self.filtered(gen, self.validator_for(node).is_valid)
-        return self.compile(target, path, name, (*stack, ref))
+        return self.compile(target, path, name, (*stack, ref), overridden)
 
     def too_deep(self, node: Any, stack: tuple[str, ...]) -> bool:
         """Would expanding ``node`` repeat a definition more than ``max_recursion`` times?"""
@@ -258,14 +303,15 @@ class Compiler:
             return self.compile_all_of(node, path, ref_name, stack)
         if "anyOf" in node or "oneOf" in node:
             return self.compile_union(node, path, ref_name, stack)
+        if node.get("not") in ({}, True):
+            raise self.fail(path, f"not: {node['not']!r} rejects every value")
         if "not" in node or "if" in node:
             rest = {k: v for k, v in node.items() if k not in ("not", "if", "then", "else")}
             gen = self.compile(rest, path, None, stack)
             return self.filtered(gen, self.validator_for(node).is_valid)
 
         if "const" in node:
-            value = node["const"]
-            return lambda draw, ex: value
+            return self.compile_enum({**node, "enum": [node["const"]]}, path, "const")
         if "enum" in node:
             return self.compile_enum(node, path)
 
@@ -325,14 +371,16 @@ class Compiler:
 
         return maybe_null
 
-    def compile_enum(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
-        rest = {k: v for k, v in node.items() if k != "enum"}
+    def compile_enum(self, node: Mapping[str, Any], path: tuple[str | int, ...],
+                     keyword: str = "enum") -> Gen:
+        rest = {k: v for k, v in node.items() if k not in ("enum", "const")}
         values = list(node["enum"])
         if len(rest) > 0 and any(k not in ("description", "title", "default") for k in rest):
             check = self.validator_for(rest).is_valid
             values = [v for v in values if check(v)]
         if not values:
-            raise self.fail(path, f"no value of enum {node['enum']!r} satisfies the schema")
+            shown = node["enum"][0] if keyword == "const" else node["enum"]
+            raise self.fail(path, f"no value of {keyword} {shown!r} satisfies the schema")
         if len(values) == 1:
             value = values[0]
             return lambda draw, ex: value
@@ -888,7 +936,32 @@ class Compiler:
                 )
         if not rules.supported:
             return gen
-        return self.filtered(gen, rules.check)
+        return self.filtered(gen, self.watched(rules.check, where))
+
+    def watched(self, check: Callable[[Any], bool], where: str) -> Callable[[Any], bool]:
+        """``check``, warning once when it rejects nearly every value: generation only
+        filters for CEL rules, so a rule random values rarely meet would otherwise make its
+        field silently vanish (Hypothesis learns to leave optional fields out)."""
+        seen = [0, 0]  # checks, passes
+
+        def counted(value: Any) -> bool:
+            ok = check(value)
+            seen[0] += 1
+            seen[1] += ok
+            if seen[0] == _CEL_SAMPLE and seen[1] * 20 < _CEL_SAMPLE:
+                key = ("rarely satisfied", where)
+                if key not in self._warned:
+                    self._warned.add(key)
+                    warnings.warn(
+                        f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
+                        f"at {where}: only {seen[1]} of {seen[0]} generated values satisfy "
+                        "the rules, so values there are rare or missing; add an override "
+                        f"for {where} (Overrides().path(...), docs/strategies.md)",
+                        UnsupportedRuleWarning, stacklevel=2,
+                    )
+            return ok
+
+        return counted
 
 
 _CONSTRAINTS = ("pattern", "enum", "const", "minimum", "maximum", "exclusiveMinimum",

@@ -14,13 +14,24 @@ from functools import lru_cache
 
 __all__ = ["compile_ecma", "ecma_to_python"]
 
+# We generate strings that both ECMA-262 and Python's ``re`` (which jsonschema validates
+# with) accept. \s: ECMA's WhiteSpace + LineTerminator that Python also calls space
+# (ECMA's U+FEFF is not space to Python). \S: neither ECMA's nor Python's space
+# (Python adds U+001C-U+001F and U+0085).
+_ECMA_SPACE = ("\\t\\n\\x0b\\x0c\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+               "\\u202f\\u205f\\u3000")
+_ANY_SPACE = _ECMA_SPACE + "\\ufeff\\x1c-\\x1f\\x85"
+
 
 def ecma_to_python(pattern: str) -> str:
     """Return a Python regex source that matches exactly what ``pattern`` matches in ECMA-262.
 
     Covers: ``$`` outside classes -> ``(?!\\n)\\Z``-equivalent ``\\Z``; ``(?<name>`` ->
-    ``(?P<name>``; ``\\d \\w \\s`` restricted to ASCII by the ``re.ASCII`` flag at compile
-    time; ``\\u{XXXX}`` is not ECMA without the ``u`` flag and is left alone.
+    ``(?P<name>``; ``\\d \\w`` restricted to ASCII by the ``re.ASCII`` flag at compile
+    time; ``\\s``/``\\S`` spelled out as ECMA's Unicode whitespace (restricted to what
+    Python's ``re`` agrees on, so values also pass jsonschema; ``\\S`` inside a class
+    keeps the ASCII meaning); ``\\cX`` control escapes; ``\\u{XXXX}`` is not ECMA
+    without the ``u`` flag and is left alone.
     """
     out: list[str] = []
     i = 0
@@ -35,6 +46,16 @@ def ecma_to_python(pattern: str) -> str:
                 out.append("Z")
             elif nxt == "A" and not in_class:
                 out.append("A")
+            elif nxt == "s":
+                # ECMA's \s is Unicode whitespace (NBSP, BOM, Zs, LS, PS), not re.ASCII's
+                out.append(_ECMA_SPACE if in_class else f"[{_ECMA_SPACE}]")
+            elif nxt == "S" and not in_class:
+                out.append(f"[^{_ANY_SPACE}]")
+            elif nxt == "c" and i + 2 < n and pattern[i + 2].isascii() \
+                    and pattern[i + 2].isalpha():
+                out.append(f"\\x{ord(pattern[i + 2]) % 32:02x}")  # \cJ: control-J
+                i += 3
+                continue
             else:
                 out.append(pattern[i : i + 2])
             i += 2
@@ -85,5 +106,6 @@ def ecma_to_python(pattern: str) -> str:
 
 @lru_cache(maxsize=1024)
 def compile_ecma(pattern: str) -> re.Pattern[str]:
-    """Compile an ECMA-262 ``pattern`` as Python ``re`` with ECMA semantics (cached)."""
+    """Compile an ECMA-262 ``pattern`` as Python ``re`` with ECMA semantics (cached), for
+    generation: what it matches, ECMA and Python's ``re`` both accept."""
     return re.compile(ecma_to_python(pattern), re.ASCII)

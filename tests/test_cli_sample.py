@@ -1,0 +1,69 @@
+"""``compatfuzz sample``: N valid objects as JSON lines, reproducible with --seed, and a
+clear exit 2 (file, JSON path, fix) for every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compatfuzz.cli import main
+from compatfuzz.schema import load_schema
+
+REPO = Path(__file__).resolve().parents[1]
+CRD = REPO / "examples" / "frobber" / "crd.yaml"
+OPENAPI = REPO / "tests" / "schema" / "data" / "orders.openapi.yaml"
+
+
+def _lines(capsys: pytest.CaptureFixture[str]) -> list[object]:
+    # JSON lines end at "\n" only: str.splitlines() would also split at U+2028 or U+001C,
+    # which generated strings may hold unescaped (ensure_ascii=False).
+    return [json.loads(line) for line in capsys.readouterr().out.split("\n") if line]
+
+
+# Parametrized, not @given: the command runs a Hypothesis test of its own inside.
+@pytest.mark.parametrize(("version", "n", "seed"), [("v6", 1, 0), ("v6", 6, 7),
+                                                   ("v7beta1", 4, 2**31)])
+def test_prints_n_valid_objects_of_the_chosen_version_reproducibly(
+        capsys: pytest.CaptureFixture[str], version: str, n: int, seed: int) -> None:
+    argv = ["sample", str(CRD), "--version", version, "-n", str(n), "--seed", str(seed)]
+    assert main(argv) == 0
+    objects = _lines(capsys)
+    assert len(objects) == n
+    schema = load_schema(CRD, version=version)
+    for obj in objects:
+        assert schema.validator.is_valid(obj), obj
+        assert isinstance(obj, dict) and obj["apiVersion"] == f"frobber.example.com/{version}"
+    assert main(argv) == 0
+    assert _lines(capsys) == objects  # the same seed, the same sample
+
+
+def test_definition_picks_one_schema_of_an_openapi_document(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sample", str(OPENAPI), "--definition", "Order", "-n", "5"]) == 0
+    schema = load_schema(OPENAPI, definition="Order")
+    assert all(schema.validator.is_valid(o) for o in _lines(capsys))
+
+
+@pytest.mark.parametrize(("content", "args", "needle"), [
+    (None, [], "not found"),
+    ("a: [1, 2\n", [], "fix:"),  # malformed YAML
+    ('{"$ref": "other.json"}', [], "other.json"),  # unresolvable $ref
+    ('{"$ref": "#"}', [], "$ref cycle that never reaches a schema"),
+    ('{"type": "string", "pattern": "^a$", "minLength": 3}', [], "no value satisfies"),
+    ('{"type": "string", "pattern": "[a-"}', [], "not a valid regular expression"),
+    (None, ["--version", "v9"], "v9"),
+])
+def test_bad_input_exits_2_with_a_reason_and_no_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None,
+        args: list[str], needle: str) -> None:
+    if content is None:
+        path = tmp_path / "missing.yaml" if not args else CRD
+    else:
+        path = tmp_path / "schema.yaml"
+        path.write_text(content)
+    assert main(["sample", str(path), "-n", "2", *args]) == 2
+    captured = capsys.readouterr()
+    assert needle in captured.err, captured.err
+    assert "Traceback" not in captured.err + captured.out
