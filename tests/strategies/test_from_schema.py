@@ -374,3 +374,22 @@ def test_a_rule_generation_rarely_meets_is_reported() -> None:
 
     with pytest.warns(UnsupportedRuleWarning, match=r"at spec: only \d+ of 100 generated"):
         check()
+
+
+def test_format_overrides_reach_numbers_and_kubernetes_times(deployment: Schema) -> None:
+    number = {"type": "object", "required": ["n"],
+              "properties": {"n": {"type": "integer", "format": "int32"}}}
+    assert find(from_schema(number, overrides=Overrides().format("int32", st.just(5))),
+                lambda v: True) == {"n": 5}
+    stamp = "2026-11-23T00:00:00Z"
+    overrides = Overrides().format("date-time", st.just(stamp))
+    value = find(from_schema(deployment, overrides=overrides),
+                 lambda v: "creationTimestamp" in (v.get("metadata") or {}))
+    assert value["metadata"]["creationTimestamp"] == stamp  # a Time, by definition name
+
+
+def test_path_overrides_win_over_realistic_object_meta(deployment: Schema) -> None:
+    overrides = Overrides().path("metadata.name", st.just("fixed-name"))
+    value = find(from_schema(deployment, overrides=overrides),
+                 lambda v: "name" in (v.get("metadata") or {}))
+    assert value["metadata"]["name"] == "fixed-name"

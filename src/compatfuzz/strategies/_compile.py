@@ -399,9 +399,11 @@ class Compiler:
             if kind == "string":
                 return self.compile_string(node, path)
             if kind == "integer":
-                return self.strategy_gen(_scalars.integers_for(node, kubernetes=self.kubernetes))
+                return self.formatted(node, _scalars.integers_for(node,
+                                                                  kubernetes=self.kubernetes))
             if kind == "number":
-                return self.strategy_gen(_scalars.numbers_for(node, kubernetes=self.kubernetes))
+                return self.formatted(node, _scalars.numbers_for(node,
+                                                                 kubernetes=self.kubernetes))
             if kind == "boolean":
                 return self.strategy_gen(st.booleans())
         except UnsupportedSchema as exc:
@@ -409,6 +411,23 @@ class Compiler:
                 raise
             raise self.fail(path, str(exc)) from None
         raise self.fail(path, f"unknown type {kind!r}")
+
+    def formatted(self, node: Mapping[str, Any], default: st.SearchStrategy[Any]) -> Gen:
+        """``default``, or what a format override (``Overrides().format``,
+        ``register_format``) for the node's format makes of it. Strings go through
+        :meth:`compile_string`, which keeps length and pattern on an override."""
+        fmt = node.get("format")
+        found = self.options.overrides.formats.get(fmt) if isinstance(fmt, str) else None
+        if found is None:
+            return self.strategy_gen(default)
+        if found.strategy is not None:
+            return self.strategy_gen(found.strategy)
+        if found.factory is not None:
+            made = found.factory(node, default)
+            return self.strategy_gen(default if made is NotImplemented else made)
+        assert found.patch is not None
+        patch = found.patch
+        return lambda draw, ex: patch(draw(default), draw)
 
     def compile_string(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
         fmt = node.get("format")
@@ -467,7 +486,8 @@ class Compiler:
             child = (*path, key)
             if key not in required_set and self.too_deep(sub, stack):
                 continue
-            if realistic and key in realistic:
+            if realistic and key in realistic and (
+                    not self.options.overrides.for_path(_path_text(child))):
                 gen = realistic[key]
             else:
                 gen = self.lazy(partial(self.compile, sub, child, None, stack))
@@ -870,14 +890,16 @@ class Compiler:
             return self.strategy_gen(k8s.int_or_strings())
         if kind in (WellKnown.TIME, WellKnown.MICRO_TIME):
             strategy = k8s.times if kind is WellKnown.TIME else k8s.micro_times
-            return self.strategy_gen(strategy)
+            return self.formatted({"format": "date-time", **node}, strategy)
         if kind is WellKnown.DURATION:
-            return self.strategy_gen(k8s.go_durations)
+            return self.formatted(node, k8s.go_durations)
         if kind is WellKnown.RAW_EXTENSION:
             return self.any_object(path)
         if kind is WellKnown.OBJECT_META and node.get("properties"):
             realistic = {
-                key: self.strategy_gen(strategy)
+                # timestamps are Time fields: a date-time format override applies
+                key: (self.formatted({"format": "date-time"}, strategy)
+                      if key.endswith("Timestamp") else self.strategy_gen(strategy))
                 for key, strategy in k8s.OBJECT_META_FIELDS.items()
                 if key in node["properties"]
             }
