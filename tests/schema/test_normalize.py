@@ -117,3 +117,23 @@ def test_normalized_draft04_validates_like_draft04(schema: dict[str, Any],
     old, new = jsonschema.Draft4Validator(schema), D2020(normalized)
     for value in values:
         assert old.is_valid(value) == new.is_valid(value), value
+
+
+def test_kubernetes_swagger_int_or_string_and_quantity_accept_numbers() -> None:
+    quantity = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+    doc = {"definitions": {
+        quantity: {"type": "string", "description": "q"},
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
+            "type": "string", "format": "int-or-string"},
+        "Plain": {"type": "string"},
+    }}
+    out = normalize(doc, dialect="swagger-2.0")
+    for name in (quantity, "io.k8s.apimachinery.pkg.util.intstr.IntOrString"):
+        node = out["$defs"][name]
+        assert node["anyOf"] == [{"type": "integer"}, {"type": "string"}], name
+        assert node["x-kubernetes-int-or-string"] is True
+    assert out["$defs"][quantity]["description"] == "q"
+    assert out["$defs"]["Plain"] == {"type": "string"}  # only the known definitions
+    assert normalize(out, dialect="swagger-2.0") == out  # idempotent
+    # JSON Schema documents are left alone: int-or-string means nothing there
+    assert normalize(doc)["$defs"][quantity] == {"type": "string", "description": "q"}

@@ -15,6 +15,10 @@ and compat checks then read one dialect. What changes:
   refs become ``#/$defs/X``.
 * OpenAPI-only annotations: ``discriminator``, ``xml``, ``externalDocs`` are dropped (they
   never affect validity), ``example`` becomes ``examples``; Swagger ``type: file`` is dropped.
+* Kubernetes OpenAPI ``type: string, format: int-or-string`` and the bare-string
+  ``...api.resource.Quantity`` definition become the CRD int-or-string shape
+  (``anyOf: [integer, string]`` + ``x-kubernetes-int-or-string``), as the API server
+  accepts both.
 * draft-04/06/07 ignore keywords next to ``$ref``; they are dropped (annotations kept).
   OpenAPI 3.0 and Swagger keep them: real documents put ``nullable`` next to ``$ref``.
 * ``x-kubernetes-*`` and every other keyword are kept verbatim. The input is never mutated.
@@ -89,6 +93,27 @@ def normalize(schema: Any, *, dialect: Dialect | str = "2020-12") -> Any:
         out["$defs"] = merged
     elif defs is not None:
         out["definitions"] = defs
+    if dialect in _OPENAPI and isinstance(out.get("$defs"), Mapping):
+        # Kubernetes' OpenAPI publishes Quantity as a bare string, though the API server
+        # (and every other schema of it) accepts numbers too.
+        defs_out = dict(out["$defs"])
+        for name, sub in defs_out.items():
+            if (name.endswith(_QUANTITY) and isinstance(sub, Mapping)
+                    and sub.get("type") == "string"):
+                defs_out[name] = _int_or_string(sub)
+        out["$defs"] = defs_out
+    return out
+
+
+_QUANTITY = "apimachinery.pkg.api.resource.Quantity"
+
+
+def _int_or_string(node: Mapping[str, Any]) -> dict[str, Any]:
+    """Swagger's ``type: string, format: int-or-string`` (IntOrString) in the shape CRDs
+    use, which a JSON Schema validator also reads right: an integer or a string."""
+    out = {k: v for k, v in node.items() if k not in ("type", "format")}
+    out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    out["x-kubernetes-int-or-string"] = True
     return out
 
 
@@ -144,6 +169,8 @@ def _node(node: Any, dialect: str) -> Any:
             out.setdefault("examples", [example])
         if out.get("type") == "file":
             del out["type"]
+        if out.get("format") == "int-or-string":
+            out = _int_or_string(out)
 
     nullable = False
     for key in _NULLABLE_KEYS.get(dialect, ()):
