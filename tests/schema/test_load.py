@@ -155,3 +155,19 @@ def test_openapi_31_and_kubernetes_flag_from_extensions() -> None:
     assert s.root["properties"]["b"] == {"$ref": "#/$defs/Port", "description": "kept in 3.1"}
     assert s.is_valid({"a": None, "b": 3}) and not s.is_valid({"b": 1.5})
     assert not load_schema({"type": "object"}).kubernetes
+
+
+def test_a_definitions_only_json_schema_file_needs_a_definition(tmp_path: Path) -> None:
+    """kubernetes-validate's _definitions.json layout: no root schema, only definitions.
+    Its root would accept anything, so generating from it silently is wrong."""
+    path = tmp_path / "_definitions.json"
+    path.write_text(json.dumps({"definitions": {
+        "a.v1.Foo": {"type": "object", "properties": {"x": {"type": "integer"}}},
+        "a.v1.Bar": {"type": "string"}}}))
+    with pytest.raises(SchemaLoadError, match=r"no root schema.*2 definitions") as info:
+        load_schema(path)
+    assert info.value.pointer == "/definitions" and "definition=" in info.value.hint
+    assert load_schema(path, definition="Foo").root["type"] == "object"
+    # a document with a root schema next to its definitions is still the root
+    path.write_text(json.dumps({"type": "string", "definitions": {"a": {}, "b": {}}}))
+    assert load_schema(path).root["type"] == "string"

@@ -216,6 +216,12 @@ def _kind_suffix_matches(names: Sequence[str], wanted: str) -> list[str]:
     return [n for n in names if n.rsplit(".", 1)[-1] == wanted]
 
 
+# A JSON Schema document with only these keys is a definitions file (kubernetes-validate's
+# _definitions.json): its root accepts anything, so a definition must be picked.
+_DEFS_ONLY = frozenset({"$schema", "$id", "$defs", "definitions", "title", "description",
+                        "$comment"})
+
+
 def _pick_definition(doc: Mapping[str, Any], dialect: str, definition: str | None,
                      source: str) -> tuple[str, str | None]:
     """(pointer, definition name) of the chosen root."""
@@ -239,18 +245,23 @@ def _pick_definition(doc: Mapping[str, Any], dialect: str, definition: str | Non
                 available.setdefault(str(name), f"{container}/{escape(str(name))}")
     is_api = dialect.startswith("openapi") or dialect == "swagger-2.0"
     if definition is None:
-        if not is_api:
+        if not is_api and (not available or set(doc) - _DEFS_ONLY):
             return "", None
         if len(available) == 1:
             name = next(iter(available))
             return available[name], name
         listing = _listing(sorted(available))
+        where = next((c for c in containers
+                      if any(v.startswith(c + "/") for v in available.values())),
+                     containers[0])
         raise SchemaLoadError(
-            f"an {dialect} document holds many schemas and definition= was not given"
+            f"an {dialect} document holds many schemas"
+            + ("" if is_api else " and no root schema")
+            + " and definition= was not given"
             + (f"; it has {listing}" if available else "; it has none"),
-            source=source, pointer=containers[0],
+            source=source, pointer=where,
             hint="pass definition='<name>' (a key of "
-            f"{containers[0].lstrip('/').replace('/', '.')}) to pick the schema to test",
+            f"{where.lstrip('/').replace('/', '.')}) to pick the schema to test",
         )
     if definition in available:
         return available[definition], definition
