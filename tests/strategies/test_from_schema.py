@@ -394,3 +394,24 @@ def test_path_overrides_win_over_realistic_object_meta(deployment: Schema) -> No
     value = find(from_schema(deployment, overrides=overrides),
                  lambda v: "name" in (v.get("metadata") or {}))
     assert value["metadata"]["name"] == "fixed-name"
+
+
+def test_crd_roots_get_their_identity_even_when_the_schema_omits_it(tmp_path: Any) -> None:
+    from compatfuzz.schema import load_schema
+
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: things.example.com}\nspec:\n  group: example.com\n"
+        "  names: {kind: Thing, plural: things}\n  scope: Namespaced\n  versions:\n"
+        "  - name: v1\n    served: true\n    storage: true\n    schema:\n"
+        "      openAPIV3Schema: {type: object, properties: {spec: {type: object}}}\n")
+    schema = load_schema(crd)
+
+    @settings(max_examples=20, database=None, deadline=None)
+    @given(from_schema(schema))
+    def check(value: dict[str, Any]) -> None:
+        assert value["apiVersion"] == "example.com/v1" and value["kind"] == "Thing"
+        assert schema.validator.is_valid(value)
+
+    check()

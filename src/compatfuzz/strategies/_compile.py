@@ -555,15 +555,16 @@ class Compiler:
         return gen_object
 
     def root_identity(self, path: tuple[str | int, ...]) -> dict[str, str] | None:
-        """apiVersion/kind of a CRD version's root object, which its schema leaves open."""
+        """apiVersion/kind of a CRD version's root object, which its schema leaves open.
+
+        Also when the schema does not declare them: the API server always sets and keeps
+        both (they are never pruned), and a structural root cannot forbid extra keys.
+        """
         if path or not self.kubernetes:
             return None
         meta = self.schema.meta
         group, version, kind = meta.get("group"), meta.get("version"), meta.get("kind")
-        if not (version and kind):
-            return None
-        properties = self.schema.root.get("properties") or {}
-        if "apiVersion" not in properties or "kind" not in properties:
+        if not (version and kind) or self.schema.root.get("additionalProperties") is False:
             return None
         return {"apiVersion": f"{group}/{version}" if group else str(version), "kind": str(kind)}
 
