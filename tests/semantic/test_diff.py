@@ -141,3 +141,62 @@ def test_any_injected_field_value_is_found_at_its_path(schema: Any, top: str, va
     new = deployment()
     new[top]["x-extra"] = value
     assert diff(old, new, schema=schema).paths == [f"{top}.x-extra"]
+
+
+# --- paths that name what they mean ------------------------------------------------------
+
+@pytest.mark.parametrize(("key", "path"), [
+    ("a]b", 'metadata.annotations["a]b"]'),
+    ("", 'metadata.annotations[""]'),
+    (" padded", 'metadata.annotations[" padded"]'),
+    ('say "hi"', 'metadata.annotations["say \\"hi\\""]'),
+    ("example.com/o", "metadata.annotations[example.com/o]"),
+])
+def test_awkward_map_keys_get_unambiguous_paths_that_work_as_globs(
+        schema: Any, key: str, path: str) -> None:
+    """A key holding "]" used to print as metadata.annotations[a]b], the empty key as
+    metadata.annotations[] (invisible); both now print as JSON strings."""
+    from compatfuzz.semantic import register_comparator
+
+    old, new = deployment(), deployment()
+    old["metadata"]["annotations"][key] = "1"
+    new["metadata"]["annotations"][key] = "2"
+    assert diff(old, new, schema=schema).paths == [path]
+    with register_comparator(lambda a, b: True, path=path):  # the path reads back as a glob
+        assert equal(old, new, schema=schema)
+
+
+def test_set_elements_are_named_by_value_not_by_a_position_from_either_list(
+        schema: Any) -> None:
+    """finalizers is a list-type set: "a" was old[1] and "c" is new[1], which used to be
+    reported as finalizers[1] lost and finalizers[1] added, like one position changing."""
+    old, new = deployment(), deployment()
+    old["metadata"]["finalizers"] = ["x", "a"]
+    new["metadata"]["finalizers"] = ["x", "c"]
+    changes = diff(old, new, schema=schema)
+    assert [(c.path, c.kind, c.old, c.new) for c in changes] == [
+        ('metadata.finalizers[="a"]', ChangeKind.LOST, "a", None),
+        ('metadata.finalizers[="c"]', ChangeKind.ADDED, None, "c"),
+    ]
+    new["metadata"]["finalizers"] = ["a", "x"]
+    assert not diff(old, new, schema=schema)
+
+
+@pytest.mark.parametrize(("before", "after", "kind", "detail"), [
+    ("1", 2, ChangeKind.CHANGED, "quantity values 1 != 2"),
+    (1, "2", ChangeKind.CHANGED, "quantity values 1 != 2"),
+    ("1", 1.5, ChangeKind.CHANGED, "quantity values 1 != 1.5"),
+    ("1", "x", ChangeKind.CHANGED, ""),  # "x" is no quantity: no quantity detail
+    (1, "x", ChangeKind.TYPE_CHANGED, ""),  # ... so 1 -> "x" is a real type change
+    ("1", True, ChangeKind.TYPE_CHANGED, ""),
+])
+def test_quantity_spelled_as_a_number_changes_value_not_type(
+        schema: Any, before: Any, after: Any, kind: ChangeKind, detail: str) -> None:
+    """"1" -> 2 was reported as an unexplained type-changed; both are quantities."""
+    old, new = deployment(), deployment()
+    _container(old, "app")["resources"]["limits"]["cpu"] = before
+    _container(new, "app")["resources"]["limits"]["cpu"] = after
+    changes = diff(old, new, schema=schema)
+    assert [(c.kind, c.detail) for c in changes] == [(kind, detail)]
+    _container(new, "app")["resources"]["limits"]["cpu"] = 1 if before == "1" else "1"
+    assert not diff(old, new, schema=schema)

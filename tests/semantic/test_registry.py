@@ -139,8 +139,9 @@ def test_comparator_is_opaque_but_works_in_sets_and_diffs() -> None:
         a = {"spec": {"items": ["aa", "b"]}}
         assert equal(a, {"spec": {"items": ["c", "dd"]}}, schema=SCHEMA)
         changes = diff(a, {"spec": {"items": ["ccc", "d"]}}, schema=SCHEMA)
+        # set elements are named by value: "aa" (a[0]) and "ccc" (b[0]) share no position
         assert [(c.path, str(c.kind)) for c in changes] == [
-            ("spec.items[0]", "lost"), ("spec.items[0]", "added")]
+            ('spec.items[="aa"]', "lost"), ('spec.items[="ccc"]', "added")]
         assert canonicalise(a, schema=SCHEMA) == a  # no canonical form: left alone
 
 
@@ -236,3 +237,67 @@ def test_canonicaliser_over_a_container_with_an_opaque_comparator_inside() -> No
                     schema=SCHEMA).paths == ["spec.hosts[0]"]
         assert diff({"spec": {"hosts": ["b", "a"]}}, {"spec": {"hosts": ["c", "a"]}},
                     schema=SCHEMA).paths == ["spec.hosts"]
+
+
+# --- the root schema has a definition name too ------------------------------------------
+
+@pytest.mark.parametrize("name", ["Deployment", "io.k8s.api.apps.v1.Deployment"])
+def test_definition_selector_matches_the_root_schema(name: str) -> None:
+    """load_kubernetes puts the Deployment at the root, reached through no $ref; the
+    selector used to match only definitions reached through a $ref, so never the root."""
+    from compatfuzz.schema import load_kubernetes
+
+    schema = load_kubernetes("apps/v1", "Deployment")
+    a, b = {"spec": {"replicas": 1}}, {"spec": {"replicas": 2}}
+    assert not equal(a, b, schema=schema)
+    with register_comparator(lambda x, y: True, definition=name):
+        assert equal(a, b, schema=schema)
+    with register_comparator(lambda x, y: True, definition="DeploymentSpec"):
+        assert equal(a, b, schema=schema)
+    with register_comparator(lambda x, y: True, definition="Spec"):  # not a dotted suffix
+        assert not equal(a, b, schema=schema)
+
+
+# --- globs in other path syntaxes are rejected with the glob to write --------------------
+
+@pytest.mark.parametrize(("glob", "problem", "fix"), [
+    ("/spec/replicas", "is a JSON Pointer", "path='spec.replicas'"),
+    ("#/spec/replicas", "is a JSON Pointer", "path='spec.replicas'"),
+    ("/metadata/labels/app.kubernetes.io~1name", "JSON Pointer",
+     "path='metadata.labels[app.kubernetes.io/name]'"),
+    ("/spec/containers/0/image", "JSON Pointer", "path='spec.containers[*].image'"),
+    ("$.spec.replicas", "is a JSONPath expression", "path='spec.replicas'"),
+    ("$['spec']['replicas']", "is a JSONPath expression", "path='spec.replicas'"),
+    ("$..image", "JSONPath", "path='**.image'"),
+    ("$.spec.containers[0].image", "JSONPath", "path='spec.containers[*].image'"),
+    ("spec/replicas", "has a '/' in the name 'spec/replicas'", "path='spec.replicas'"),
+    ("spec['replicas']", "quotes a name", "path='spec[replicas]'"),
+    ("spec.containers[?(@.name=='a')].image", "JSONPath filter",
+     "path='spec.containers[*].image'"),
+    ('spec.template.spec.containers[name="app"].image', "selects a list-map item by its keys",
+     "path='spec.template.spec.containers[*].image'"),
+    ('spec.ports[containerPort=80,protocol="TCP"]', "list-map item", "path='spec.ports[*]'"),
+    ("spec.cont*", "partial wildcard", None),
+    ("spec.containers[0]", "selects list index [0]", "path='spec.containers[*]'"),
+])
+def test_globs_in_other_syntaxes_are_rejected_with_a_fix(glob: str, problem: str,
+                                                         fix: str | None) -> None:
+    """These were accepted and silently never matched anything."""
+    with pytest.raises(InvalidArgument) as info:
+        register_comparator(same_length, path=glob)
+    message = str(info.value)
+    assert f"path={glob!r}" in message
+    assert problem in message
+    if fix is not None:
+        assert f"write {fix}" in message or f"so write [*]: {fix}" in message
+        PathGlob.parse(fix[len("path='"):-1])  # the suggestion itself is a valid glob
+
+
+@pytest.mark.parametrize(("glob", "tokens"), [
+    ('metadata.annotations["a]b"]', ("metadata", "annotations", "a]b")),
+    ('metadata.annotations[""]', ("metadata", "annotations", "")),
+    ('labels["a=b"]', ("labels", "a=b")),
+    ("metadata.labels[app.kubernetes.io/name]", ("metadata", "labels", "app.kubernetes.io/name")),
+])
+def test_quoted_keys_as_diff_paths_print_them_are_globs(glob: str, tokens: tuple[str, ...]) -> None:
+    assert PathGlob.parse(glob).tokens == tokens

@@ -13,7 +13,7 @@ from compatfuzz.semantic import (
     format_go_duration,
     parse_go_duration,
 )
-from compatfuzz.semantic._values import date_time_key, duration_key
+from compatfuzz.semantic._values import _civil_from_days, date_time_key, duration_key
 from tests.semantic.strategies import rfc3339
 
 
@@ -21,7 +21,6 @@ from tests.semantic.strategies import rfc3339
     ("2024-01-01T00:00:00Z", "2024-01-01T01:00:00+01:00"),
     ("2024-01-01T00:00:00Z", "2023-12-31T19:00:00-05:00"),
     ("2024-01-01T00:00:00.5Z", "2024-01-01T00:00:00.500Z"),
-    ("2016-12-31T23:59:60Z", "2017-01-01T00:00:00Z"),
     ("2024-01-01t00:00:00z", "2024-01-01T00:00:00Z"),
 ])
 def test_same_instant(a: str, b: str) -> None:
@@ -38,10 +37,67 @@ def test_fraction_digits_are_exact_beyond_microseconds() -> None:
 
 @pytest.mark.parametrize("bad", ["2024-02-30T00:00:00Z", "2023-02-29T00:00:00Z",
                                  "2024-01-01T24:00:00Z", "2024-01-01 00:00:00Z",
+                                 "2016-12-31T23:59:60Z", "2024-03-05T10:20:60Z",
                                  "2024-01-01T00:00:00", "2024-01-01T00:00:00+2400", 5])
 def test_invalid_date_times_are_not_canonicalised(bad: object) -> None:
     assert date_time_key(bad) is None
     assert canonical_date_time(bad) is NotImplemented
+
+
+def test_second_60_is_not_an_instant_and_compares_exactly() -> None:
+    """Go's time.Parse rejects second 60, so metav1.Time never holds a leap second; such a
+    string is compared exactly, not as the next second (it was, at any minute)."""
+    from compatfuzz.semantic import equal
+
+    schema = {"properties": {"t": {"type": "string", "format": "date-time"}}}
+    assert not equal({"t": "2024-03-05T10:20:60Z"}, {"t": "2024-03-05T10:21:00Z"}, schema=schema)
+    assert not equal({"t": "2016-12-31T23:59:60Z"}, {"t": "2017-01-01T00:00:00Z"}, schema=schema)
+    assert equal({"t": "2016-12-31T23:59:60Z"}, {"t": "2016-12-31T23:59:60Z"}, schema=schema)
+    assert canonical_date_time("2024-03-05T10:20:60Z") is NotImplemented
+
+
+@pytest.mark.parametrize(("texts", "canonical"), [
+    (["0000-01-01T00:00:00+01:00", "0000-01-01T00:30:00+01:30", "0000-01-01T01:00:00+02:00"],
+     "0000-01-01T00:00:00+01:00"),
+    (["0000-01-01T00:00:00.25+00:01", "0000-01-01T05:00:00.250+05:01"],
+     "0000-01-01T00:00:00.25+00:01"),
+    (["9999-12-31T23:00:00-23:59", "9999-12-31T23:59:00-23:00"], "9999-12-31T23:59:00-23:00"),
+    (["9999-12-31T23:59:59.9-00:01"], "9999-12-31T23:59:59.9-00:01"),
+])
+def test_instants_outside_utc_years_0_to_9999_have_one_spelling(texts: list[str],
+                                                                 canonical: str) -> None:
+    """Before 0000-01-01Z (or after 9999Z) UTC cannot spell the instant; the offset of the
+    fewest minutes that can is used, so canonical forms are still unique (they were left
+    as written, so two spellings of one instant canonicalised differently)."""
+    for text in texts:
+        assert canonical_date_time(text) == canonical
+        assert date_time_key(canonical) == date_time_key(text)
+
+
+@given(st.integers(-23 * 60 - 59, 23 * 60 + 59), st.integers(0, 2 * 86400),
+       st.from_regex(r"(\.[0-9]{1,3})?", fullmatch=True), st.booleans())
+def test_edge_year_canonical_is_unique_and_idempotent(offset: int, delta: int, frac: str,
+                                                      late: bool) -> None:
+    from compatfuzz.semantic._values import _days_from_civil
+    base = _days_from_civil(10000, 1, 1) * 86400 - 86400 if late else \
+        _days_from_civil(0, 1, 1) * 86400 - 86400
+    utc = base + delta
+    local = utc + offset * 60
+    days, rem = divmod(local, 86400)
+    y, mo, d = _civil_from_days(days)
+    if not 0 <= y <= 9999:
+        return
+    h, rem = divmod(rem, 3600)
+    mi, s = divmod(rem, 60)
+    tz = f"{'+' if offset >= 0 else '-'}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"
+    text = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{tz}"
+    canonical = canonical_date_time(text)
+    assert canonical is not NotImplemented
+    assert date_time_key(canonical) == date_time_key(text)
+    assert canonical_date_time(canonical) == canonical
+    if canonical[-1] != "Z":  # only out-of-range UTC years get an offset
+        utc_days = (date_time_key(text)[0]) // 86400  # type: ignore[index]
+        assert not 0 <= _civil_from_days(utc_days)[0] <= 9999
 
 
 @given(rfc3339())

@@ -132,10 +132,14 @@ def canonicalise(value: Any, *, schema: SchemaLike = None,
                  go_durations: Iterable[str] = (), empty_struct_is_absent: bool = False) -> Any:
     """Return one canonical spelling of ``value``: equal objects, equal meaning, idempotent.
 
-    Quantities in apimachinery's canonical form (format kept: ``"1024Mi"`` -> ``"1Gi"``),
-    date-times in UTC, durations normalised, sets and list-maps sorted, absent-equivalent
-    fields dropped, integral numbers as ``int`` where the schema says ``number``. Fields
-    under a registered comparator are left as they are. ``equal(canonicalise(x), x)`` holds.
+    One spelling per meaning: ``equal(a, b)`` iff ``canonicalise(a) == canonicalise(b)``
+    (except under registered comparators, which are opaque: their fields are left as they
+    are). Quantities by value whatever their format (the shorter of apimachinery's
+    canonical DecimalSI and BinarySI strings: ``"1073741824"`` and ``"1024Mi"`` -> ``"1Gi"``,
+    ``"1e3"`` -> ``"1k"``), date-times in UTC (or the smallest offset that can spell an
+    instant outside UTC years 0000-9999), durations normalised, sets and list-maps sorted,
+    absent-equivalent fields dropped, integral numbers as ``int`` where the schema says
+    ``number``. ``equal(canonicalise(x), x)`` holds.
 
     .. versionadded:: 0.1.0
     """

@@ -4,7 +4,9 @@ Paths follow Kubernetes field paths (``k8s.io/apimachinery/pkg/util/validation/f
 ``spec.template.spec.containers[0].image``; map keys that are not plain names are bracketed
 (``metadata.labels[app.kubernetes.io/name]``); items of a ``list-type: map`` list are named
 by their keys instead of their position, ``spec.containers[name="app"].image``, because
-their position carries no meaning and differs between the two sides.
+their position carries no meaning and differs between the two sides; for the same reason
+elements of a ``list-type: set`` are named by their value, ``finalizers[="a"]``. Keys that
+would be ambiguous in brackets are JSON strings: ``metadata.annotations["a]b"]``, ``[""]``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-__all__ = ["Change", "ChangeKind", "Diff", "join_key", "join_name"]
+__all__ = ["Change", "ChangeKind", "Diff", "join_key", "join_name", "join_value"]
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -38,14 +40,26 @@ class ChangeKind(StrEnum):
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_$-]+")
+_QUOTE = re.compile(r'[\[\]"\\\x00-\x1f\x7f]')
 
 
 def join_name(path: str, name: object) -> str:
-    """Append a field or map key: ``.name``, or ``[key]`` when it is not a plain name."""
+    """Append a field or map key: ``.name``; ``[key]`` when it is not a plain name; and
+    ``["key"]`` (a JSON string) when it is empty, has surrounding spaces or holds a
+    bracket, quote, backslash or control character, so every key reads back unambiguously
+    (``[""]``, ``["a]b"]``). Field-path globs accept all three spellings."""
     text = str(name)
     if _PLAIN.fullmatch(text):
         return f"{path}.{text}" if path else text
+    if not text or text.strip() != text or _QUOTE.search(text):
+        return f"{path}[{json.dumps(text, ensure_ascii=False)}]"
     return f"{path}[{text}]"
+
+
+def join_value(path: str, value: Any) -> str:
+    """Append a set element by its value: ``finalizers[="a"]`` (structured-merge-diff's
+    notation); set elements have no position shared by the two sides."""
+    return f"{path}[={json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)}]"
 
 
 def join_key(path: str, keys: Sequence[tuple[str, Any]]) -> str:

@@ -32,8 +32,14 @@ from fractions import Fraction
 from typing import Any
 
 from compatfuzz.schema import Schema, WellKnown, classify
-from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name
-from compatfuzz.semantic._quantity import InvalidQuantity, quantity_from_json
+from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name, join_value
+from compatfuzz.semantic._quantity import (
+    BINARY_SI,
+    DECIMAL_SI,
+    InvalidQuantity,
+    Quantity,
+    quantity_from_json,
+)
 from compatfuzz.semantic._registry import PathGlob, Registration
 from compatfuzz.semantic._values import (
     _decimal,
@@ -147,14 +153,15 @@ class Node:
 
 
 def leaf_change(node: Node, a: Any, b: Any, path: str, out: list[Change], *,
-                numeric: bool = False) -> None:
+                numeric: bool = False, same_type: bool = False) -> None:
     if node.absent(a):
         kind = ChangeKind.ADDED
     elif node.absent(b):
         kind = ChangeKind.LOST
     else:
         ta, tb = jtype(a), jtype(b)
-        if numeric and ta in ("integer", "number") and tb in ("integer", "number"):
+        if same_type or (numeric and ta in ("integer", "number") and
+                         tb in ("integer", "number")):
             ta = tb
         kind = ChangeKind.CHANGED if ta == tb else ChangeKind.TYPE_CHANGED
     out.append(Change(path, kind, a, b, node.detail(a, b) if kind is ChangeKind.CHANGED else ""))
@@ -490,10 +497,10 @@ class SetNode(ListNode):
             leaf_change(self, a, b, path, out)
             return
         lost, added = _unmatched(self.item, a, b)
-        for i in lost:
-            out.append(Change(f"{path}[{i}]", ChangeKind.LOST, a[i], None))
+        for i in lost:  # named by value: a[i] and b[i] are not "the same position"
+            out.append(Change(join_value(path, a[i]), ChangeKind.LOST, a[i], None))
         for j in added:
-            out.append(Change(f"{path}[{j}]", ChangeKind.ADDED, None, b[j]))
+            out.append(Change(join_value(path, b[j]), ChangeKind.ADDED, None, b[j]))
 
 
 class _Sortable:
@@ -603,7 +610,7 @@ class ListMapNode(SetNode):
         for i in lost:
             ident = self.item_id(a[i])
             candidates = by_id.get(ANY.key(list(ident)))
-            item_path = join_key(path, ident) if ident else f"{path}[{i}]"
+            item_path = join_key(path, ident) if ident else join_value(path, a[i])
             if candidates:
                 j = candidates.pop(0)
                 still_added.discard(j)
@@ -612,26 +619,51 @@ class ListMapNode(SetNode):
                 out.append(Change(item_path, ChangeKind.LOST, a[i], None))
         for j in sorted(still_added):
             ident = self.item_id(b[j])
-            out.append(Change(join_key(path, ident) if ident else f"{path}[{j}]",
+            out.append(Change(join_key(path, ident) if ident else join_value(path, b[j]),
                               ChangeKind.ADDED, None, b[j]))
 
 
 class UnionNode(Node):
-    """``anyOf``/``oneOf`` or a type list: each value compared by the branch its JSON type picks."""
+    """``anyOf``/``oneOf`` or a type list: each value compared by the branch that takes it.
 
-    __slots__ = ("branches", "fallback")
+    Which branch takes a value depends on the value alone, never on the order the branches
+    are listed in, so equality stays a function of keys (an equivalence). Candidates are
+    the branches whose JSON types admit the value (a ``number`` branch admits integers;
+    an untyped branch admits everything); among them the most specific wins: a registered
+    rule, then a parsed scalar (quantity, date-time, duration) that parses the value, then
+    ``number``, then containers, then exact comparison. Equally specific candidates (two
+    object schemas, say) go to the first listed; nested unions are flattened first.
+    """
+
+    __slots__ = ("branches", "by_type", "fallback")
     name = "union"
 
     def __init__(self) -> None:
         self.branches: list[tuple[frozenset[str] | None, Node]] = []
         self.fallback: Node = ANY
+        self.by_type: dict[str, tuple[Node, ...]] | None = None
+
+    def _index(self) -> dict[str, tuple[Node, ...]]:
+        table: dict[str, tuple[Node, ...]] = {}
+        for t in ("null", "boolean", "integer", "number", "string", "array", "object"):
+            cands = [(-_rank(node), pos, node) for pos, (types, node) in enumerate(self.branches)
+                     if types is None or t in types or (t == "integer" and "number" in types)]
+            cands.sort(key=lambda c: c[:2])
+            table[t] = tuple(c[2] for c in cands)
+        self.by_type = table
+        return table
 
     def pick(self, v: Any) -> Node:
-        t = jtype(v)
-        for types, node in self.branches:
-            if types is None or t in types or (t == "integer" and "number" in types):
+        table = self.by_type if self.by_type is not None else self._index()
+        cands = table.get(jtype(v), ())
+        if not cands:
+            return self.fallback
+        if len(cands) == 1:
+            return cands[0]
+        for node in cands:
+            if not isinstance(node, _ParsedScalar) or node.parse(v) is not None:
                 return node
-        return self.fallback
+        return cands[-1]
 
     def eq(self, a: Any, b: Any) -> bool:
         if a is b:
@@ -661,6 +693,19 @@ class UnionNode(Node):
             na.diff(a, b, path, out)
         else:
             leaf_change(self, a, b, path, out)
+
+
+def _rank(node: Node) -> int:
+    """How specific a union branch's comparison is (higher wins, see :class:`UnionNode`)."""
+    if isinstance(node, (CanonicaliserNode, ComparatorNode)):
+        return 4
+    if isinstance(node, _ParsedScalar):
+        return 3
+    if isinstance(node, NumberNode):
+        return 2
+    if isinstance(node, (_Keyed, ListNode)) and not isinstance(node, AnyNode):
+        return 1
+    return 0
 
 
 # ---------------------------------------------------------------------------------------
@@ -770,6 +815,31 @@ def canonical_quantity(value: Any) -> Any:
         return NotImplemented
 
 
+@functools.lru_cache(maxsize=8192)
+def _unique_quantity_str(text: str) -> str | None:
+    try:
+        return unique_quantity(quantity_from_json(text))
+    except InvalidQuantity:
+        return None
+
+
+def unique_quantity(q: Quantity) -> str:
+    """The one spelling ``canonicalise`` gives a quantity's value, whatever its format.
+
+    apimachinery's canonical form keeps the format (``"1Gi"`` but ``"1073741824"`` for the
+    same value), so it is not unique per value. This is the shorter of the value's canonical
+    DecimalSI and BinarySI spellings, DecimalSI on a tie or when BinarySI cannot hold the
+    value (beyond +-(2**63-1), where apimachinery caps BinarySI): ``"1Gi"``, ``"1k"`` (also for
+    ``"1e3"``), ``"500m"``, ``"1536Mi"``, ``"1T"``, ``"1Ki"`` (for ``"1024"``).
+    """
+    dec = Quantity(q.coefficient, q.exponent, DECIMAL_SI).canonical()
+    c, e = q.coefficient, q.exponent
+    if e < 0 or len(str(abs(c))) + e > 19 or abs(c) * 10**e > 2**63 - 1:
+        return dec  # not an integer, or beyond the int64 cap BinarySI parses to
+    binary = Quantity(c, e, BINARY_SI).canonical()
+    return binary if len(binary) < len(dec) else dec
+
+
 class QuantityNode(_ParsedScalar):
     """``resource.Quantity``: equal numeric value, whatever the suffix or format."""
 
@@ -788,8 +858,21 @@ class QuantityNode(_ParsedScalar):
     def parse(self, v: Any) -> Hashable | None:
         return quantity_key(v)
 
+    def diff(self, a: Any, b: Any, path: str, out: list[Change]) -> None:
+        # "1" and 2 are both quantity spellings: a value change, not a type change.
+        if not self.eq(a, b):
+            both = a is not None and b is not None and \
+                quantity_key(a) is not None and quantity_key(b) is not None
+            leaf_change(self, a, b, path, out, same_type=both)
+
     def spell(self, v: Any) -> Any:
-        return canonical_quantity(v)
+        if isinstance(v, str):
+            out = _unique_quantity_str(v)
+            return NotImplemented if out is None else out
+        try:
+            return unique_quantity(quantity_from_json(v))
+        except InvalidQuantity:
+            return NotImplemented
 
 
 class TimeNode(_ParsedScalar):
@@ -983,6 +1066,7 @@ class Compiler:
             for sel in ("predicate", "definition", "format")
         }
         self.memo: dict[tuple[Any, ...], Node] = {}
+        self.building: set[int] = set()  # unions whose branches are being compiled
 
     # -- path globs --------------------------------------------------------------------
     def start(self) -> State:
@@ -1053,7 +1137,9 @@ class Compiler:
         state = self.start()
         if self.schema is None:
             return self.any(state)
-        return self.compile(self.schema.root, None, state)
+        # The root is reached through no $ref; its definition name is the Schema's name
+        # (load_kubernetes puts the Deployment itself at the root).
+        return self.compile(self.schema.root, self.schema.name or None, state)
 
     def any(self, state: State) -> Node:
         rule = self.select(None, None, state)
@@ -1142,11 +1228,12 @@ class Compiler:
         return merged, name
 
     def build(self, obj: Mapping[str, Any], ref_name: str | None, state: State,
-              key: tuple[Any, ...]) -> Node:
+              key: tuple[Any, ...] | None) -> Node:
         rule = self.select(obj, ref_name, state)
         if rule is not None:
             wrapper = self.wrap(rule)
-            self.memo[key] = wrapper
+            if key is not None:
+                self.memo[key] = wrapper
             wrapper.fallback = self.builtin(obj, ref_name, state, None)
             return wrapper
         return self.builtin(obj, ref_name, state, key)
@@ -1183,17 +1270,30 @@ class Compiler:
         else:
             types = []
         structural = ("properties", "additionalProperties", "items")
+        alternatives = [b for b in (obj.get("oneOf") or obj.get("anyOf") or [])
+                        if isinstance(b, Mapping)]
+        if alternatives and len(types) <= 1 and not any(k in obj for k in structural):
+            # With a type beside the union (type: string, anyOf: [{format: date-time}, ...])
+            # each branch is read together with the outer keywords.
+            outer = {k: v for k, v in obj.items() if k not in ("anyOf", "oneOf")} \
+                if types else None
+            union = UnionNode()
+            done(union)
+            self.building.add(id(union))
+            for branch in alternatives:
+                if outer is None or "$ref" in branch:
+                    sub, types_of = self.compile(branch, None, state), branch
+                else:
+                    types_of = {**outer, **branch}
+                    sub = self.build(types_of, None, state, None)
+                if isinstance(sub, UnionNode) and id(sub) not in self.building:
+                    union.branches.extend(sub.branches)  # nested anyOf/oneOf: flatten
+                else:
+                    union.branches.append((self.branch_types(types_of), sub))
+            self.building.discard(id(union))
+            union.fallback = self.any(state)
+            return union
         if not types:
-            alternatives = [b for b in (obj.get("oneOf") or obj.get("anyOf") or [])
-                            if isinstance(b, Mapping)]
-            if alternatives and not any(k in obj for k in structural):
-                union = UnionNode()
-                done(union)
-                for branch in alternatives:
-                    union.branches.append((self.branch_types(branch),
-                                           self.compile(branch, None, state)))
-                union.fallback = self.any(state)
-                return union
             if "properties" in obj or "additionalProperties" in obj:
                 types = ["object"]
             elif "items" in obj:
@@ -1251,8 +1351,35 @@ class Compiler:
             return done(NumberNode())
         return done(self.any(state) if state else ANY)
 
-    @staticmethod
-    def branch_types(branch: Mapping[str, Any]) -> frozenset[str] | None:
+    def branch_types(self, branch: Mapping[str, Any], depth: int = 0) -> frozenset[str] | None:
+        """The JSON types a union branch admits (``$ref``, ``allOf`` and nested unions
+        followed), or None when it admits every type."""
+        if depth > 32:
+            return None
+        if "$ref" in branch and self.schema is not None:
+            ref = branch["$ref"]
+            name = ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+            merged = {**self.schema.resolve(ref), **{k: v for k, v in branch.items()
+                                                     if k != "$ref" and k not in _ANNOTATIONS}}
+            if "$ref" in merged and merged["$ref"] == ref:
+                return None
+            return self._own_types(merged, name, depth)
+        if "allOf" in branch and self.schema is not None:
+            merged, name = self.merge_all_of(branch)
+            return self._own_types(merged, name, depth)
+        return self._own_types(branch, None, depth)
+
+    def _own_types(self, branch: Mapping[str, Any], ref_name: str | None,
+                   depth: int) -> frozenset[str] | None:
+        if "$ref" in branch or ("allOf" in branch and self.schema is not None):
+            return self.branch_types(branch, depth + 1)
+        kind = classify(branch, ref_name)
+        if kind is WellKnown.QUANTITY:
+            return frozenset({"string", "integer", "number"})
+        if kind in (WellKnown.TIME, WellKnown.MICRO_TIME, WellKnown.DURATION):
+            return frozenset({"string"})
+        if kind is WellKnown.INT_OR_STRING:
+            return frozenset({"integer", "string"})
         raw = branch.get("type")
         if isinstance(raw, str):
             return frozenset({raw})
@@ -1262,4 +1389,16 @@ class Compiler:
             return frozenset({"object"})
         if "items" in branch:
             return frozenset({"array"})
+        if branch.get("format") in ("date-time", "duration"):
+            return frozenset({"string"})
+        nested = [b for b in (branch.get("oneOf") or branch.get("anyOf") or [])
+                  if isinstance(b, Mapping)]
+        if nested:
+            out: set[str] = set()
+            for b in nested:
+                types = self.branch_types(b, depth + 1)
+                if types is None:
+                    return None
+                out |= types
+            return frozenset(out)
         return None

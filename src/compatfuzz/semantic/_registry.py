@@ -2,9 +2,11 @@
 
 A registration attaches one pure function to the fields chosen by exactly one selector:
 ``format=`` (the schema's ``format``), ``definition=`` (the ``$defs`` name a field is reached
-through), ``path=`` (a glob over Kubernetes-style field paths) or ``predicate=`` (a function
-of the schema node). Every registration bumps a generation counter, so compiled schemas are
-rebuilt on next use (STYLE.md 6). Precedence when several match: path, then predicate,
+through, or the ``Schema``'s name for the root), ``path=`` (a glob over Kubernetes-style
+field paths) or ``predicate=`` (a function of the schema node). Every registration bumps a
+generation counter, so compiled schemas are rebuilt on next use (STYLE.md 6). Installed
+packages register rules through the ``compatfuzz.semantic`` entry-point group, loaded on
+first use. Precedence when several match: path, then predicate,
 then definition, then format, then the built-in rules; among equals the newest wins.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -32,16 +35,78 @@ Kind = Literal["comparator", "canonicaliser"]
 Selector = Literal["path", "predicate", "definition", "format"]
 SELECTOR_ORDER: tuple[Selector, ...] = ("path", "predicate", "definition", "format")
 
-_TOKEN = re.compile(r"\*\*|\*|\[\*\]|\[[^\[\]]+\]|[^.\[\]]+")
+_TOKEN = re.compile(r'\*\*|\*|\[\*\]|\["(?:[^"\\]|\\.)*"\]|\[[^\[\]]+\]|[^.\[\]]+')
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_$-]+")
+_SYNTAX = ("field-path globs are names separated by dots (spec.replicas), [key] for a name "
+           "with dots or slashes (metadata.labels[app.kubernetes.io/name]), [\"key\"] for one "
+           "with brackets or quotes, * for one name, [*] for every list item and ** for any "
+           "depth")
+_JSONPATH_TOKEN = re.compile(
+    r"""\.\.([^.\[\]]*)|\.([^.\[\]]+)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]|\[\s*"((?:[^"\\]|\\.)*)"\s*\]"""
+    r"""|\[\s*(\d+|\*)\s*\]|\[\s*\?[^\]]*\]"""
+)
+
+
+def _glob_text(segments: list[str]) -> str:
+    """Spell parsed segments as a glob (``[*]`` for indices and filters)."""
+    out = ""
+    for seg in segments:
+        if seg == "[*]" or seg.isdigit():
+            out += "[*]"
+            continue
+        if seg in ("*", "**") or _PLAIN_NAME.fullmatch(seg):
+            part = seg
+        elif seg and not any(c in seg for c in '[]"') and seg.strip() == seg:
+            out += f"[{seg}]"
+            continue
+        else:
+            out += "[" + json.dumps(seg) + "]"
+            continue
+        out += ("." if out else "") + part
+    return out or "**"
+
+
+def _from_pointer(text: str) -> str:
+    body = text[1:] if text.startswith("#") else text
+    segments = [p.replace("~1", "/").replace("~0", "~") for p in body.split("/") if p]
+    return _glob_text(segments)
+
+
+def _from_jsonpath(text: str) -> str | None:
+    pos, segments = 1, []
+    while pos < len(text):
+        m = _JSONPATH_TOKEN.match(text, pos)
+        if m is None:
+            return None
+        name, single, double = m.group(2), m.group(3), m.group(4)
+        if m.group().startswith(".."):
+            segments.append("**")
+            if m.group(1):
+                segments.append(m.group(1))
+        elif name is not None:
+            segments.append(name)
+        elif single is not None or double is not None:
+            segments.append(single if single is not None else double)
+        else:
+            segments.append("[*]")  # an index, [*] or a filter
+        pos = m.end()
+    return _glob_text(segments)
+
+
+def _reject(text: str, problem: str, fix: str | None) -> InvalidArgument:
+    hint = f"write path={fix!r}" if fix is not None else "rewrite it"
+    return InvalidArgument(f"path={text!r} {problem}; {hint} ({_SYNTAX})")
 
 
 @dataclass(frozen=True)
 class PathGlob:
     """A compiled field-path glob such as ``spec.template.spec.containers[*].image``.
 
-    Tokens: a field or map-key name; ``[key]`` for a name containing dots or slashes;
-    ``*`` one name; ``[*]`` one list item (list-map items too); ``**`` any number of
-    segments, including none.
+    Tokens: a field or map-key name; ``[key]`` for a name containing dots or slashes
+    (``["key"]``, a JSON string, for one containing brackets or quotes, as diff paths
+    print it); ``*`` one name; ``[*]`` one list item (list-map and set items too); ``**``
+    any number of segments, including none. JSON Pointers, JSONPath, list indices,
+    filters and list-map selectors (``[name="app"]``) are rejected with the glob to write.
     """
 
     text: str
@@ -59,6 +124,11 @@ class PathGlob:
                 f"path={text!r} is empty or has surrounding spaces; write a field path such "
                 "as \"spec.replicas\" (use \"**\" to match every field)"
             )
+        if text.startswith(("/", "#")):
+            raise _reject(text, "is a JSON Pointer, not a field-path glob", _from_pointer(text))
+        if text.startswith("$"):
+            raise _reject(text, "is a JSONPath expression, not a field-path glob",
+                          _from_jsonpath(text))
         tokens: list[str] = []
         pos = 0
         expect_name = True
@@ -79,15 +149,44 @@ class PathGlob:
                     "by dots and list items are written [*]"
                 )
             token = m.group()
-            if token.startswith("["):
+            fixed = text[:pos] + "[*]" + text[m.end():]
+            if token.startswith('["'):
+                token = json.loads(token[1:-1])
+            elif token.startswith("["):
                 inner = token[1:-1]
-                if token != "[*]":
-                    if inner.isdigit():
-                        raise InvalidArgument(
-                            f"path={text!r} selects list index {token}; rules apply to every "
-                            "item, so write [*] (set and list-map items have no fixed index)"
-                        )
+                if token == "[*]":
+                    pass
+                elif inner.strip().isdigit():
+                    raise InvalidArgument(
+                        f"path={text!r} selects list index {token}; rules apply to every "
+                        f"item, so write [*]: path={fixed!r} (set and list-map items have no "
+                        "fixed index)"
+                    )
+                elif inner.startswith("?"):
+                    raise _reject(text, f"has a JSONPath filter {token}; globs select every "
+                                  "list item with [*]", fixed)
+                elif re.match(r"\s*[^=\s\"']+\s*=", inner):
+                    raise _reject(
+                        text, f"selects a list-map item by its keys, {token}, as diff paths "
+                        "print it; rules apply to every item, so use [*] (a map key that "
+                        "contains '=' is quoted: [\"a=b\"])", fixed)
+                elif inner[0] in "'\"" or inner[-1] in "'\"":
+                    unquoted = inner.strip("'\"")
+                    raise _reject(text, f"quotes a name with {token}; write [key] unquoted, or "
+                                  "[\"key\"] as a JSON string",
+                                  text[:pos] + f"[{unquoted}]" + text[m.end():])
+                else:
                     token = inner  # [name.with.dots] is a literal name
+            elif token not in ("*", "**"):
+                if "/" in token:
+                    fix = text.replace("/", ".") if "." not in text and "[" not in text \
+                        else None  # where a dotted map key starts is anyone's guess
+                    raise _reject(text, f"has a '/' in the name {token!r}; step into fields "
+                                  "with dots, and bracket a whole map key that contains '/' "
+                                  "(metadata.labels[example.com/owner])", fix)
+                if "*" in token:
+                    raise _reject(text, f"has a partial wildcard {token!r}; * matches one "
+                                  "whole name", None)
             tokens.append(token)
             pos = m.end()
             expect_name = False
@@ -142,12 +241,48 @@ class Registration:
         return f"<{self.kind} {name} {self.selector}={shown!r}>"
 
 
+ENTRY_POINT_GROUP = "compatfuzz.semantic"
+
+
 class _Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rules: list[Registration] = []
         self._order = itertools.count()
         self.generation = 0
+        self._plugins_loaded = False
+        self._plugin_lock = threading.RLock()
+
+    def load_plugins(self) -> None:
+        """Run every ``compatfuzz.semantic`` entry point once, on first use (STYLE.md 6).
+
+        Each entry point names a function of no arguments that registers its rules with
+        :func:`register_comparator` / :func:`register_canonicaliser`. A plugin that fails
+        to load is skipped with a :class:`~compatfuzz.errors.CompatfuzzWarning` naming it.
+        """
+        if self._plugins_loaded:
+            return
+        with self._plugin_lock:
+            if self._plugins_loaded:
+                return
+            self._plugins_loaded = True  # before running hooks: they may call equal()
+            import importlib.metadata
+
+            try:
+                hooks = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+            except Exception as exc:  # a broken installation must not break equal()
+                _warn_plugin(f"entry points of group {ENTRY_POINT_GROUP!r}", exc)
+                return
+            for hook in sorted(hooks, key=lambda h: h.name):
+                try:
+                    setup = hook.load()
+                    if not callable(setup):
+                        raise TypeError(f"{hook.value} is {setup!r}, not a function of no "
+                                        "arguments that registers rules")
+                    setup()
+                except Exception as exc:
+                    _warn_plugin(f"entry point {hook.name}={hook.value} "
+                                 f"(group {ENTRY_POINT_GROUP!r})", exc)
 
     def add(self, reg: Registration) -> Registration:
         with self._lock:
@@ -168,6 +303,15 @@ class _Registry:
 
     def __iter__(self) -> Iterator[Registration]:
         return iter(self.snapshot())
+
+
+def _warn_plugin(what: str, exc: BaseException) -> None:
+    import warnings
+
+    from compatfuzz.errors import CompatfuzzWarning
+
+    warnings.warn(f"compatfuzz.semantic skipped {what}: {type(exc).__name__}: {exc}; fix or "
+                  "uninstall the package that provides it", CompatfuzzWarning, stacklevel=4)
 
 
 _REGISTRY = _Registry()
@@ -257,7 +401,8 @@ def register_comparator(
     :func:`register_canonicaliser` when a canonical form exists.
 
     Exactly one selector: ``format``, ``definition`` (``$defs`` name, or its dotted
-    suffix), ``path`` (glob, see :class:`PathGlob`) or ``predicate(schema_node) -> bool``.
+    suffix; the root schema goes by the ``Schema``'s name), ``path`` (glob, see
+    :class:`PathGlob`) or ``predicate(schema_node) -> bool``.
 
     >>> reg = register_comparator(lambda a, b: str(a).lower() == str(b).lower(),
     ...                           path="metadata.labels.team")
@@ -318,4 +463,6 @@ def unregister(registration: Registration) -> None:
 
 
 def registry() -> _Registry:
+    """The global registry, with the installed plugins' rules loaded."""
+    _REGISTRY.load_plugins()
     return _REGISTRY

@@ -70,7 +70,9 @@ def date_time_key(value: Any) -> tuple[int, str] | None:
     if m is None:
         return None
     y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
-    if not 1 <= mo <= 12 or h > 23 or mi > 59 or s > 60:
+    # Second 60 is rejected like Go's time.Parse does (metav1.Time cannot hold it), so a
+    # leap-second string is compared exactly instead of as "the next second".
+    if not 1 <= mo <= 12 or h > 23 or mi > 59 or s > 59:
         return None
     days_in_month = 29 if mo == 2 and _is_leap(y) else _DAYS_IN_MONTH[mo - 1]
     if not 1 <= d <= days_in_month:
@@ -86,23 +88,45 @@ def date_time_key(value: Any) -> tuple[int, str] | None:
     return seconds, (m.group(7) or "").rstrip("0")
 
 
+_YEAR0 = _days_from_civil(0, 1, 1) * 86400  # 0000-01-01T00:00:00Z
+_YEAR10K = _days_from_civil(10000, 1, 1) * 86400  # first second RFC 3339 cannot spell
+_MAX_OFFSET = 23 * 60 + 59  # minutes
+
+
 def canonical_date_time(value: Any) -> Any:
     """The instant of an RFC 3339 date-time in UTC, e.g. ``2024-05-01T10:00:00.5Z``.
 
+    One spelling per instant: UTC with the fractional digits kept exactly (trailing zeros
+    dropped). An instant UTC cannot spell because its UTC year leaves 0000-9999
+    gets the offset of the fewest minutes that brings the local time into range:
+    ``0000-01-01T00:30:00+01:30`` and ``0000-01-01T00:00:00+01:00`` (both
+    ``-0001-12-31T23:00:00Z``) -> ``0000-01-01T00:00:00+01:00``.
     Returns ``NotImplemented`` for anything that is not a valid RFC 3339 date-time (so the
-    field falls back to exact comparison), or when the UTC year leaves 0000-9999.
+    field falls back to exact comparison); second 60 (a leap second) is not valid here,
+    as in Go's ``time.Parse``.
     """
     key = date_time_key(value)
     if key is None:
         return NotImplemented
     seconds, frac = key
-    days, rem = divmod(seconds, 86400)
-    y, mo, d = _civil_from_days(days)
-    if not 0 <= y <= 9999:
+    offset = 0  # minutes east of UTC
+    if seconds < _YEAR0:  # east of UTC by ceil((_YEAR0 - seconds) / 60) minutes
+        offset = -((seconds - _YEAR0) // 60)
+    elif seconds >= _YEAR10K:  # west of UTC by ceil((seconds - _YEAR10K + 1) / 60) minutes
+        offset = (_YEAR10K - 1 - seconds) // 60
+    if abs(offset) > _MAX_OFFSET:  # cannot happen for a parsed value; be safe
         return NotImplemented
+    local = seconds + offset * 60
+    days, rem = divmod(local, 86400)
+    y, mo, d = _civil_from_days(days)
     h, rem = divmod(rem, 3600)
     mi, s = divmod(rem, 60)
-    return f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}" + (f".{frac}" if frac else "") + "Z"
+    if offset == 0:
+        zone = "Z"
+    else:
+        zone = f"{'+' if offset > 0 else '-'}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"
+    return f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}" + \
+        (f".{frac}" if frac else "") + zone
 
 
 _NUM = r"(\d+(?:[.,]\d+)?)"
