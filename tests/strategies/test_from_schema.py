@@ -338,6 +338,8 @@ def test_unique_items_treat_integral_floats_as_equal(data: st.DataObject, nested
     ({"type": "integer", "minimum": 10, "const": 5}, "no value of const 5"),
     ({"type": "string", "const": 5}, "no value of const 5"),
     ({"not": {}}, "not: {} rejects every value"),
+    ({"type": "array", "minItems": 1, "items": {"$dynamicRef": "#node"}},
+     "$dynamicRef is not supported"),
     ({"type": "string", "pattern": "[a-"}, "pattern '[a-' is not a valid regular"),
     ({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}},
       "$ref": "#/$defs/A"}, "$ref cycle that never reaches a schema"),

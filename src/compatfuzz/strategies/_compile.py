@@ -226,6 +226,10 @@ class Compiler:
         if isinstance(ref, str):
             return self.compile_ref(node, ref, path, stack, overridden)
 
+        for dynamic in ("$dynamicRef", "$recursiveRef"):
+            if dynamic in node:
+                raise self.fail(path, f"{dynamic} is not supported (no API schema dialect "
+                                      "uses it); point a $ref at a $defs entry instead")
         self.check_patterns(node, path)
         gen = self.compile_shape(node, path, ref_name, stack)
 
