@@ -64,7 +64,7 @@ def test_github_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture
     assert main(["diff", old, new, "--format", "github", "--no-dynamic"]) == 1
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"::error file={new},title=compatfuzz bound-tightened::")
-    assert "spec.replicas" in line
+    assert "spec.replicas" in line and "(old: 10, new: 5)" in line
 
 
 def test_ignore_file_accepts_a_break(pair: tuple[str, str, str], tmp_path: Path,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from compatfuzz.compat import (
@@ -111,11 +112,21 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) 
             continue
         level = "error" if f.severity is Severity.ERROR and f.breaking else "warning"
         msg = f"{f.location}: {f.message}"
+        if f.old is not None or f.new is not None:
+            msg += f" (old: {_value(f.old)}, new: {_value(f.new)})"
         if f.witness is not None:
             msg += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
         msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         title = f"compatfuzz {f.rule}".replace(",", "%2C").replace("::", "%3A%3A")
-        out.write(f"::{level} file={started.new},title={title}::{msg}\n")
+        out.write(f"::{level} file={_file_of(started.new)},title={title}::{msg}\n")
+
+
+def _file_of(spec: str) -> str:
+    """The file part of a revision spec (``crd.yaml@v1``, ``api.yaml#Order``), for
+    GitHub's ``file=``; a ``kubernetes:...`` built-in kind has no file."""
+    if spec.startswith("kubernetes:"):
+        return spec
+    return spec.split("#", 1)[0].rsplit("@", 1)[0] if not Path(spec).exists() else spec
 
 
 def run(args: argparse.Namespace) -> int:
