@@ -132,3 +132,21 @@ def test_crd_missing_kind_names_path(tmp_path: Path) -> None:
                  "spec: {group: g.io, names: {plural: xs}, versions: []}\n")
     with pytest.raises(SchemaLoadError, match=r"\$\.spec\.names\.kind: expected a string"):
         load_crds(f)
+
+
+@pytest.mark.parametrize("flags", [(False, False), (True, True)])
+def test_a_crd_needs_exactly_one_storage_version(tmp_path: Path,
+                                                 flags: tuple[bool, bool]) -> None:
+    versions = [{"name": name, "served": True, "storage": flag,
+                 "schema": {"openAPIV3Schema": {"type": "object"}}}
+                for name, flag in zip(("v1alpha1", "v1"), flags, strict=True)]
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "things.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"kind": "Thing", "plural": "things"}, "versions": versions}}
+    path = tmp_path / "crd.json"
+    path.write_text(json.dumps(crd))
+    with pytest.raises(SchemaLoadError, match="exactly one version as the storage") as info:
+        load_crds(path)
+    assert info.value.pointer == "/spec/versions"
+    assert "storage: true" in info.value.hint and "v1alpha1, v1" in info.value.hint
