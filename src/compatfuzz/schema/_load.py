@@ -170,12 +170,12 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
             storage=bool(raw.get("storage", len(raw_versions) == 1)), schema=schema,
             deprecated=bool(raw.get("deprecated", False)),
         ))
-    storage = [v.name for v in versions if v.storage]
-    if len(storage) != 1:
+    stored = [v.name for v in versions if v.storage]
+    if len(stored) != 1:
         # The API server refuses such a CRD; guessing one would test the wrong hub.
         raise SchemaLoadError(
             f"CRD {crd_name} must mark exactly one version as the storage version, "
-            f"but {'none is' if not storage else ', '.join(storage) + ' are'}",
+            f"but {'none is' if not stored else ', '.join(stored) + ' are'}",
             source=where, pointer=pointer + "/spec/versions",
             hint="set 'storage: true' on exactly one of: "
                  + ", ".join(v.name for v in versions),
