@@ -30,6 +30,7 @@ from compatfuzz.roundtrip._model import API, Kind
 from compatfuzz.roundtrip._profiles import get_profile
 from compatfuzz.roundtrip._properties import build_test, check, units
 from compatfuzz.roundtrip._runner import run, run_unit
+from compatfuzz.roundtrip._webhook import WebhookError, webhook_converter
 
 __all__ = [
     "API",
@@ -45,6 +46,7 @@ __all__ = [
     "UnitFinished",
     "UnitResult",
     "UnitStarted",
+    "WebhookError",
     "build_test",
     "check",
     "find_config",
@@ -55,6 +57,7 @@ __all__ = [
     "run",
     "run_unit",
     "units",
+    "webhook_converter",
 ]
 
 for _name in __all__:

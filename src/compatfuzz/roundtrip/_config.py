@@ -33,7 +33,8 @@ else:  # pragma: no cover - Python 3.10
 __all__ = ["find_config", "load_config", "resolve_object"]
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
-         "converters", "defaulters"}
+         "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
+         "webhook_timeout"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
 
@@ -195,6 +196,8 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str) -> 
         return resolve_object(value, base, source=source, pointer=f"{where}/{key}")
 
     options: dict[str, Any] = {}
+    if "webhook" in entry:
+        options["convert"] = _webhook(entry, base, source, where)
     for key in ("convert", "to_hub", "from_hub"):
         if key in entry:
             options[key] = fn(key, entry[key])
@@ -247,6 +250,30 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str) -> 
         raise
     except CompatfuzzError as exc:
         raise SchemaLoadError(str(exc), source=source, pointer=where) from exc
+
+
+def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> Any:
+    """``webhook = URL`` (plus ``webhook_ca``, ``webhook_insecure``, ``webhook_timeout``):
+    the CRD's real conversion webhook as the ``convert`` function."""
+    from compatfuzz.roundtrip._webhook import webhook_converter
+
+    clash = [k for k in ("convert", "to_hub", "from_hub") if k in entry]
+    if clash:
+        raise SchemaLoadError(
+            f"webhook and {', '.join(clash)} both convert", source=source, pointer=where,
+            hint="keep one: the webhook, or the Python converters",
+        )
+    ca = entry.get("webhook_ca")
+    try:
+        return webhook_converter(
+            str(entry["webhook"]), ca_file=None if ca is None else base / str(ca),
+            insecure=entry.get("webhook_insecure") is True,
+            timeout=entry.get("webhook_timeout", 10.0),
+        )
+    except CompatfuzzError as exc:
+        raise SchemaLoadError(str(exc), source=source, pointer=f"{where}/webhook",
+                              hint="paths (webhook_ca) are relative to the config file's "
+                                   "folder") from None
 
 
 def _mapping(entry: Mapping[str, Any], key: str, source: str, where: str) -> Mapping[str, Any]:
