@@ -13,6 +13,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from compatfuzz.cli import main
+from tests._net import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 FROBBER = REPO / "examples" / "frobber"
@@ -189,13 +190,8 @@ def test_signal_writes_report_and_keeps_counterexamples(tmp_path: Path, sig: int
 
 def test_unreachable_redis_is_one_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("redis")
-    import socket
-
-    with socket.socket() as s:  # a loopback port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     rc = main(["fuzz", "--config", str(FROBBER / "compatfuzz.toml"),
-               "--database", f"redis://127.0.0.1:{port}/0", "--max-examples", "5"])
+               "--database", f"redis://127.0.0.1:{free_port()}/0", "--max-examples", "5"])
     assert rc == 2
     err = capsys.readouterr().err
     assert "cannot reach the Redis example database" in err

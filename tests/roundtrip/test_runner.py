@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ from compatfuzz.roundtrip import (
     namespaced,
     run,
 )
+from tests._net import free_port
 
 GROUP = "tiny.example.com"
 SCHEMA = {"type": "object", "properties": {
@@ -176,12 +176,6 @@ def test_bad_run_arguments(kwargs: dict[str, Any], message: str) -> None:
 # -- Redis -------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
     binary = shutil.which("redis-server")
@@ -190,7 +184,7 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     pytest.importorskip("redis")
     import redis
 
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "no", "--dir", str(tmp_path)],

@@ -20,6 +20,7 @@ import pytest
 from compatfuzz.cli import main
 from compatfuzz.errors import ConverterError, InvalidArgument
 from compatfuzz.roundtrip import API, Status, UnitFinished, run, webhook_converter
+from tests._net import free_port
 
 FROBBER = Path(__file__).resolve().parents[2] / "examples" / "frobber"
 GROUP = "frobber.example.com"
@@ -136,12 +137,7 @@ def test_a_misbehaving_webhook_is_a_converter_error(serve: Callable[..., str], r
 
 
 def test_an_unreachable_webhook_says_so() -> None:
-    import socket
-
-    with socket.socket() as s:  # a loopback port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    convert = webhook_converter(f"http://127.0.0.1:{port}/convert", timeout=2)
+    convert = webhook_converter(f"http://127.0.0.1:{free_port()}/convert", timeout=2)
     with pytest.raises(ConverterError, match="cannot reach the conversion webhook"):
         convert({"apiVersion": f"{GROUP}/v6", "kind": "Frobber"}, f"{GROUP}/v7beta1")
 
