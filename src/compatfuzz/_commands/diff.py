@@ -1,7 +1,8 @@
 """Check two revisions of one API for breaking changes, each proven by a witness.
 
 OLD and NEW are files (CRD, OpenAPI, JSON Schema), FILE@VERSION (one served version of a
-CRD), or kubernetes:RELEASE:API_VERSION:KIND (a built-in kind). Exit status: 0 compatible,
+CRD), FILE#NAME (one definition of a document, or one CRD of a file), or
+kubernetes:RELEASE:API_VERSION:KIND (a built-in kind). Exit status: 0 compatible,
 1 breaking, 2 usage or input error.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 from compatfuzz.compat import (
@@ -124,9 +124,9 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) 
 def _file_of(spec: str) -> str:
     """The file part of a revision spec (``crd.yaml@v1``, ``api.yaml#Order``), for
     GitHub's ``file=``; a ``kubernetes:...`` built-in kind has no file."""
-    if spec.startswith("kubernetes:"):
-        return spec
-    return spec.split("#", 1)[0].rsplit("@", 1)[0] if not Path(spec).exists() else spec
+    from compatfuzz.compat._engine import split_spec
+
+    return spec if spec.startswith("kubernetes:") else str(split_spec(spec)[0])
 
 
 def run(args: argparse.Namespace) -> int:

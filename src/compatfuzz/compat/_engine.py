@@ -63,6 +63,21 @@ class Revision:
                 if v.served and v.schema is not None}
 
 
+def split_spec(text: str) -> tuple[Path, str | None, str | None]:
+    """``FILE[#NAME][@VERSION]`` -> (file, definition, version); a file that exists under
+    the whole name wins (a path may contain ``#`` or ``@``)."""
+    path, definition, version = Path(text), None, None
+    if not path.exists() and "@" in text:
+        head, _, version = text.rpartition("@")
+        path = Path(head)
+    if not path.exists() and "#" in str(path):
+        head, _, definition = str(path).partition("#")
+        path = Path(head)
+        if definition.startswith("/"):
+            definition = "#" + definition
+    return path, definition, version
+
+
 def load_revision(spec: str | Path) -> Revision:
     """Load one side of a diff from a command-line spec.
 
@@ -85,15 +100,7 @@ def load_revision(spec: str | Path) -> Revision:
     if m:
         s = schema_mod.load_kubernetes(m["api"], m["kind"], release=m["release"])
         return Revision(text, schema=s)
-    path, version, definition = Path(text), None, None
-    if not path.exists() and "@" in text:
-        head, _, version = text.rpartition("@")
-        path = Path(head)
-    if not path.exists() and "#" in str(path):
-        head, _, definition = str(path).partition("#")
-        path = Path(head)
-        if definition.startswith("/"):
-            definition = "#" + definition
+    path, definition, version = split_spec(text)
     docs = schema_mod.read_documents(path)
     is_crd = any(isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
                  for d in docs)
