@@ -169,8 +169,13 @@ def _named_on_command_line(config: pytest.Config, path: Path) -> bool:
     if path.suffix != ".toml" or config.args_source is not pytest.Config.ArgsSource.ARGS:
         return False
     wanted = path.resolve()
+    return any(arg == wanted for arg in _arg_paths(config))
+
+
+def _arg_paths(config: pytest.Config) -> list[Path]:
+    """The files and folders named on the command line (node ids cut at ``::``)."""
     base = Path(config.invocation_params.dir)
-    return any((base / arg.split("::")[0]).resolve() == wanted for arg in config.args)
+    return [(base / arg.split("::")[0]).resolve() for arg in config.args]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -223,8 +228,7 @@ def _conftest_items(session: pytest.Session) -> list[pytest.Item]:
         return []
     config = session.config
     narrowed = config.args_source is pytest.Config.ArgsSource.ARGS
-    base = Path(config.invocation_params.dir)
-    roots = [(base / arg.split("::")[0]).resolve() for arg in config.args]
+    roots = _arg_paths(config)
     items: list[pytest.Item] = []
     for plugin in config.pluginmanager.get_plugins():
         file = getattr(plugin, "__file__", None)
