@@ -68,20 +68,24 @@ def run(args: argparse.Namespace) -> int:
         emit = seed(args.seed)(emit)
     from hypothesis.errors import Unsatisfiable
 
+    from compatfuzz.errors import SchemaLoadError
+
+    # Raised as SchemaLoadError, the CLI prints them like every input error (exit 2).
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         try:
             emit()
         except Unsatisfiable:
-            print(f"compatfuzz sample: error: {args.schema_file}: no value satisfies the schema "
-                  "(every draw was rejected)\n  fix: check that its constraints can hold "
-                  "together: pattern and lengths, not/oneOf branches, x-kubernetes-validations"
-                  " rules", file=sys.stderr)
-            return 2
+            raise SchemaLoadError(
+                "no value satisfies the schema (every draw was rejected)",
+                source=args.schema_file,
+                hint="check that its constraints can hold together: pattern and lengths, "
+                     "not/oneOf branches, x-kubernetes-validations rules",
+            ) from None
         except RecursionError:
-            print(f"compatfuzz sample: error: {args.schema_file}: the schema recurses without "
-                  "bound\n  fix: give recursive $refs a base case (an optional field or "
-                  "an empty array)", file=sys.stderr)
-            return 2
+            raise SchemaLoadError(
+                "the schema recurses without bound", source=args.schema_file,
+                hint="give recursive $refs a base case (an optional field or an empty array)",
+            ) from None
     sys.stdout.flush()
     return 0
