@@ -435,24 +435,20 @@ class Compiler:
 
     def compile_string(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
         fmt = node.get("format")
-        override: st.SearchStrategy[Any] | None = None
-        if isinstance(fmt, str) and fmt in self.options.overrides.formats:
-            found = self.options.overrides.formats[fmt]
-            if found.strategy is not None:
-                override = found.strategy
-            elif found.factory is not None:
-                default = _scalars.strings_for(node, kubernetes=self.kubernetes,
-                                               format_override=None)
-                made = found.factory(node, default)
-                override = default if made is NotImplemented else made
-            elif found.patch is not None:
-                default = _scalars.strings_for(node, kubernetes=self.kubernetes,
-                                               format_override=None)
-                patch = found.patch
-                return lambda draw, ex: patch(draw(default), draw)
-        strategy = _scalars.strings_for(node, kubernetes=self.kubernetes,
-                                        format_override=override)
-        return self.strategy_gen(strategy)
+        found = self.options.overrides.formats.get(fmt) if isinstance(fmt, str) else None
+        default = _scalars.strings_for(node, kubernetes=self.kubernetes, format_override=None)
+        if found is None or found.patch is not None:
+            return self.formatted(node, default)
+        override = found.strategy
+        if override is None:
+            assert found.factory is not None
+            made = found.factory(node, default)
+            if made is NotImplemented:
+                return self.strategy_gen(default)
+            override = made
+        # a replacement strategy still gets the node's length and pattern applied
+        return self.strategy_gen(_scalars.strings_for(node, kubernetes=self.kubernetes,
+                                                      format_override=override))
 
     # ---------------------------------------------------------------- objects
     def compile_object(
