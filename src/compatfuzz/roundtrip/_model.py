@@ -272,10 +272,6 @@ class API:
     def hub_for(self, kind: Kind) -> str | None:
         return self.hub if self.hub is not None else kind.hub
 
-    @property
-    def has_defaulters(self) -> bool:
-        return bool(self._defaulters)
-
     def defaulted_versions(self, kind: Kind) -> list[str]:
         return [v for v in kind.versions if v in self._defaulters]
 
