@@ -17,7 +17,8 @@ ALLOWED: dict[str, set[str]] = {
     "schema": set(),
     "strategies": {"schema"},
     "semantic": {"schema"},
-    "roundtrip": {"schema", "strategies", "semantic"},
+    "apiserver": {"schema", "strategies"},
+    "roundtrip": {"schema", "strategies", "semantic", "apiserver"},
     "compat": {"schema", "strategies", "semantic"},
 }
 PARTS = set(ALLOWED) | {"cli", "pytest_plugin", "_commands"}

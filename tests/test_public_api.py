@@ -13,6 +13,7 @@ PUBLIC_MODULES = [
     "compatfuzz.schema",
     "compatfuzz.strategies",
     "compatfuzz.semantic",
+    "compatfuzz.apiserver",
     "compatfuzz.roundtrip",
     "compatfuzz.compat",
 ]

@@ -97,6 +97,11 @@ def test_same_module_name_in_two_configs_does_not_collide(tmp_path: Path) -> Non
     ('[[api]]\nname = "a"\nconvert = "conversion:convert"\n', "$.api[0]",
      "exactly one of crd and schemas"),
     ('title = "nothing"\n', "$.api", "no APIs declared"),
+    ('[[api]]\nname = "a"\ncrd = "crd.yaml"\nconvert = "conversion:convert"\n'
+     'pipeline = "kube"\n', "$.api[0].pipeline", "pipeline must be one of 'apiserver', 'plain'"),
+    ('[[api]]\nname = "a"\nschemas = { v1 = "crd.yaml", v2 = "crd.yaml" }\n'
+     'convert = "conversion:convert"\npipeline = "apiserver"\n', "$.api[0]",
+     "pipeline='apiserver' needs a storage version"),
 ])
 def test_config_errors_name_file_key_and_fix(tmp_path: Path, body: str, pointer: str,
                                              message: str) -> None:
@@ -109,6 +114,35 @@ def test_config_errors_name_file_key_and_fix(tmp_path: Path, body: str, pointer:
     assert text.startswith(f"{config} at {pointer}: ")
     assert message in text
     assert info.value.hint
+
+
+def test_pipeline_key_chooses_how_round_trips_are_judged(tmp_path: Path) -> None:
+    _schemas_project(tmp_path, "pipeline")
+    config = _write(tmp_path / "compatfuzz.toml", """
+        [[api]]
+        name = "frobber"
+        crd = "crd.yaml"
+        convert = "conversion:convert"
+        pipeline = "plain"
+
+        [[api]]
+        name = "numbers"
+        schemas = { v1 = "schemas/v1.json", v2 = "schemas/v2.json" }
+        hub = "v2"
+        convert = "pkg.conversion:convert"
+        pipeline = "apiserver"
+    """)
+    (tmp_path / "crd.yaml").write_text((FROBBER / "crd.yaml").read_text())
+    (tmp_path / "conversion.py").write_text("def convert(o, v):\n    return o\n")
+    frobber, numbers = load_config(config)
+    assert (frobber.pipeline, numbers.pipeline) == ("plain", "apiserver")
+    assert frobber.server(frobber.kinds[0]) is None
+    # an opted-in plain schema is pruned by its versions' schemas like a CRD
+    server = numbers.server(numbers.kinds[0])
+    assert server.storage == "v2"
+    assert server.accept({"spec": {"n": 1, "junk": 2}, "extra": 3}, "v1") == {"spec": {"n": 1}}
+    (default,) = load_config(FROBBER / "compatfuzz.toml")
+    assert default.pipeline == "apiserver"  # a CRD's default
 
 
 def test_unknown_api_name_lists_the_declared_ones() -> None:

@@ -7,6 +7,7 @@ The same keys work in both files::
     crd = "config/crd/widgets.yaml"        # or: schemas = { v1 = "schemas/v1.json", ... }
     hub = "v1"                             # optional; default: the CRD's storage version
     convert = "widgets.conversion:convert" # or to_hub = "...", from_hub = "..."
+    pipeline = "apiserver"                 # optional; "apiserver" for CRDs, else "plain"
     # converters = { "v1alpha1->v1" = "mod:f" }   defaulters = { v1 = "mod:default_v1" }
 
 Files and dotted paths resolve relative to the config file's folder, so the config works
@@ -34,7 +35,7 @@ __all__ = ["find_config", "load_config", "resolve_object"]
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
-         "webhook_timeout"}
+         "webhook_timeout", "pipeline"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
 
@@ -203,6 +204,24 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str) -> 
             options[key] = fn(key, entry[key])
     if "hub" in entry:
         options["hub"] = str(entry["hub"])
+    if "pipeline" in entry:
+        from compatfuzz.roundtrip._model import PIPELINES
+
+        if entry["pipeline"] not in PIPELINES:
+            raise SchemaLoadError(
+                f"pipeline must be one of {', '.join(map(repr, PIPELINES))}, got "
+                f"{entry['pipeline']!r}", source=source, pointer=f"{where}/pipeline",
+                hint='pipeline = "apiserver" judges round trips as a Kubernetes API server '
+                     'would (pruning, defaulting, conversion-response rules); "plain" compares '
+                     "the converters' dicts",
+            )
+        options["pipeline"] = entry["pipeline"]
+        if entry["pipeline"] == "apiserver" and "schemas" in entry and "hub" not in entry:
+            raise SchemaLoadError(
+                "pipeline='apiserver' needs a storage version for plain schemas",
+                source=source, pointer=where,
+                hint='add hub = "<version>": the version objects are stored in',
+            )
     if "converters" in entry:
         pairs = {}
         for pair, spec in _mapping(entry, "converters", source, where).items():

@@ -79,6 +79,41 @@ def _check_callable(name: str, value: Any) -> None:
         )
 
 
+PIPELINES = ("apiserver", "plain")
+
+
+def _pipeline_mode(name: str, kinds: Sequence[Kind], pipeline: str | None,
+                   hub: str | None) -> str:
+    """``apiserver`` for CRDs unless told otherwise; ``plain`` for everything else."""
+    if pipeline is None:
+        served = all(k.typed and k.group and _storage(k, hub) is not None and all(
+            s.kubernetes and "openapi" in s.meta for s in k.versions.values()) for k in kinds)
+        return "apiserver" if served else "plain"
+    if pipeline not in PIPELINES:
+        raise InvalidArgument(
+            f"Expected pipeline='apiserver' or pipeline='plain' but got pipeline={pipeline!r}; "
+            "'apiserver' judges round trips as a Kubernetes API server would (pruning, "
+            "defaulting, conversion-response rules), 'plain' compares the converters' dicts"
+        )
+    if pipeline == "apiserver":
+        for k in kinds:
+            if _storage(k, hub) is None:
+                raise InvalidArgument(
+                    f"API {name!r}: pipeline='apiserver' needs a storage version, but "
+                    f"{k.name} has none among its versions (hub {hub or k.hub!r}); pass hub= "
+                    f"naming one of {', '.join(k.versions)} (objects are stored in it)"
+                )
+    return pipeline
+
+
+def _storage(kind: Kind, hub: str | None) -> str | None:
+    """The version the server stores ``kind`` in: the CRD's storage version, else the hub."""
+    for candidate in (kind.hub, hub):
+        if candidate is not None and candidate in kind.versions:
+            return candidate
+    return None
+
+
 class API:
     """A versioned API and the converters that move its objects between versions.
 
@@ -95,6 +130,13 @@ class API:
     Per-pair converters may also be combined with ``convert`` or the hub form, in which
     case they take precedence for their pair.  ``defaulters={"v1": f}`` maps a version to
     ``f(obj) -> obj`` (or ``None`` after defaulting in place).
+
+    ``pipeline`` says how a round trip is judged. ``"apiserver"`` (the default for CRDs)
+    moves every object through a model of the Kubernetes API server
+    (``compatfuzz.apiserver``): pruning, defaulting and ObjectMeta decoding by each
+    version's schema, storage in the hub (storage) version, and the rules the server
+    applies to a conversion response. ``"plain"`` (the default for other schemas)
+    compares the converters' dicts as they are.
 
     Example::
 
@@ -120,6 +162,7 @@ class API:
         converters: Mapping[tuple[str, str], PairFn] | None = None,
         defaulters: Mapping[str, DefaultFn] | None = None,
         source: str | None = None,
+        pipeline: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not name or "::" in name or "[" in name:
             raise InvalidArgument(
@@ -170,6 +213,8 @@ class API:
         self.kinds = kinds
         self.hub = hub
         self.source = source
+        self.pipeline = _pipeline_mode(name, kinds, pipeline, hub)
+        self._servers: dict[str, Any] = {}
         self._convert = convert
         self._to_hub = to_hub
         self._from_hub = from_hub
@@ -268,6 +313,24 @@ class API:
             f"API {self.name!r} has no kind {name!r}; it has "
             f"{', '.join(k.name for k in self.kinds)}"
         )
+
+    def server(self, kind: Kind | str) -> Any:
+        """The API-server model for ``kind`` (``compatfuzz.apiserver.APIServer``), or
+        ``None`` when the API is judged as plain dicts (``pipeline="plain"``)."""
+        k = self.kind(kind) if isinstance(kind, str) else kind
+        if self.pipeline != "apiserver":
+            return None
+        if k.name not in self._servers:
+            from compatfuzz.apiserver import APIServer
+
+            storage = _storage(k, self.hub)
+            assert storage is not None  # checked by _pipeline_mode
+            self._servers[k.name] = APIServer(
+                k.versions, storage=storage,
+                convert=lambda obj, a, b: self.convert(k, obj, a, b),
+                api_version=k.api_version, typed=k.typed,
+            )
+        return self._servers[k.name]
 
     def hub_for(self, kind: Kind) -> str | None:
         return self.hub if self.hub is not None else kind.hub

@@ -161,7 +161,8 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
             schema = make_schema(
                 normalize(body, dialect="openapi-3.0"), source=source, pointer=schema_pointer,
                 name=f"{kind} {vname} ({crd_name})", kubernetes=True,
-                meta={"group": group, "kind": kind, "version": vname, "served": served,
+                meta={"openapi": body,  # the raw structural schema, for the API-server model
+                      "group": group, "kind": kind, "version": vname, "served": served,
                       "storage": storage, "crd": crd_name,
                       "deprecated": bool(raw.get("deprecated", False))},
             )

@@ -1,0 +1,270 @@
+"""ObjectMeta as the API server decodes it: a round trip through ``metav1.ObjectMeta``.
+
+Mirrors apiextensions-apiserver ``pkg/apiserver/schema/objectmeta/{coerce,algorithm}.go``
+(``GetObjectMetaWithOptions``, ``SetObjectMeta``, ``CoerceWithOptions``) with
+apimachinery's JSON rules for ``metav1.ObjectMeta`` (``pkg/apis/meta/v1/types.go``,
+``time.go``) and ``runtime.DefaultUnstructuredConverter`` (``pkg/runtime/converter.go``):
+
+* unknown ``metadata`` fields are dropped (a CRD schema cannot declare them);
+* ``omitempty`` drops empty strings, zero numbers, empty maps and lists, nil pointers;
+  ``ownerReferences`` keep ``apiVersion``/``kind``/``name``/``uid`` even when empty;
+* times are parsed as RFC 3339 and written back in UTC with whole seconds
+  (``2024-01-02T03:04:05.5+01:00`` is stored as ``2024-01-02T02:04:05Z``); an unset
+  ``creationTimestamp`` is written as ``null`` at the root and removed inside embedded
+  resources;
+* a value of the wrong type makes the whole metadata invalid (the request is rejected),
+  unless malformed fields are dropped one by one, as when reading from storage.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from compatfuzz.apiserver._structural import Node, structural
+from compatfuzz.errors import CompatfuzzError
+from compatfuzz.schema import Schema
+
+__all__ = ["Rejected", "coerce", "coerce_node", "object_meta"]
+
+
+class Rejected(CompatfuzzError):
+    """The API server would reject the object (or a conversion response); ``path`` says where."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class _Malformed(Exception):
+    pass
+
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:\d{2})\Z"
+)
+
+
+def _time(value: Any) -> str | None:
+    """``metav1.Time``: JSON null is the zero time; else RFC 3339, written in UTC seconds."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _Malformed("a time must be a string")
+    m = _RFC3339.match(value)
+    if not m:
+        raise _Malformed(f"cannot parse {value!r} as RFC 3339")
+    y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+    zone = m.group(8)
+    if h > 23 or mi > 59 or s > 59:
+        raise _Malformed(f"cannot parse {value!r} as RFC 3339: time out of range")
+    if zone == "Z":
+        offset = datetime.timedelta(0)
+    else:
+        oh, om = int(zone[1:3]), int(zone[4:6])
+        if oh > 23 or om > 59:
+            raise _Malformed(f"cannot parse {value!r} as RFC 3339: offset out of range")
+        offset = datetime.timedelta(hours=oh, minutes=om) * (1 if zone[0] == "+" else -1)
+    try:
+        when = datetime.datetime(y, mo, d, h, mi, s, tzinfo=datetime.timezone(offset))
+    except ValueError as exc:
+        raise _Malformed(f"cannot parse {value!r} as RFC 3339: {exc}") from None
+    if y == 1 and mo == 1 and d == 1 and h == 0 and mi == 0 and s == 0 and zone == "Z":
+        return None  # Go's zero time reads back as unset
+    try:
+        utc = when.astimezone(datetime.timezone.utc)
+    except OverflowError:
+        raise _Malformed(f"{value!r} is out of range") from None
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0")
+
+
+def _string(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Malformed("must be a string")
+    return value
+
+
+def _int64(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Malformed("must be an integer")
+    if isinstance(value, float) and not value.is_integer():
+        raise _Malformed("must be an integer")
+    if isinstance(value, float):
+        raise _Malformed("must be an integer (Go cannot read a float into int64)")
+    if not -(2**63) <= value < 2**63:
+        raise _Malformed("out of range for int64")
+    return value
+
+
+def _bool(value: Any) -> bool | None:
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise _Malformed("must be a boolean")
+    return value
+
+
+def _string_map(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _Malformed("must be a map of strings")
+    return {k: _string(v) for k, v in value.items()}
+
+
+def _strings(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Malformed("must be a list of strings")
+    return [_string(v) for v in value]
+
+
+def _struct_list(value: Any, read: Callable[[Any], dict[str, Any]]) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Malformed("must be a list")
+    return [read(v) for v in value]
+
+
+def _owner(value: Any) -> dict[str, Any]:
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise _Malformed("must be an object")
+    out: dict[str, Any] = {k: _string(value.get(k)) for k in ("apiVersion", "kind", "name",
+                                                               "uid")}
+    for k in ("controller", "blockOwnerDeletion"):
+        flag = _bool(value.get(k))
+        if flag is not None:
+            out[k] = flag
+    return out
+
+
+def _managed(value: Any) -> dict[str, Any]:
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise _Malformed("must be an object")
+    out: dict[str, Any] = {}
+    for k in ("manager", "operation", "apiVersion", "fieldsType", "subresource"):
+        text = _string(value.get(k))
+        if text:
+            out[k] = text
+    when = _time(value.get("time")) if "time" in value else None
+    if when is not None:
+        out["time"] = when
+    if value.get("fieldsV1") is not None:
+        out["fieldsV1"] = value["fieldsV1"]
+    return out
+
+
+# field -> (reader, whether the value is written back when empty)
+_FIELDS: dict[str, Callable[[Any], Any]] = {
+    "name": _string, "generateName": _string, "namespace": _string, "selfLink": _string,
+    "uid": _string, "resourceVersion": _string, "generation": _int64,
+    "creationTimestamp": _time, "deletionTimestamp": _time,
+    "deletionGracePeriodSeconds": lambda v: None if v is None else _int64(v),
+    "labels": _string_map, "annotations": _string_map,
+    "ownerReferences": lambda v: _struct_list(v, _owner),
+    "finalizers": _strings,
+    "managedFields": lambda v: _struct_list(v, _managed),
+}
+_POINTERS = frozenset({"deletionTimestamp", "deletionGracePeriodSeconds"})
+
+
+def _empty(field: str, value: Any) -> bool:
+    if field in _POINTERS:
+        return value is None
+    return value in ("", 0, None) or (isinstance(value, dict | list) and not value)
+
+
+def object_meta(metadata: Any, *, drop_invalid: bool, root: bool) -> dict[str, Any]:
+    """Return ``metadata`` as the server writes it back after decoding it into ObjectMeta.
+
+    Raises:
+        Rejected: a field has the wrong type and ``drop_invalid`` is off.
+    """
+    if not isinstance(metadata, dict):
+        if metadata is None or drop_invalid:
+            metadata = {}
+        else:
+            raise Rejected("must be an object", "metadata")
+    decoded: dict[str, Any] = {}
+    for key, value in metadata.items():
+        reader = _FIELDS.get(key)
+        if reader is None:
+            continue  # unknown fields are dropped by json.Unmarshal
+        try:
+            decoded[key] = reader(value)
+        except _Malformed as exc:
+            if not drop_invalid:
+                raise Rejected(str(exc), f"metadata.{key}") from None
+    out: dict[str, Any] = {}
+    for key in _FIELDS:
+        if key in decoded and not _empty(key, decoded[key]):
+            out[key] = decoded[key]
+    if "creationTimestamp" not in out and root:
+        out["creationTimestamp"] = None  # a struct, never omitted by the converter
+    return out
+
+
+def coerce_node(x: Any, s: Node | None, *, drop_invalid: bool, path: str = "") -> Any:
+    """``objectmeta.Coerce`` in place below the root; returns ``x``."""
+    if s is None:
+        return x
+    if isinstance(x, dict):
+        for k in list(x):
+            v = x[k]
+            if s.embedded:
+                if k in ("apiVersion", "kind") and not isinstance(v, str):
+                    if drop_invalid:
+                        del x[k]
+                        continue
+                    raise Rejected("must be a string", _join(path, k))
+                if k == "metadata":
+                    try:
+                        meta = object_meta(v, drop_invalid=drop_invalid, root=False)
+                    except Rejected as exc:
+                        raise Rejected(str(exc).split(": ", 1)[-1],
+                                       _join(path, exc.path)) from None
+                    x[k] = meta
+                    v = meta
+            prop = s.properties.get(k)
+            if prop is not None:
+                coerce_node(v, prop, drop_invalid=drop_invalid, path=_join(path, k))
+            elif s.has_additional:
+                coerce_node(v, s.additional, drop_invalid=drop_invalid, path=_join(path, k))
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            coerce_node(v, s.items, drop_invalid=drop_invalid, path=f"{path}[{i}]")
+    return x
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def coerce(obj: Any, schema: Schema | Mapping[str, Any], *, root: bool = True,
+           drop_invalid: bool = False) -> Any:
+    """Return ``obj`` with its (embedded) ObjectMeta decoded and written back as the server does.
+
+    ``root`` also coerces the top-level ``apiVersion``/``kind``/``metadata``.
+
+    Raises:
+        Rejected: malformed metadata and ``drop_invalid`` is off.
+    """
+    from compatfuzz.apiserver._prune import _as_root, _copy
+
+    node = structural(schema)
+    out = _copy(obj)
+    if root:
+        node = _as_root(node)
+    return coerce_node(out, node, drop_invalid=drop_invalid)

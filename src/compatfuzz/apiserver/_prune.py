@@ -1,0 +1,168 @@
+"""Pruning of unknown fields and of non-nullable nulls, as the API server does it.
+
+Mirrors apiextensions-apiserver ``pkg/apiserver/schema/pruning/algorithm.go``
+(``PruneWithOptions``, ``prune``, ``skipPrune``) and ``defaulting/prunenulls.go``
+(``PruneNonNullableNullsWithoutDefaults``). The unknown-field paths are spelt as upstream
+``UnknownFieldPathOptions`` spells them (``spec.items[0].x``), so they read like the API
+server's ``unknown field "spec.x"`` warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from compatfuzz.apiserver._structural import Node, structural
+from compatfuzz.schema import Schema
+
+__all__ = ["prune", "prune_node", "prune_nulls", "prune_nulls_node"]
+
+_META = frozenset({"apiVersion", "kind", "metadata"})
+
+
+class _Paths:
+    __slots__ = ("found", "parent")
+
+    def __init__(self) -> None:
+        self.parent: list[str] = []
+        self.found: list[str] = []
+
+    def key(self, k: str) -> None:
+        if self.parent:
+            self.parent.append(".")
+        self.parent.append(k)
+
+    def index(self, i: int) -> None:
+        self.parent.extend(("[", str(i), "]"))
+
+    def record(self, k: str) -> None:
+        n = len(self.parent)
+        self.key(k)
+        self.found.append("".join(self.parent))
+        del self.parent[n:]
+
+
+def _as_root(node: Node) -> Node:
+    if node.embedded:
+        return node
+    clone = Node()
+    for slot in Node.__slots__:
+        setattr(clone, slot, getattr(node, slot))
+    clone.embedded = True
+    return clone
+
+
+def prune_node(x: Any, s: Node | None, paths: _Paths | None) -> None:
+    """Prune ``x`` in place by ``s`` (``pruning.prune``); ``paths`` collects what went."""
+    if s is not None and s.preserve:
+        _skip(x, s, paths)
+        return
+    n = len(paths.parent) if paths is not None else 0
+    if isinstance(x, dict):
+        if s is None:
+            for k in list(x):
+                if paths is not None:
+                    paths.record(k)
+                del x[k]
+            return
+        for k in list(x):
+            if s.embedded and k in _META:
+                continue
+            prop = s.properties.get(k)
+            if prop is not None or s.has_additional:
+                if paths is not None:
+                    paths.key(k)
+                prune_node(x[k], prop if prop is not None else s.additional, paths)
+                if paths is not None:
+                    del paths.parent[n:]
+            else:
+                if paths is not None and (k not in _META or n > 0):
+                    paths.record(k)
+                del x[k]
+    elif isinstance(x, list):
+        items = s.items if s is not None else None
+        for i, v in enumerate(x):
+            if paths is not None:
+                paths.index(i)
+            prune_node(v, items, paths)
+            if paths is not None:
+                del paths.parent[n:]
+
+
+def _skip(x: Any, s: Node | None, paths: _Paths | None) -> None:
+    if s is None:
+        return
+    n = len(paths.parent) if paths is not None else 0
+    if isinstance(x, dict):
+        for k in list(x):
+            if s.embedded and k in _META:
+                continue
+            prop = s.properties.get(k)
+            if prop is not None or s.has_additional:
+                if paths is not None:
+                    paths.key(k)
+                prune_node(x[k], prop if prop is not None else s.additional, paths)
+                if paths is not None:
+                    del paths.parent[n:]
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            if paths is not None:
+                paths.index(i)
+            _skip(v, s.items, paths)
+            if paths is not None:
+                del paths.parent[n:]
+
+
+def prune(obj: Any, schema: Schema | Mapping[str, Any], *, root: bool = True
+          ) -> tuple[Any, list[str]]:
+    """Return ``obj`` with the fields ``schema`` does not declare removed, and their paths.
+
+    ``root`` treats ``obj`` as a whole resource: ``apiVersion``, ``kind`` and
+    ``metadata`` at its top are kept whatever the schema says (``isResourceRoot``).
+    The input is not changed; the paths come sorted, as upstream returns them.
+
+    >>> prune({"spec": {"a": 1, "b": 2}}, {"type": "object", "properties": {
+    ...     "spec": {"type": "object", "properties": {"a": {"type": "integer"}}}}})
+    ({'spec': {'a': 1}}, ['spec.b'])
+    """
+    node = structural(schema)
+    out = _copy(obj)
+    paths = _Paths()
+    prune_node(out, _as_root(node) if root else node, paths)
+    return out, sorted(paths.found)
+
+
+def prune_nulls_node(x: Any, s: Node | None) -> None:
+    """``PruneNonNullableNullsWithoutDefaults`` in place."""
+    if isinstance(x, dict):
+        for k in list(x):
+            sub = None
+            if s is not None:
+                sub = s.properties.get(k)
+                if sub is None and s.has_additional:
+                    sub = s.additional
+            v = x[k]
+            if v is None and sub is not None and not sub.nullable and not sub.has_default:
+                del x[k]
+            else:
+                prune_nulls_node(v, sub)
+    elif isinstance(x, list):
+        items = s.items if s is not None else None
+        for v in x:
+            prune_nulls_node(v, items)
+
+
+def prune_nulls(obj: Any, schema: Schema | Mapping[str, Any]) -> Any:
+    """Return ``obj`` without the ``null`` values of fields that are neither nullable
+    nor defaulted (the server drops them; a defaulted one is defaulted later)."""
+    out = _copy(obj)
+    prune_nulls_node(out, structural(schema))
+    return out
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value

@@ -1,0 +1,131 @@
+"""Validation of an object as the API server validates a custom resource of one version.
+
+The OpenAPI part (with kube-openapi's format meanings for Kubernetes sources) is the
+schema's own ``jsonschema`` validator (``compatfuzz.schema``); ``x-kubernetes-validations``
+CEL rules are evaluated where they stand, with ``self`` bound to the value at that node, as
+apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go`` does. Rules on update
+only (``oldSelf``) are skipped: a round trip writes each object as if created. Rules that
+cannot be evaluated here are reported once as ``UnsupportedRuleWarning`` by the CEL module
+rather than ignored. The server's CEL cost budget is not modelled: a rule the server would
+stop for cost is judged on its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from compatfuzz.schema import Schema
+
+__all__ = ["validation_errors"]
+
+
+def _path_text(parts: Any) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "<root>"
+
+
+class _Rules:
+    """The CEL rule sites of one schema: (node, compiled rules) along the structure."""
+
+    def __init__(self, schema: Schema) -> None:
+        raw = schema.meta.get("openapi")
+        self.resolve = None if isinstance(raw, Mapping) else schema.resolve
+        self.root: Mapping[str, Any] = raw if isinstance(raw, Mapping) else schema.root
+        self.any = _has_rules(self.root, self.resolve, set())
+
+    def errors(self, obj: Any) -> Iterator[str]:
+        if self.any:
+            yield from self._walk(self.root, obj, "", set())
+
+    def _walk(self, node: Any, value: Any, path: str, seen: set[int]) -> Iterator[str]:
+        if not isinstance(node, Mapping):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and self.resolve is not None:
+            node = {**self.resolve(ref), **{k: v for k, v in node.items() if k != "$ref"}}
+        if "x-kubernetes-validations" in node and value is not None:
+            rules = _compiled(node, path or "self", self.resolve)
+            for rule in rules.failures(value):
+                message = _message_for(node, rule)
+                yield f"{path or '<root>'}: {message}"
+        for key in ("anyOf", "allOf", "oneOf"):
+            for branch in node.get(key) or ():
+                if isinstance(branch, Mapping) and branch.get("type") == "null":
+                    continue
+                yield from self._walk(branch, value, path, seen)
+        if isinstance(value, dict):
+            props = node.get("properties") or {}
+            extra = node.get("additionalProperties")
+            for k, v in value.items():
+                sub = props.get(k) if isinstance(props, Mapping) else None
+                if sub is None and isinstance(extra, Mapping):
+                    sub = extra
+                if sub is not None:
+                    yield from self._walk(sub, v, f"{path}.{k}" if path else k, seen)
+        elif isinstance(value, list):
+            items = node.get("items")
+            if isinstance(items, Mapping):
+                for i, v in enumerate(value):
+                    yield from self._walk(items, v, f"{path}[{i}]", seen)
+
+
+def _message_for(node: Mapping[str, Any], rule: str) -> str:
+    for entry in node.get("x-kubernetes-validations") or ():
+        if isinstance(entry, Mapping) and entry.get("rule") == rule:
+            msg = entry.get("message")
+            if isinstance(msg, str) and msg:
+                return f"{msg} (rule: {rule})"
+    return f"failed rule: {rule}"
+
+
+_COMPILED: dict[int, Any] = {}
+
+
+def _compiled(node: Mapping[str, Any], path: str, resolve: Any) -> Any:
+    from compatfuzz.strategies._cel import compile_rules
+
+    key = id(node)
+    hit = _COMPILED.get(key)
+    if hit is None or hit[0] is not node:
+        hit = (node, compile_rules(node, path=path, resolve=resolve))
+        _COMPILED[key] = hit
+    return hit[1]
+
+
+def _has_rules(node: Any, resolve: Any, seen: set[int]) -> bool:
+    if isinstance(node, Mapping):
+        if id(node) in seen:
+            return False
+        seen.add(id(node))
+        if "x-kubernetes-validations" in node:
+            return True
+        ref = node.get("$ref")
+        if isinstance(ref, str) and resolve is not None and _has_rules(resolve(ref), resolve,
+                                                                        seen):
+            return True
+        return any(_has_rules(v, resolve, seen) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_rules(v, resolve, seen) for v in node)
+    return False
+
+
+@lru_cache(maxsize=256)
+def _rules(schema: Schema) -> _Rules:
+    return _Rules(schema)
+
+
+def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
+    """Return up to ``limit`` messages (``path: reason``) for what the server would reject."""
+    errors = sorted(schema.validator.iter_errors(obj),
+                    key=lambda e: [str(p) for p in e.absolute_path])
+    out = [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
+    if len(out) < limit:
+        for message in _rules(schema).errors(obj):
+            out.append(message)
+            if len(out) >= limit:
+                break
+    return out

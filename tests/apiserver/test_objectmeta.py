@@ -1,0 +1,58 @@
+"""ObjectMeta decoding, against apiextensions-apiserver ``objectmeta/coerce.go`` and
+apimachinery ``metav1.Time`` / ``runtime.DefaultUnstructuredConverter``."""
+
+from __future__ import annotations
+
+import pytest
+
+from compatfuzz.apiserver import Rejected, coerce, decode
+
+ROOT = {"type": "object", "properties": {
+    "spec": {"type": "object", "properties": {
+        "template": {"type": "object", "x-kubernetes-embedded-resource": True,
+                     "x-kubernetes-preserve-unknown-fields": True}}}}}
+
+
+def test_root_metadata_is_decoded_into_object_meta() -> None:
+    got = decode({"metadata": {
+        "name": "n", "labels": {}, "finalizers": [], "generation": 0, "unknown": 1,
+        "creationTimestamp": "2024-01-02T03:04:05.987654+01:00",
+        "ownerReferences": [{"name": "o"}],
+        "deletionGracePeriodSeconds": 0,
+    }}, ROOT)
+    assert got == {"metadata": {
+        "name": "n",
+        "creationTimestamp": "2024-01-02T02:04:05Z",  # UTC, whole seconds
+        "ownerReferences": [{"apiVersion": "", "kind": "", "name": "o", "uid": ""}],
+        "deletionGracePeriodSeconds": 0,  # a pointer: zero is kept
+    }}
+
+
+def test_unset_creation_timestamp_is_null_at_the_root_and_gone_below() -> None:
+    got = decode({"metadata": {"name": "a"}, "spec": {"template": {
+        "metadata": {"name": "b", "creationTimestamp": None}, "x": 1}}}, ROOT)
+    assert got["metadata"] == {"name": "a", "creationTimestamp": None}
+    assert got["spec"]["template"] == {"metadata": {"name": "b"}, "x": 1}
+
+
+@pytest.mark.parametrize(("metadata", "path"), [
+    ({"name": 1}, "metadata.name"),
+    ({"labels": {"a": 1}}, "metadata.labels"),
+    ({"generation": 1.5}, "metadata.generation"),
+    ({"creationTimestamp": "yesterday"}, "metadata.creationTimestamp"),
+])
+def test_malformed_metadata_is_rejected_or_dropped(metadata: dict[str, object],
+                                                   path: str) -> None:
+    with pytest.raises(Rejected) as info:
+        decode({"metadata": metadata}, ROOT)
+    assert info.value.path == path
+    embedded = {"spec": {"template": {"metadata": {**metadata, "namespace": "ns"}}}}
+    dropped = coerce(embedded, ROOT, drop_invalid=True)
+    assert dropped["spec"]["template"]["metadata"] == {"namespace": "ns"}
+
+
+def test_embedded_kind_must_be_a_string() -> None:
+    with pytest.raises(Rejected, match="must be a string"):
+        coerce({"spec": {"template": {"kind": 3}}}, ROOT)
+    assert coerce({"spec": {"template": {"kind": 3}}}, ROOT, drop_invalid=True) == {
+        "spec": {"template": {}}}
