@@ -1,7 +1,7 @@
 """Tests of the leaf-path coverage metric used by benchmarks/bench_strategies.py.
 
 The benchmark's coverage figures are only as good as this metric, so its definition (see
-the ``benchmarks/_leafpaths.py`` docstring) is pinned here on hand-written schemas and
+the ``compatfuzz/schema/_leafpaths.py`` docstring) is pinned here on hand-written schemas and
 checked as properties on generated ones.
 """
 

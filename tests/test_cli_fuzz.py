@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -31,6 +32,14 @@ def test_correct_frobber_passes(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert all(u["examples"] == 40 for u in doc["units"])
     err = capsys.readouterr().err
     assert "frobber::roundtrip[v6->v7beta1]" in err and "6 passed" in err
+    # per-unit coverage: the Frobber spec has 6 leaf paths; every unit reports what it hit
+    for unit in doc["units"]:
+        cov = unit["coverage"]
+        assert cov["leaf_paths"] == 6 and 0 < cov["covered"] <= 6
+        assert set(cov["edge_classes"]).isdisjoint(cov["missing_edge_classes"])
+        assert "bool:true" not in cov["missing_edge_classes"] + cov["edge_classes"]
+    assert re.search(r"frobber::valid\[v6->v7beta1\]  \(40 examples, [0-9.]+s, \d+% of 6 "
+                     r"leaf paths, (all edge classes|edge classes never hit: )", err)
 
 
 def test_lossy_frobber_fails_with_report_files_junit_and_replay(
@@ -54,6 +63,8 @@ def test_lossy_frobber_fails_with_report_files_junit_and_replay(
 
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "6" and suite.get("failures") == "1"
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["leaf_paths"] == "6" and 0 < float(props["leaf_path_coverage"]) <= 1
 
     assert main(["fuzz", "--replay", str(cx_file)]) == 1  # still broken
     assert main(["fuzz", "--replay", str(cx_file), "--config",

@@ -176,7 +176,8 @@ class _Progress:
                      Status.SKIPPED: "skip", Status.INTERRUPTED: "stopped"}[r.status]
             if not self.quiet or r.status is not Status.PASSED:
                 print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {label:<7} "
-                      f"{r.unit.id}  ({r.examples} examples, {r.seconds:.1f}s)",
+                      f"{r.unit.id}  ({r.examples} examples, {r.seconds:.1f}s"
+                      + (f", {r.coverage_summary()})" if r.coverage else ")"),
                       file=self.out)
             if r.status is Status.FAILED:
                 _describe_failure(r, files.get(r.unit.id), self.seed, self.out)

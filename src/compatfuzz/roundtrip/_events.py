@@ -173,6 +173,7 @@ class UnitResult:
     seed: int | None = None
     counterexample: Counterexample | None = None
     message: str = ""
+    coverage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -182,8 +183,20 @@ class UnitResult:
             "seconds": round(self.seconds, 3),
             "seed": self.seed,
             "message": self.message,
+            "coverage": self.coverage,
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
         }
+
+    def coverage_summary(self) -> str:
+        """``97% of 134 leaf paths, all edge classes`` (or the classes never hit)."""
+        c = self.coverage
+        if not c:
+            return ""
+        missing = c.get("missing_edge_classes") or []
+        edges = ("all edge classes" if not missing else
+                 "edge classes never hit: " + ", ".join(missing[:6])
+                 + (f" (+{len(missing) - 6} more)" if len(missing) > 6 else ""))
+        return f"{c['ratio']:.0%} of {c['leaf_paths']} leaf paths, {edges}"
 
 
 @dataclass(frozen=True)

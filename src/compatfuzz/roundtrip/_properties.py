@@ -303,16 +303,23 @@ class Recorder:
     ``KeyboardInterrupt``, which Hypothesis lets through without treating it as a bug.
     """
 
-    def __init__(self, stop: Any = None, deadline: float | None = None) -> None:
+    def __init__(self, stop: Any = None, deadline: float | None = None,
+                 coverage: Any = None) -> None:
         self.calls = 0
         self.failure: tuple[Any, BaseException] | None = None
         self.stop = stop
         self.deadline = deadline
+        self.coverage = coverage  # a compatfuzz.strategies Coverage, or None
         self._lock = threading.Lock()
 
     def before(self, obj: Any) -> None:
         with self._lock:
             self.calls += 1
+        if self.coverage is not None:
+            from hypothesis import event
+
+            for name in sorted(self.coverage.observe(obj)):
+                event(f"edge {name}")
         if self.stop is not None and self.stop.is_set():
             raise KeyboardInterrupt("compatfuzz: stop requested")
         # Out of time ends the search, never a shrink in progress (it would lose minimality).

@@ -126,6 +126,15 @@ def write_junit(path: Path, results: list[UnitResult]) -> None:
             suite = suites[r.unit.api] = ET.SubElement(root, "testsuite", name=r.unit.api)
         case = ET.SubElement(suite, "testcase", classname=r.unit.api, name=r.unit.name,
                              time=f"{r.seconds:.3f}")
+        props = ET.SubElement(case, "properties")
+        ET.SubElement(props, "property", name="examples", value=str(r.examples))
+        if r.coverage:
+            c = r.coverage
+            for name, value in (("leaf_paths", c["leaf_paths"]),
+                                ("leaf_path_coverage", f"{c['ratio']:.4f}"),
+                                ("edge_classes", " ".join(c["edge_classes"])),
+                                ("edge_classes_missing", " ".join(c["missing_edge_classes"]))):
+                ET.SubElement(props, "property", name=name, value=str(value))
         if r.status is Status.FAILED:
             cx = r.counterexample
             body = r.message

@@ -88,8 +88,10 @@ def run_unit(
     from hypothesis import seed as hseed
 
     from compatfuzz.roundtrip._profiles import get_profile
+    from compatfuzz.strategies import Coverage
 
-    recorder = Recorder(stop=stop)
+    kind = api.kind(unit.kind)
+    recorder = Recorder(stop=stop, coverage=Coverage(kind.schema(unit.versions[0])))
     base = get_profile(profile)
     overrides: dict[str, Any] = {"database": database, "verbosity": Verbosity.quiet,
                                  "print_blob": True}
@@ -143,7 +145,9 @@ def run_unit(
         if status is Status.INTERRUPTED:
             status = Status.FAILED
             message = "interrupted while shrinking; counterexample not minimal"
-    return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message)
+    coverage = recorder.coverage.to_json() if recorder.coverage.examples else None
+    return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
+                      coverage)
 
 
 # -- worker processes ---------------------------------------------------------------

@@ -8,6 +8,7 @@ funcs"): by format, by definition name, or by field path. See docs/strategies.md
 from __future__ import annotations
 
 from compatfuzz.strategies._api import from_schema
+from compatfuzz.strategies._coverage import Coverage
 from compatfuzz.strategies._overrides import (
     Overrides,
     clear_registry,
@@ -17,6 +18,7 @@ from compatfuzz.strategies._overrides import (
 )
 
 __all__ = [
+    "Coverage",
     "Overrides",
     "clear_registry",
     "from_schema",
