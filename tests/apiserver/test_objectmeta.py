@@ -28,11 +28,22 @@ def test_root_metadata_is_decoded_into_object_meta() -> None:
     }}
 
 
-def test_unset_creation_timestamp_is_null_at_the_root_and_gone_below() -> None:
-    got = decode({"metadata": {"name": "a"}, "spec": {"template": {
-        "metadata": {"name": "b", "creationTimestamp": None}, "x": 1}}}, ROOT)
-    assert got["metadata"] == {"name": "a", "creationTimestamp": None}
+def test_unset_times_are_omitted_and_zero_pointers_are_null() -> None:
+    # CreationTimestamp is tagged omitzero (apimachinery types.go); deletionTimestamp is a
+    # *Time: a zero instant in any zone is kept as null
+    got = decode({"metadata": {"name": "a", "deletionTimestamp": "0001-01-01T01:00:00+01:00",
+                               "generation": 2.0},
+                  "spec": {"template": {
+                      "metadata": {"name": "b", "creationTimestamp": None}, "x": 1}}}, ROOT)
+    assert got["metadata"] == {"name": "a", "deletionTimestamp": None, "generation": 2}
     assert got["spec"]["template"] == {"metadata": {"name": "b"}, "x": 1}
+
+
+def test_null_metadata_is_written_back_and_typemeta_must_be_strings() -> None:
+    assert decode({"metadata": None}, ROOT) == {"metadata": {}}
+    for bad in ({"kind": 0}, {"apiVersion": None}, {"apiVersion": "a/b/c"}):
+        with pytest.raises(Rejected):
+            decode(bad, ROOT)
 
 
 @pytest.mark.parametrize(("metadata", "path"), [
@@ -49,6 +60,9 @@ def test_malformed_metadata_is_rejected_or_dropped(metadata: dict[str, object],
     embedded = {"spec": {"template": {"metadata": {**metadata, "namespace": "ns"}}}}
     dropped = coerce(embedded, ROOT, drop_invalid=True)
     assert dropped["spec"]["template"]["metadata"] == {"namespace": "ns"}
+    # metadata that is not an object at all passes through ("pass through on error")
+    odd = {"spec": {"template": {"metadata": 7}}}
+    assert coerce(odd, ROOT, drop_invalid=True) == odd
 
 
 def test_embedded_kind_must_be_a_string() -> None:

@@ -10,8 +10,7 @@ apimachinery's JSON rules for ``metav1.ObjectMeta`` (``pkg/apis/meta/v1/types.go
   ``ownerReferences`` keep ``apiVersion``/``kind``/``name``/``uid`` even when empty;
 * times are parsed as RFC 3339 and written back in UTC with whole seconds
   (``2024-01-02T03:04:05.5+01:00`` is stored as ``2024-01-02T02:04:05Z``); an unset
-  ``creationTimestamp`` is written as ``null`` at the root and removed inside embedded
-  resources;
+  ``creationTimestamp`` is omitted (``omitzero``), a zero ``*Time`` is written as null;
 * a value of the wrong type makes the whole metadata invalid (the request is rejected),
   unless malformed fields are dropped one by one, as when reading from storage.
 """
@@ -47,8 +46,15 @@ _RFC3339 = re.compile(
 )
 
 
+_ZERO = datetime.datetime(1, 1, 1, tzinfo=datetime.timezone.utc)
+
+
 def _time(value: Any) -> str | None:
-    """``metav1.Time``: JSON null is the zero time; else RFC 3339, written in UTC seconds."""
+    """``metav1.Time``: JSON null is the zero time; else RFC 3339, written in UTC seconds.
+
+    Go's ``time.Parse`` takes zone offsets up to 24:60 (``format_rfc3339.go``); the zero
+    time is the instant 0001-01-01T00:00:00Z, whatever zone spells it.
+    """
     if value is None:
         return None
     if not isinstance(value, str):
@@ -64,19 +70,19 @@ def _time(value: Any) -> str | None:
         offset = datetime.timedelta(0)
     else:
         oh, om = int(zone[1:3]), int(zone[4:6])
-        if oh > 23 or om > 59:
+        if oh > 24 or om > 60:
             raise _Malformed(f"cannot parse {value!r} as RFC 3339: offset out of range")
         offset = datetime.timedelta(hours=oh, minutes=om) * (1 if zone[0] == "+" else -1)
     try:
         when = datetime.datetime(y, mo, d, h, mi, s, tzinfo=datetime.timezone(offset))
     except ValueError as exc:
         raise _Malformed(f"cannot parse {value!r} as RFC 3339: {exc}") from None
-    if y == 1 and mo == 1 and d == 1 and h == 0 and mi == 0 and s == 0 and zone == "Z":
-        return None  # Go's zero time reads back as unset
     try:
         utc = when.astimezone(datetime.timezone.utc)
     except OverflowError:
         raise _Malformed(f"{value!r} is out of range") from None
+    if utc == _ZERO:
+        return None  # Go's zero time reads back as unset
     return utc.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0")
 
 
@@ -93,10 +99,11 @@ def _int64(value: Any) -> int:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Malformed("must be an integer")
-    if isinstance(value, float) and not value.is_integer():
-        raise _Malformed("must be an integer")
     if isinstance(value, float):
-        raise _Malformed("must be an integer (Go cannot read a float into int64)")
+        # the server re-marshals metadata with encoding/json, which writes 1.0 as 1
+        if not value.is_integer():
+            raise _Malformed("must be an integer")
+        value = int(value)
     if not -(2**63) <= value < 2**63:
         raise _Malformed("out of range for int64")
     return value
@@ -158,9 +165,8 @@ def _managed(value: Any) -> dict[str, Any]:
         text = _string(value.get(k))
         if text:
             out[k] = text
-    when = _time(value.get("time")) if "time" in value else None
-    if when is not None:
-        out["time"] = when
+    if value.get("time") is not None:
+        out["time"] = _time(value["time"])  # a *Time: the zero time is written as null
     if value.get("fieldsV1") is not None:
         out["fieldsV1"] = value["fieldsV1"]
     return out
@@ -192,11 +198,11 @@ def object_meta(metadata: Any, *, drop_invalid: bool, root: bool) -> dict[str, A
     Raises:
         Rejected: a field has the wrong type and ``drop_invalid`` is off.
     """
+    if metadata is None:
+        metadata = {}
     if not isinstance(metadata, dict):
-        if metadata is None or drop_invalid:
-            metadata = {}
-        else:
-            raise Rejected("must be an object", "metadata")
+        raise Rejected(f"invalid metadata: expected object, got {type(metadata).__name__}",
+                       "metadata")
     decoded: dict[str, Any] = {}
     for key, value in metadata.items():
         reader = _FIELDS.get(key)
@@ -211,8 +217,8 @@ def object_meta(metadata: Any, *, drop_invalid: bool, root: bool) -> dict[str, A
     for key in _FIELDS:
         if key in decoded and not _empty(key, decoded[key]):
             out[key] = decoded[key]
-    if "creationTimestamp" not in out and root:
-        out["creationTimestamp"] = None  # a struct, never omitted by the converter
+        elif key in _POINTERS and key in decoded and metadata.get(key) is not None:
+            out[key] = None  # a non-nil *Time holding the zero time is written as null
     return out
 
 
@@ -233,6 +239,8 @@ def coerce_node(x: Any, s: Node | None, *, drop_invalid: bool, path: str = "") -
                     try:
                         meta = object_meta(v, drop_invalid=drop_invalid, root=False)
                     except Rejected as exc:
+                        if drop_invalid:  # objectmeta/algorithm.go: "pass through on error"
+                            continue
                         raise Rejected(str(exc).split(": ", 1)[-1],
                                        _join(path, exc.path)) from None
                     x[k] = meta

@@ -101,6 +101,13 @@ def _apply(obj: dict[str, Any], schema: Schema, version: str, when: str,
            trace: list[Step] | None, *, drop_invalid: bool) -> dict[str, Any]:
     """``unstructuredSchemaCoercer.apply``: prune, drop nulls, decode ObjectMeta."""
     node = structural(schema)
+    for key in ("apiVersion", "kind"):  # read with unstructured.NestedString
+        if key in obj and not isinstance(obj[key], str):
+            raise Rejected(f"{key} is not a string (got {type(obj[key]).__name__})", key)
+    api_version = obj.get("apiVersion")
+    if isinstance(api_version, str) and api_version.count("/") > 1:
+        raise Rejected(f"unexpected GroupVersion string: {api_version}", "apiVersion")
+    had_meta = "metadata" in obj
     meta_before = obj.get("metadata")
     paths = _Paths() if trace is not None else None
     prune_node(obj, _as_root(node), paths)
@@ -114,7 +121,7 @@ def _apply(obj: dict[str, Any], schema: Schema, version: str, when: str,
         coerce_node(obj, node, drop_invalid=drop_invalid)
     except Rejected:
         raise
-    if "metadata" in obj or meta_before is not None:
+    if had_meta:  # read before pruning, written back after (SetObjectMeta)
         meta = object_meta(meta_before, drop_invalid=drop_invalid, root=True)
         if trace is not None and isinstance(meta_before, dict):
             trace.extend(Step("metadata-dropped", f"metadata.{k}", version, when)
