@@ -3,7 +3,8 @@ from __future__ import annotations
 import compatfuzz.schema as schema_api
 
 PUBLIC = {
-    "CRD", "CRDVersion", "LintFinding", "Schema", "WellKnown", "bundle", "classify",
+    "CRD", "CRDVersion", "LintFinding", "Schema", "WellKnown", "bundle", "check_format",
+    "classify",
     "definition_kind", "kubernetes_kinds", "kubernetes_releases", "lint_structural",
     "load_crds", "load_kubernetes", "load_schema", "normalize", "read_documents",
     "resolve_pointer",

@@ -46,14 +46,18 @@ _RFC3339 = re.compile(
 )
 
 
-_ZERO = datetime.datetime(1, 1, 1, tzinfo=datetime.timezone.utc)
+# The Gregorian calendar repeats every 400 years (146097 days): Go's years 0 and 10000,
+# which Python's datetime cannot hold, are computed 400 years away and shifted back.
+_CYCLE = 400
 
 
 def _time(value: Any) -> str | None:
     """``metav1.Time``: JSON null is the zero time; else RFC 3339, written in UTC seconds.
 
-    Go's ``time.Parse`` takes zone offsets up to 24:60 (``format_rfc3339.go``); the zero
-    time is the instant 0001-01-01T00:00:00Z, whatever zone spells it.
+    Go's ``time.Parse`` takes years 0000-9999 and zone offsets up to 24:60
+    (``time/format_rfc3339.go``); ``MarshalJSON`` writes the UTC instant, so years 0 and
+    10000 can come out. The zero time is the instant 0001-01-01T00:00:00Z, whatever zone
+    spells it.
     """
     if value is None:
         return None
@@ -66,24 +70,22 @@ def _time(value: Any) -> str | None:
     zone = m.group(8)
     if h > 23 or mi > 59 or s > 59:
         raise _Malformed(f"cannot parse {value!r} as RFC 3339: time out of range")
-    if zone == "Z":
-        offset = datetime.timedelta(0)
-    else:
+    offset = 0
+    if zone != "Z":
         oh, om = int(zone[1:3]), int(zone[4:6])
         if oh > 24 or om > 60:
             raise _Malformed(f"cannot parse {value!r} as RFC 3339: offset out of range")
-        offset = datetime.timedelta(hours=oh, minutes=om) * (1 if zone[0] == "+" else -1)
+        offset = (oh * 60 + om) * (1 if zone[0] == "+" else -1)
+    shift = _CYCLE if y < _CYCLE else -_CYCLE if y > 9999 - _CYCLE else 0
     try:
-        when = datetime.datetime(y, mo, d, h, mi, s, tzinfo=datetime.timezone(offset))
+        when = datetime.datetime(y + shift, mo, d, h, mi, s)
     except ValueError as exc:
         raise _Malformed(f"cannot parse {value!r} as RFC 3339: {exc}") from None
-    try:
-        utc = when.astimezone(datetime.timezone.utc)
-    except OverflowError:
-        raise _Malformed(f"{value!r} is out of range") from None
-    if utc == _ZERO:
+    utc = when - datetime.timedelta(minutes=offset)
+    year = utc.year - shift
+    if (year, utc.month, utc.day, utc.hour, utc.minute, utc.second) == (1, 1, 1, 0, 0, 0):
         return None  # Go's zero time reads back as unset
-    return utc.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0")
+    return f"{year:04d}" + utc.strftime("-%m-%dT%H:%M:%SZ")
 
 
 def _string(value: Any) -> str:
@@ -104,9 +106,10 @@ def _int64(value: Any) -> int:
         if not value.is_integer():
             raise _Malformed("must be an integer")
         value = int(value)
-    if not -(2**63) <= value < 2**63:
+    number = int(value)
+    if not -(2**63) <= number < 2**63:
         raise _Malformed("out of range for int64")
-    return value
+    return number
 
 
 def _bool(value: Any) -> bool | None:

@@ -8,6 +8,7 @@ compatfuzz deal with one dialect.
 from __future__ import annotations
 
 from compatfuzz.schema._bundle import bundle
+from compatfuzz.schema._formats import check_format
 from compatfuzz.schema._kubernetes import kubernetes_kinds, kubernetes_releases, load_kubernetes
 from compatfuzz.schema._lint import LintFinding, lint_structural
 from compatfuzz.schema._load import load_crds, load_schema
@@ -23,6 +24,7 @@ __all__ = [
     "Schema",
     "WellKnown",
     "bundle",
+    "check_format",
     "classify",
     "definition_kind",
     "kubernetes_kinds",

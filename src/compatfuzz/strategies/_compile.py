@@ -436,7 +436,20 @@ class Compiler:
     def compile_string(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
         fmt = node.get("format")
         found = self.options.overrides.formats.get(fmt) if isinstance(fmt, str) else None
-        default = _scalars.strings_for(node, kubernetes=self.kubernetes, format_override=None)
+        where = _path_text(path) or "<root>"
+
+        def warn(reason: str) -> None:
+            # a format and a pattern that rarely hold together: say so, never drop the field
+            if ("format", where) not in self._warned:
+                self._warned.add(("format", where))
+                warnings.warn(
+                    f"{self.schema.name or self.schema.source}: string at {where}: {reason}; "
+                    f"add an override for {where} (Overrides().path(...), docs/strategies.md)",
+                    UnsupportedRuleWarning, stacklevel=2,
+                )
+
+        default = _scalars.strings_for(node, kubernetes=self.kubernetes, format_override=None,
+                                       warn=warn)
         if found is None or found.patch is not None:
             return self.formatted(node, default)
         override = found.strategy

@@ -178,10 +178,12 @@ rfc3339 = st.tuples(_seconds, _micros, _offsets, st.sampled_from([0, 1, 3, 6, 9]
 )
 
 _GO_UNITS = ["ns", "us", "ms", "s", "m", "h"]
-#: Go time.Duration strings (metav1.Duration): "1h30m", "1.5s", "0s", "-5m".
+#: Go time.Duration strings (metav1.Duration): "1h30m", "1.5s", "0s", "-5m", and the other
+#: spellings time.ParseDuration takes ("0", ".5s", "+1m", "1µs", "1μs", "1.5h").
 go_durations = st.one_of(
     st.sampled_from(
-        ["0s", "1s", "1m", "1h", "1h0m0s", "1.5s", "300ms", "2562047h47m16.854775807s"]
+        ["0s", "1s", "1m", "1h", "1h0m0s", "1.5s", "300ms", "2562047h47m16.854775807s",
+         "0", "-0", ".5s", "+1m", "1\u00b5s", "1\u03bcs", "1.5h", "-2562047h47m16.854775808s"]
     ),
     st.tuples(
         st.sampled_from(["", "-"]),
