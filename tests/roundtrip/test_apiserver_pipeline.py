@@ -91,3 +91,43 @@ def test_path_independence_compares_what_the_hub_stores() -> None:
                                                and len(h.get("spec", {}).get("params", [])) > 2))
     results = _results(mixed, examples=100, properties=["path_independent"])
     assert _failed(results) == {}
+
+
+def test_a_renamed_field_shows_where_it_was_pruned(tmp_path: Path) -> None:
+    def misspelt(hub: dict[str, Any], version: str) -> dict[str, Any]:
+        out = gadgets.from_hub(hub, version)
+        spec = out.get("spec")
+        if version == "v1beta1" and isinstance(spec, dict) and "params" in spec:
+            spec["paramList"] = spec.pop("params")
+        return out
+
+    api = API.from_crd("gadgets", gadgets.CRD, to_hub=gadgets.to_hub, from_hub=misspelt)
+    failed = _failed(_results(api, examples=100, properties=["roundtrip"],
+                              only=["gadgets::roundtrip[v1->v1beta1]"]))
+    message = failed["roundtrip[v1->v1beta1]"]
+    assert "spec.params" in message and "a field written under another name?" in message
+    assert "spec.paramList: pruned when the converter's v1beta1 output was decoded" in message
+
+
+def test_duplicates_in_a_set_fail_valid() -> None:
+    def doubled(hub: dict[str, Any], version: str) -> dict[str, Any]:
+        out = gadgets.from_hub(hub, version)
+        tags = out.get("spec", {}).get("tags")
+        if version == "v1beta1" and tags:
+            tags.append(tags[0])
+        return out
+
+    api = API.from_crd("gadgets", gadgets.CRD, to_hub=gadgets.to_hub, from_hub=doubled)
+    failed = _failed(_results(api, examples=100, properties=["valid"],
+                              only=["gadgets::valid[v1->v1beta1]"]))
+    assert "Duplicate value" in failed["valid[v1->v1beta1]"]
+
+
+def test_opting_a_non_structural_schema_in_warns() -> None:
+    from compatfuzz.errors import CompatfuzzWarning
+
+    loose = {"type": "object", "properties": {"x": {"oneOf": [
+        {"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "string"}]}}}
+    with pytest.warns(CompatfuzzWarning, match="not a structural schema"):
+        API.from_schemas("loose", {"v1": loose, "v2": loose}, convert=lambda o, v: o,
+                         hub="v2", pipeline="apiserver")

@@ -38,8 +38,8 @@ class Node:
     """
 
     __slots__ = (
-        "additional", "default", "embedded", "has_additional", "items", "nullable",
-        "preserve", "properties", "type",
+        "additional", "default", "embedded", "has_additional", "items", "list_type",
+        "map_keys", "nullable", "preserve", "properties", "type",
     )
 
     def __init__(self) -> None:
@@ -52,6 +52,8 @@ class Node:
         self.nullable = False
         self.default: Any = _NO_DEFAULT
         self.type = ""
+        self.list_type = ""  # x-kubernetes-list-type
+        self.map_keys: tuple[str, ...] = ()  # x-kubernetes-list-map-keys
 
     @property
     def has_default(self) -> bool:
@@ -98,6 +100,11 @@ class _Builder:
         out.nullable = out.nullable or nullable or raw.get("nullable") is True
         out.preserve = raw.get("x-kubernetes-preserve-unknown-fields") is True
         out.embedded = raw.get("x-kubernetes-embedded-resource") is True
+        list_type = raw.get("x-kubernetes-list-type")
+        out.list_type = list_type if isinstance(list_type, str) else ""
+        keys = raw.get("x-kubernetes-list-map-keys")
+        out.map_keys = tuple(k for k in keys if isinstance(k, str)) if isinstance(
+            keys, list) else ()
         props = raw.get("properties")
         if isinstance(props, Mapping):
             out.properties = {str(k): self.node(v) for k, v in props.items()}

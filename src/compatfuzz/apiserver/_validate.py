@@ -1,7 +1,10 @@
 """Validation of an object as the API server validates a custom resource of one version.
 
 The OpenAPI part (with kube-openapi's format meanings for Kubernetes sources) is the
-schema's own ``jsonschema`` validator (``compatfuzz.schema``); ``x-kubernetes-validations``
+schema's own ``jsonschema`` validator (``compatfuzz.schema``); list-type ``set`` and
+``map`` lists must not repeat an item or a key (apiextensions-apiserver
+``pkg/apiserver/schema/listtype/validation.go``, ``ValidateListSetsAndMaps``);
+``x-kubernetes-validations``
 CEL rules are evaluated where they stand, with ``self`` bound to the value at that node, as
 apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go`` does. Rules on update
 only (``oldSelf``) are skipped: a round trip writes each object as if created. Rules that
@@ -12,10 +15,12 @@ stop for cost is judged on its result.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from compatfuzz.apiserver._structural import Node, structural
 from compatfuzz.schema import Schema
 
 __all__ = ["validation_errors"]
@@ -118,11 +123,48 @@ def _rules(schema: Schema) -> _Rules:
     return _Rules(schema)
 
 
+def _scalar_key(x: Any) -> Any:
+    if isinstance(x, dict | list):
+        return json.dumps(x, sort_keys=True, separators=(",", ":"))
+    # unstructured JSON: an integer is an int64, anything else with a point a float64
+    return (type(x).__name__, x)
+
+
+def _list_types(node: Node | None, value: Any, path: str, out: list[str]) -> None:
+    """``ValidateListSetsAndMaps``: duplicates in list-type set and map lists."""
+    if node is None:
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = node.properties.get(k)
+            if sub is None and node.has_additional:
+                sub = node.additional
+            _list_types(sub, v, f"{path}.{k}" if path else k, out)
+    elif isinstance(value, list):
+        if node.list_type in ("set", "map") and len(value) > 1:
+            seen: set[Any] = set()
+            for i, item in enumerate(value):
+                if node.list_type == "set":
+                    key = _scalar_key(item)
+                elif isinstance(item, dict):
+                    key = tuple(_scalar_key(item.get(k)) for k in node.map_keys)
+                else:
+                    continue
+                if key in seen:
+                    out.append(f"{path}[{i}]: Duplicate value: {json.dumps(item)}")
+                seen.add(key)
+        for i, item in enumerate(value):
+            _list_types(node.items, item, f"{path}[{i}]", out)
+
+
 def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
     """Return up to ``limit`` messages (``path: reason``) for what the server would reject."""
     errors = sorted(schema.validator.iter_errors(obj),
                     key=lambda e: [str(p) for p in e.absolute_path])
     out = [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
+    duplicates: list[str] = []
+    _list_types(structural(schema), obj, "", duplicates)
+    out.extend(duplicates[:max(0, limit - len(out))])
     if len(out) < limit:
         for message in _rules(schema).errors(obj):
             out.append(message)

@@ -96,6 +96,7 @@ def _pipeline_mode(name: str, kinds: Sequence[Kind], pipeline: str | None,
             "defaulting, conversion-response rules), 'plain' compares the converters' dicts"
         )
     if pipeline == "apiserver":
+        _warn_non_structural(name, kinds)
         for k in kinds:
             if _storage(k, hub) is None:
                 raise InvalidArgument(
@@ -104,6 +105,27 @@ def _pipeline_mode(name: str, kinds: Sequence[Kind], pipeline: str | None,
                     f"naming one of {', '.join(k.versions)} (objects are stored in it)"
                 )
     return pipeline
+
+
+def _warn_non_structural(name: str, kinds: Sequence[Kind]) -> None:
+    """A schema the API server would refuse in a CRD gets a verdict no server could give."""
+    import warnings
+
+    from compatfuzz.errors import CompatfuzzWarning
+    from compatfuzz.schema import lint_structural
+
+    for k in kinds:
+        for version, schema in k.versions.items():
+            if "openapi" in schema.meta:
+                continue  # a CRD version: the loader's structural schema
+            findings = lint_structural(schema)
+            if findings:
+                shown = "; ".join(f"{f.path or '<root>'}: {f.message}" for f in findings[:3])
+                warnings.warn(
+                    f"API {name!r}: {k.name} {version} is not a structural schema, so a real "
+                    f"API server would refuse it as a CRD and the API-server pipeline judges "
+                    f"it as one anyway ({len(findings)} findings: {shown}); fix the schema or "
+                    "use pipeline='plain'", CompatfuzzWarning, stacklevel=4)
 
 
 def _storage(kind: Kind, hub: str | None) -> str | None:

@@ -150,7 +150,13 @@ def _explain(changes: Any, trace: list[Any] | None) -> str:
             if text not in lines:
                 lines.append(text)
     if not lines:
-        return ("\n  (no API-server step touched these fields: the converters changed them)")
+        # a converter that writes a field under another name loses it to pruning there
+        pruned = [f"  {step.describe()}" for step in trace if step.what == "pruned"]
+        text = "\n  (no API-server step touched these fields: the converters changed them)"
+        if pruned:
+            text += ("\nwhat the API server pruned on the way (a field written under another "
+                     "name?):\n" + "\n".join(dict.fromkeys(pruned[:10])))
+        return text
     return "\nwhat the API server did to these fields:\n" + "\n".join(lines[:20])
 
 
@@ -199,8 +205,9 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
             if errors:
                 lines = "\n".join(f"  {e}" for e in errors)
                 raise NotEquivalent(
-                    f"written as {a}, read as {b}: {b}'s validation rejects the object (a {b} "
-                    f"client cannot update it as read):\n{lines}")
+                    f"written as {a}, read as {b}: {b}'s validation rejects the object (the "
+                    f"API server refuses it on create in {b}, and refuses an update in {b} "
+                    f"that changes these fields):\n{lines}")
         else:  # PATH_INDEPENDENT
             a, b, c = vs
             stored = server.write(obj, a, trace)
@@ -209,7 +216,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
             s = server.storage
             _expect_equal(server.write(direct, c), server.write(via, c), kind, s,
                           f"read as {c} after a {b} client updated it differs from read as {c} "
-                          f"directly, as stored in {s} (the hub)", trace=trace)
+                          f"directly, as stored in {s} (the storage version)", trace=trace)
     except Rejected as exc:
         raise ConverterError(f"{api.name}: {exc}") from exc
 

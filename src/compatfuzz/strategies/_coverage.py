@@ -63,6 +63,8 @@ def _scalar_kind(node: Mapping[str, Any], ref: str | None, kubernetes: bool) -> 
     types = node.get("type")
     types = [types] if isinstance(types, str) else list(types or [])
     if "string" in types or (not types and isinstance(fmt, str)):
+        if "pattern" in node or "enum" in node:
+            return "string-constrained"  # the pattern decides which edges exist
         if fmt in ("date-time", "datetime"):
             return "time"
         if fmt == "duration" and kubernetes:
