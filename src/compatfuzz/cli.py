@@ -2,7 +2,8 @@
 
 Each command lives in ``compatfuzz._commands.<name>`` with ``add_arguments(parser)`` and
 ``run(args) -> int``, so the parts stay independent and importing the CLI stays cheap.
-Exit codes: 0 success, 1 a property or compatibility check failed, 2 usage or input error.
+Exit codes: 0 success, 1 a property or compatibility check failed, 2 usage or input error
+(never a traceback with exit 1 for bad input: 1 must always mean "breaking" or "failed").
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
-from compatfuzz.errors import CompatfuzzError
+from compatfuzz.errors import CompatfuzzError, CompatfuzzWarning
 
 __all__ = ["main"]
 
@@ -60,9 +63,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     module = modules[args.command]
     try:
-        return int(module.run(args))  # type: ignore[attr-defined]
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", CompatfuzzWarning)
+            shown = warnings.showwarning
+
+            def show(message: Warning | str, category: type[Warning], *rest: Any,
+                     **kw: Any) -> None:
+                # our warnings name the file and path already: one plain line each
+                if issubclass(category, CompatfuzzWarning):
+                    print(f"compatfuzz {args.command}: warning: {message}", file=sys.stderr)
+                else:
+                    shown(message, category, *rest, **kw)
+
+            warnings.showwarning = show
+            return int(module.run(args))  # type: ignore[attr-defined]
     except CompatfuzzError as exc:
         print(f"compatfuzz {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        # a backstop: readers bound nesting themselves and name the file and path
+        print(f"compatfuzz {args.command}: error: an input is nested too deeply to process "
+              "(RecursionError)\n  fix: flatten deeply nested schemas with $defs and $ref",
+              file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"compatfuzz {args.command}: interrupted", file=sys.stderr)

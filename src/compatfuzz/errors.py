@@ -6,13 +6,15 @@ that it reads as a programming error, not a data error::
     CompatfuzzError
     ├── InvalidArgument (also TypeError)   a public function was called wrongly
     ├── SchemaLoadError                    a schema file or document cannot be used
-    │   └── UnresolvableRef                a $ref points nowhere
+    │   ├── UnresolvableRef                a $ref points nowhere
+    │   └── RefOutsideRoot                 a $ref would read a file outside the allowed folders
     ├── UnsupportedSchema                  valid schema, but no strategy can be built for it
     ├── ConverterError                     a user converter raised or returned garbage
     └── NotEquivalent                      two objects differ semantically (carries the diff)
 
     CompatfuzzWarning (UserWarning)
-    └── UnsupportedRuleWarning             a CEL rule or keyword we cannot honour by construction
+    ├── UnsupportedRuleWarning             a CEL rule or keyword we cannot honour by construction
+    └── UnknownKeywordWarning              a schema keyword nobody defines (``maxLenght``)
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ __all__ = [
     "ConverterError",
     "InvalidArgument",
     "NotEquivalent",
+    "RefOutsideRoot",
     "SchemaLoadError",
+    "UnknownKeywordWarning",
     "UnresolvableRef",
     "UnsupportedRuleWarning",
     "UnsupportedSchema",
@@ -64,6 +68,15 @@ class UnresolvableRef(SchemaLoadError):
     """A ``$ref`` names a document or a location that does not exist."""
 
 
+class RefOutsideRoot(SchemaLoadError):
+    """A ``$ref`` names a file outside the folders a schema may read.
+
+    A schema is data, often from someone else: without this bound ``{"$ref": "/etc/passwd"}``
+    would read any file the user can. The allowed folders are the root schema's folder
+    (and the config's), plus any given with ``--allow-ref-root`` / ``allow_ref_roots``.
+    """
+
+
 class UnsupportedSchema(CompatfuzzError):
     """The schema is valid but we cannot build a strategy that honours it."""
 
@@ -86,6 +99,11 @@ class CompatfuzzWarning(UserWarning):
 
 class UnsupportedRuleWarning(CompatfuzzWarning):
     """A validation rule could not be honoured when generating; objects may violate it."""
+
+
+class UnknownKeywordWarning(CompatfuzzWarning):
+    """A schema uses a keyword no supported dialect defines, usually a typo (``maxLenght``):
+    the constraint it was meant to add is not checked."""
 
 
 def _pointer_to_path(pointer: str) -> str:

@@ -90,9 +90,42 @@ def pytest_configure(config: pytest.Config) -> None:
     # surface as an INTERNALERROR instead of a usage error.
     _profile(config)
     _max_examples(config)
+    _check_config_option(config)
     cache = getattr(config, "cache", None)
     if cache is not None and explicit:
         cache.set(CACHE_SEED, seed)
+
+
+_LOADED = pytest.StashKey[dict[str, Any]]()
+
+
+def _check_config_option(config: pytest.Config) -> None:
+    """Load ``--compatfuzz-config`` now: a missing or broken file is a usage error (exit
+    4), not an INTERNALERROR from inside collection (issue 11)."""
+    config.stash[_LOADED] = {}
+    explicit = config.getoption(OPTION_CONFIG)
+    if not explicit:
+        return
+    path = Path(explicit).resolve()
+    if not path.is_file():
+        raise pytest.UsageError(
+            f"{OPTION_CONFIG} {explicit}: "
+            + ("is a folder, not a config file" if path.is_dir() else "file not found")
+            + "; pass the path of a compatfuzz.toml (or a pyproject.toml with "
+            "[tool.compatfuzz])"
+        )
+    config.stash[_LOADED][str(path)] = _load(path)
+
+
+def _load(path: Path) -> Any:
+    """``load_config(path)`` with compatfuzz's errors turned into pytest usage errors."""
+    from compatfuzz.errors import CompatfuzzError
+    from compatfuzz.roundtrip import load_config
+
+    try:
+        return load_config(path)
+    except CompatfuzzError as exc:
+        raise pytest.UsageError(f"{OPTION_CONFIG}: {exc}") from None
 
 
 def _profile(config: pytest.Config) -> str:
@@ -210,7 +243,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if config.args_source is pytest.Config.ArgsSource.ARGS and not config.getoption(
             OPTION_CONFIG):
         return
-    _extend(items, ConfigFile.from_parent(session, path=path))
+    from compatfuzz.errors import CompatfuzzError
+
+    try:
+        _extend(items, ConfigFile.from_parent(session, path=path))
+    except CompatfuzzError as exc:  # raised in a hook, it would be an INTERNALERROR
+        raise pytest.UsageError(f"compatfuzz config {path}: {exc}") from None
 
 
 def _extend(items: list[pytest.Item], node: pytest.Collector) -> None:
@@ -252,7 +290,8 @@ class ConfigFile(pytest.File):
         # Marked here, not in pytest_collect_file: pytest also creates nodes for files
         # next to a testpaths folder and then drops them.
         self.config.stash[_COLLECTED].add(str(self.path.resolve()))
-        for api in load_config(self.path):
+        loaded = self.config.stash[_LOADED].get(str(self.path.resolve()))
+        for api in loaded if loaded is not None else load_config(self.path):
             yield APINode.from_parent(self, name=api.name, api=api)
 
 

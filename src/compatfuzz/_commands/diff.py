@@ -25,6 +25,7 @@ from compatfuzz.compat import (
     Status,
     check,
     load_policy,
+    load_revision,
     parse_severity,
 )
 
@@ -58,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also show info-level findings")
     parser.add_argument("--list-rules", action="store_true",
                         help="list the rule ids and exit")
+    parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
+                        help="also let a $ref read files under DIR (default: only the "
+                        "schema file's folder); repeatable")
 
 
 def _policy(args: argparse.Namespace) -> Policy:
@@ -141,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
     started: Started | None = None
     findings: tuple[Finding, ...] = ()
     notes: list[Note] = []
-    for event in check(args.old, args.new, direction=args.direction, policy=policy,
+    old, new = (load_revision(spec, ref_roots=args.allow_ref_root)
+                for spec in (args.old, args.new))
+    for event in check(old, new, direction=args.direction, policy=policy,
                        budget=args.budget, whole_budget=args.whole_budget,
                        dynamic=not args.no_dynamic, seed=args.seed):
         if isinstance(event, Started):

@@ -3,7 +3,8 @@
 Runs each property (roundtrip, valid, no_mutation, path_independent, default_*) for each
 version pair, shows progress on stderr, writes a JSON report and one replayable JSON file
 per counterexample.  Ctrl-C or SIGTERM stops at the next example and still writes the
-report and every counterexample found.  Exit status: 0 all properties hold, 1 a property
+report and every counterexample found; a failure is written the moment it is found, so
+even SIGKILL keeps it.  Exit status: 0 every planned property ran and holds, 1 a property
 failed, 2 usage or config error, 130 interrupted with no failure.
 """
 
@@ -36,6 +37,13 @@ def parse_duration(text: str) -> float:
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"duration must be positive, got {text!r}")
     return seconds
+
+
+def parse_deadline(text: str) -> float | None:
+    """Seconds in ``10s``/``2m``/``10``, or ``None`` for ``none``."""
+    if text.strip().lower() in ("none", "off", "0"):
+        return None
+    return parse_duration(text)
 
 
 def _positive(text: str) -> int:
@@ -82,6 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="re-check one saved counterexample file and exit")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only failures and the summary")
+    parser.add_argument("--example-deadline", type=parse_deadline, default=10.0,
+                        metavar="10s",
+                        help="fail a unit when one example runs longer than this "
+                        "(default: 10s; 'none' to disable)")
+    parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
+                        help="also let a schema's $ref read files under DIR (default: the "
+                        "schema's and the config's folders; config key allow_ref_roots); "
+                        "repeatable")
 
 
 def _load(args: argparse.Namespace, config: str | None = None) -> list[Any]:
@@ -98,7 +114,7 @@ def _load(args: argparse.Namespace, config: str | None = None) -> list[Any]:
                 hint="pass --config PATH or create compatfuzz.toml (see docs/roundtrip.md)",
             )
         path = str(found)
-    return load_config(path, api=args.api)
+    return load_config(path, api=args.api, ref_roots=args.allow_ref_root)
 
 
 def _json(value: Any, limit: int = 2000) -> str:
@@ -107,7 +123,7 @@ def _json(value: Any, limit: int = 2000) -> str:
 
 
 def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
-                      out: TextIO) -> None:
+                      out: TextIO, saved_in: str | None) -> None:
     cx = result.counterexample
     if cx is None:
         print(f"\n  {result.unit.id} FAILED: {result.message}", file=out)
@@ -120,9 +136,11 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
     if run_seed is not None:
         print(f"  seed: {run_seed} (rerun with --seed {run_seed} for the same examples)",
               file=out)
-    else:
-        print("  saved in the example database: the next run (or pytest) replays it first",
-              file=out)
+    elif saved_in is not None and cx.error_type != "TimeoutError":
+        # only what Hypothesis really saved: not with --database none, not a timed-out
+        # example (it never failed, Hypothesis was stopped)
+        print(f"  saved in the example database {saved_in}: the next run (or pytest) "
+              "replays it first", file=out)
     if cx_file:
         print(f"  replay: compatfuzz fuzz --replay {cx_file}", file=out)
     if cx.reproduce:
@@ -141,6 +159,7 @@ class _Progress:
         self.done = 0
         self.running: set[str] = set()
         self.seed: int | None = None
+        self.database: str | None = None
 
     def _live(self) -> None:
         if self.tty and self.running and not self.quiet:
@@ -153,11 +172,25 @@ class _Progress:
             self.out.write("\r\x1b[K")
 
     def handle(self, event: Any, files: dict[str, str], args: argparse.Namespace) -> None:
-        from compatfuzz.roundtrip import RunFinished, RunStarted, Status, UnitFinished, UnitStarted
+        from compatfuzz.roundtrip import (
+            Notice,
+            RunFinished,
+            RunStarted,
+            Status,
+            UnitFinished,
+            UnitStarted,
+        )
 
-        if isinstance(event, RunStarted):
+        if isinstance(event, Notice):
+            self._clear()
+            print(f"compatfuzz fuzz: note: {event.message}", file=self.out)
+            if event.database is not None:
+                self.database = f"{event.database} (the local fallback)"
+            self._live()
+        elif isinstance(event, RunStarted):
             self.total = len(event.units)
             self.seed = event.seed
+            self.database = None if event.database == "none" else event.database
             budget = (f"{event.duration:.0f}s" if event.duration else
                       f"max_examples={event.max_examples or 'profile'}")
             print(f"compatfuzz fuzz: {self.total} properties, profile={event.profile}, "
@@ -180,7 +213,8 @@ class _Progress:
                       + (f", {r.coverage_summary()})" if r.coverage else ")"),
                       file=self.out)
             if r.status is Status.FAILED:
-                _describe_failure(r, files.get(r.unit.id), self.seed, self.out)
+                _describe_failure(r, files.get(r.unit.id), self.seed, self.out,
+                                  self.database)
             elif r.status is Status.ERROR:
                 print(f"  {r.message}", file=self.out)
             self._live()
@@ -206,9 +240,9 @@ def _replay(args: argparse.Namespace) -> int:
         unit = Unit(doc["api"], doc["kind"], Property(doc["property"]),
                     tuple(doc["versions"]))
         obj = doc["object"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise SchemaLoadError(
-            f"not a compatfuzz counterexample file ({type(exc).__name__}: {exc})",
+            f"not a compatfuzz counterexample file ({type(exc).__name__}: {str(exc)[:200]})",
             source=str(path), hint="pass a file from the compatfuzz-counterexamples folder",
         ) from None
     apis = {a.name: a for a in _load(args, args.config or doc.get("config"))}
@@ -245,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     cx_dir = args.counterexamples or (
         (args.report.parent if args.report else Path.cwd()) / "compatfuzz-counterexamples"
     )
-    writer = ReportWriter(args.report, cx_dir)
+    writer = ReportWriter(args.report, cx_dir, junit=args.junit)
     progress = _Progress(sys.stderr, args.quiet)
     stop = threading.Event()
     signals = {"count": 0}
@@ -266,7 +300,8 @@ def run(args: argparse.Namespace) -> int:
             apis, profile=args.profile, max_examples=args.max_examples,
             duration=args.duration, seed=args.seed, workers=args.workers,
             database="" if args.database is None else args.database,
-            properties=args.properties, stop=stop,
+            properties=args.properties, stop=stop, example_deadline=args.example_deadline,
+            on_failure=writer.found,
         ):
             writer.handle(event)
             progress.handle(event, writer.files, args)
@@ -279,8 +314,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-        if args.junit is not None:
-            write_junit(args.junit, writer.results)
+        if args.junit is not None and not writer.doc:
+            write_junit(args.junit, writer.results)  # the run never started
     results = writer.results
     if any(r.status is Status.FAILED for r in results):
         if writer.files:
@@ -290,4 +325,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if finished is None or stop.is_set():
         return EXIT_INTERRUPTED
+    # 0 only when every planned unit ran and held
+    if len(results) != len(writer.planned) or any(
+            r.status not in (Status.PASSED, Status.SKIPPED) for r in results):
+        print(f"compatfuzz fuzz: error: {len(writer.planned) - len(results)} of "
+              f"{len(writer.planned)} units did not report a result", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="number of objects (default: 10)")
     parser.add_argument("--seed", type=int, default=None, metavar="S",
                         help="seed for a reproducible sample")
+    parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
+                        help="also let a $ref read files under DIR (default: only the "
+                        "schema file's folder); repeatable")
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -40,7 +43,8 @@ def _load(args: argparse.Namespace) -> Any:
     if source.startswith("k8s:"):
         group_version, _, kind = source[4:].rpartition("/")
         return load_kubernetes(group_version, kind, release=args.release)
-    return load_schema(source, version=args.api_version, definition=args.definition)
+    return load_schema(source, version=args.api_version, definition=args.definition,
+                       ref_roots=args.allow_ref_root)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
     if args.n < 1:
         print("compatfuzz sample: error: -n must be at least 1", file=sys.stderr)
         return 2
+    from compatfuzz.schema._limits import check_generation_limits
+
     schema = _load(args)
+    check_generation_limits(schema)  # minItems: 1e6 fails now, with the path
     strategy = from_schema(schema)
     written: list[int] = []
 

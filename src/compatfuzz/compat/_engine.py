@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,7 +37,15 @@ from compatfuzz.compat._model import (
 )
 from compatfuzz.compat._policy import Policy
 from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
-from compatfuzz.compat._witness import Judge, Rejection, Verdict, explains, search, witness_for
+from compatfuzz.compat._witness import (
+    Judge,
+    Rejection,
+    Verdict,
+    _too_large,
+    explains,
+    search,
+    witness_for,
+)
 from compatfuzz.errors import InvalidArgument, SchemaLoadError
 from compatfuzz.schema import CRD, Schema
 
@@ -78,7 +86,8 @@ def split_spec(text: str) -> tuple[Path, str | None, str | None]:
     return path, definition, version
 
 
-def load_revision(spec: str | Path) -> Revision:
+def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = None
+                  ) -> Revision:
     """Load one side of a diff from a command-line spec.
 
     ``FILE`` (CRD, OpenAPI, JSON Schema), ``FILE@VERSION`` (one served version of a CRD;
@@ -87,7 +96,8 @@ def load_revision(spec: str | Path) -> Revision:
     several, or one CRD of a file holding several; ``FILE#NAME@VERSION`` combines both;
     ``NAME`` may be a JSON pointer, ``openapi.yaml#/components/schemas/Order``) or
     ``kubernetes:RELEASE:API_VERSION:KIND`` (``kubernetes:1.25:apps/v1:Deployment``, a
-    built-in kind from kubernetes-validate).
+    built-in kind from kubernetes-validate). ``ref_roots`` are extra folders a ``$ref``
+    may read (besides the file's own folder).
 
     Raises:
         SchemaLoadError: the file cannot be read or holds no usable schema.
@@ -111,7 +121,8 @@ def load_revision(spec: str | Path) -> Revision:
                 f"drop '@{version}'"
             )
         try:
-            return Revision(text, schema=schema_mod.load_schema(path, definition=definition))
+            return Revision(text, schema=schema_mod.load_schema(path, definition=definition,
+                                                                ref_roots=ref_roots))
         except SchemaLoadError as exc:
             if "definition=" not in exc.hint:
                 raise
@@ -395,9 +406,15 @@ def check(
             os_.kubernetes or ns.kubernetes or o.crd is not None)
         static, aliases = walk_with_aliases(os_, ns, version=version, pruning=prune)
         static += [g for g in gaps if g.version == version]
+        searching = run.dynamic
+        too_large = _too_large(os_) or _too_large(ns)
+        if too_large and searching:  # minItems: 1e6 would search for minutes
+            run.dynamic = False
+            run.notes.append(f"witness search skipped: {too_large}")
         proved = [run.prove(f, prune) for f in static]
         proved += list(run.whole(os_, ns, version, static=proved, pruning=prune,
                                  aliases=aliases))
+        run.dynamic = searching
         for p in proved:
             f = run.finalize(p.evolve(context=None))
             run.findings.append(f)

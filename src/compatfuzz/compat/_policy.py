@@ -117,7 +117,7 @@ def load_policy(path: str | Path) -> Policy:
     Raises:
         SchemaLoadError: the file is unreadable or an entry is malformed.
     """
-    import yaml
+    from compatfuzz.schema._read import parse_documents
 
     source = str(path)
     try:
@@ -125,10 +125,12 @@ def load_policy(path: str | Path) -> Policy:
     except OSError as exc:
         raise SchemaLoadError(f"cannot read ignore file: {exc.strerror}", source=source,
                               hint="check the --ignore path") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SchemaLoadError(f"not valid YAML/JSON: {exc}", source=source) from None
+    # the bounded reader: no alias bomb or absurd nesting (issue 11)
+    docs = parse_documents(text, source=source)
+    if len(docs) > 1:
+        raise SchemaLoadError(f"expected one YAML document, found {len(docs)}",
+                              source=source, hint="remove the extra '---' separators")
+    doc = docs[0] if docs else None
     if doc is None:
         return Policy()
     if not isinstance(doc, Mapping):

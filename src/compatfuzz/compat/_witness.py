@@ -18,6 +18,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from compatfuzz.compat._model import Side, Witness
@@ -266,6 +267,9 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
     from compatfuzz.strategies import from_schema
 
     writer, reader = (judge.old, judge.new) if side is Side.REQUEST else (judge.new, judge.old)
+    too_large = _too_large(writer)
+    if too_large is not None:
+        return None, None, f"search skipped: {too_large}"
     try:
         strategy = from_schema(open_up(writer, reader, pruning=judge.pruning),
                                kubernetes=writer.kubernetes,
@@ -445,12 +449,28 @@ def witness_for(f: Any, side: Side, *, pruning: bool, budget: int,
     return w, note
 
 
+@lru_cache(maxsize=64)
+def _too_large(schema: Schema) -> str | None:
+    """Why values of ``schema`` cannot be generated (a minimum size past what Hypothesis
+    can draw: ``minItems: 1e6`` searched for 90 s), or ``None``."""
+    from compatfuzz.errors import UnsupportedSchema
+    from compatfuzz.schema._limits import check_generation_limits
+
+    try:
+        check_generation_limits(schema)
+    except UnsupportedSchema as exc:
+        return str(exc).split("\n")[0]
+    return None
+
+
 def _one_value(writer: Schema, node: Any, seed: int) -> Any:
     """One (shrunk) value valid under ``node``, or ``_MISSING``."""
     from hypothesis import find
 
     from compatfuzz.strategies import from_schema
 
+    if _too_large(writer) is not None:
+        return _MISSING
     try:
         return find(from_schema(sub_schema(writer, _deref(writer, node))), lambda _: True,
                     settings=_settings(20), random=random.Random(seed))

@@ -16,6 +16,7 @@ from compatfuzz.roundtrip._database import namespaced, open_database
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
+    Notice,
     Property,
     RunFinished,
     RunStarted,
@@ -30,13 +31,14 @@ from compatfuzz.roundtrip._model import API, Kind
 from compatfuzz.roundtrip._profiles import get_profile
 from compatfuzz.roundtrip._properties import build_test, check, units
 from compatfuzz.roundtrip._runner import run, run_unit
-from compatfuzz.roundtrip._webhook import WebhookError, webhook_converter
+from compatfuzz.roundtrip._webhook import WebhookError, WebhookUnavailable, webhook_converter
 
 __all__ = [
     "API",
     "Counterexample",
     "Event",
     "Kind",
+    "Notice",
     "Property",
     "RunFinished",
     "RunStarted",
@@ -47,6 +49,7 @@ __all__ = [
     "UnitResult",
     "UnitStarted",
     "WebhookError",
+    "WebhookUnavailable",
     "build_test",
     "check",
     "find_config",

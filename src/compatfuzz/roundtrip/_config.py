@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +118,13 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
     return obj
 
 
-def load_config(path: str | Path, *, api: str | None = None) -> list[API]:
+def load_config(path: str | Path, *, api: str | None = None,
+                ref_roots: Iterable[str | Path] = ()) -> list[API]:
     """Return the APIs declared in a ``compatfuzz.toml`` or ``pyproject.toml``.
 
-    ``api`` keeps only the API of that name.
+    ``api`` keeps only the API of that name.  A schema's ``$ref`` may read files under
+    its own folder, the config's folder, the config's ``allow_ref_roots`` (relative to
+    the config) and ``ref_roots`` (the CLI's ``--allow-ref-root``); nothing else.
 
     Raises:
         SchemaLoadError: unreadable TOML, a missing or unknown key, a file or function
@@ -145,6 +148,10 @@ def load_config(path: str | Path, *, api: str | None = None) -> list[API]:
                               hint="check the path and its permissions") from None
     except tomllib.TOMLDecodeError as exc:
         raise SchemaLoadError(f"invalid TOML: {exc}", source=source) from None
+    except RecursionError:
+        raise SchemaLoadError("nested too deeply to read (thousands of [ or { levels)",
+                              source=source, hint="a config holds a few flat tables: "
+                              "check that this is the right file") from None
     table, prefix = _table(doc, path)
     if table is None:
         raise SchemaLoadError("no [tool.compatfuzz] table", source=source,
@@ -157,6 +164,7 @@ def load_config(path: str | Path, *, api: str | None = None) -> list[API]:
             "(or schemas) and convert (or to_hub/from_hub)",
         )
     base = path.parent
+    roots = [base, *_ref_roots(table, base, source, prefix), *map(Path, ref_roots)]
     apis = []
     names = [e.get("name") for e in entries if isinstance(e, Mapping)]
     if api is not None and api not in names:
@@ -170,13 +178,36 @@ def load_config(path: str | Path, *, api: str | None = None) -> list[API]:
             raise SchemaLoadError("expected a table", source=source, pointer=where)
         if api is not None and entry.get("name") != api:
             continue
-        apis.append(_load_api(entry, base, source, where))
+        apis.append(_load_api(entry, base, source, where, roots))
     for a in apis:
         a.source = str(path.resolve())
     return apis
 
 
-def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str) -> API:
+def _ref_roots(table: Mapping[str, Any], base: Path, source: str, prefix: str) -> list[Path]:
+    """The config's ``allow_ref_roots``: folders (relative to the config) a $ref may read."""
+    raw = table.get("allow_ref_roots", [])
+    if not isinstance(raw, list) or not all(isinstance(r, str) and r for r in raw):
+        raise SchemaLoadError(
+            f"allow_ref_roots must be a list of folder paths, got {raw!r}", source=source,
+            pointer=f"{prefix}/allow_ref_roots",
+            hint='write allow_ref_roots = ["../shared-schemas"] (relative to this file)',
+        )
+    roots = []
+    for i, item in enumerate(raw):
+        folder = base / item
+        if not folder.is_dir():
+            raise SchemaLoadError(
+                f"allow_ref_roots entry {item!r} is not a folder (looked for {folder})",
+                source=source, pointer=f"{prefix}/allow_ref_roots/{i}",
+                hint="paths are relative to the config file's folder",
+            )
+        roots.append(folder)
+    return roots
+
+
+def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
+              roots: list[Path]) -> API:
     unknown = set(entry) - _KEYS
     if unknown:
         raise SchemaLoadError(
@@ -264,7 +295,8 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str) -> 
                 )
             schemas[version] = schema_path
         return API.from_schemas(name, schemas, kind=entry.get("kind"),
-                                group=str(entry.get("group", "")), **options)
+                                group=str(entry.get("group", "")), ref_roots=roots,
+                                **options)
     except SchemaLoadError:
         raise
     except CompatfuzzError as exc:
@@ -283,10 +315,19 @@ def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> A
             hint="keep one: the webhook, or the Python converters",
         )
     ca = entry.get("webhook_ca")
+    insecure = entry.get("webhook_insecure", False)
+    if not isinstance(insecure, bool):
+        # "yes" or "false" as a string used to mean false, silently
+        raise SchemaLoadError(
+            f"webhook_insecure must be true or false, got {insecure!r} "
+            f"({type(insecure).__name__})", source=source,
+            pointer=f"{where}/webhook_insecure",
+            hint="write webhook_insecure = true (a TOML boolean, without quotes)",
+        )
     try:
         return webhook_converter(
             str(entry["webhook"]), ca_file=None if ca is None else base / str(ca),
-            insecure=entry.get("webhook_insecure") is True,
+            insecure=insecure,
             timeout=entry.get("webhook_timeout", 10.0),
         )
     except CompatfuzzError as exc:

@@ -7,13 +7,19 @@ turns the CLI's ``--database`` value into a database: a directory (default: Hypo
 own default database, ``.hypothesis/examples`` or under ``HYPOTHESIS_STORAGE_DIRECTORY``,
 so it is the one pytest uses) or ``redis://host:port/db`` through
 Hypothesis's ``RedisExampleDatabase`` so workers on many machines share failures.
+
+A Redis outage in the middle of a nightly run must not end every unit with a one-line
+``ConnectionError`` and 0 examples (issue 11): :class:`FallbackDatabase` switches, for good,
+to the local directory database on the first error and keeps a ``notice`` the runner
+reports once.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import settings
 from hypothesis.database import (
@@ -24,7 +30,7 @@ from hypothesis.database import (
 
 from compatfuzz.errors import InvalidArgument
 
-__all__ = ["database_label", "namespaced", "open_database"]
+__all__ = ["FallbackDatabase", "database_label", "namespaced", "open_database"]
 
 
 class NamespacedDatabase(ExampleDatabase):
@@ -57,6 +63,64 @@ class NamespacedDatabase(ExampleDatabase):
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
         self.inner.move(self._prefix + src, self._prefix + dest, value)
+
+
+class FallbackDatabase(ExampleDatabase):
+    """``primary`` (a shared, remote database) until it fails once, then ``local`` for good.
+
+    ``notice`` says what happened, for the runner to report once; ``errors`` are the
+    exception types that mean "the primary is gone" (anything else is a bug and raises).
+    """
+
+    def __init__(self, primary: ExampleDatabase, local: ExampleDatabase, *, label: str,
+                 local_label: str, errors: tuple[type[BaseException], ...]) -> None:
+        super().__init__()
+        self.primary = primary
+        self.local = local
+        self.label = label
+        self.local_label = local_label
+        self.errors = errors
+        self.notice: str | None = None
+
+    def __repr__(self) -> str:
+        return f"FallbackDatabase({self.primary!r}, {self.local!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, FallbackDatabase) and other.primary == self.primary
+                and other.local == self.local)
+
+    def __hash__(self) -> int:
+        return hash((id(self.primary), id(self.local)))
+
+    @property
+    def failed_over(self) -> bool:
+        return self.notice is not None
+
+    def _call(self, method: Callable[[ExampleDatabase], Any]) -> Any:
+        if self.notice is None:
+            try:
+                return method(self.primary)
+            except self.errors as exc:
+                self.notice = (
+                    f"the example database {self.label} stopped answering "
+                    f"({type(exc).__name__}: {exc}); the run goes on with the local database "
+                    f"{self.local_label}, so failures found from now on are kept there, not "
+                    "shared"
+                )
+        return method(self.local)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        # Redis's fetch is a generator: materialise it so errors surface here
+        return list(self._call(lambda db: list(db.fetch(key))))
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._call(lambda db: db.save(key, value))
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self._call(lambda db: db.delete(key, value))
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self._call(lambda db: db.move(src, dest, value))
 
 
 def namespaced(db: ExampleDatabase, namespace: str) -> ExampleDatabase:
@@ -104,7 +168,11 @@ def open_database(spec: str | None) -> ExampleDatabase | None:
                 f"cannot reach the Redis example database --database {spec!r} ({exc}); "
                 "start redis-server there, or pass a directory"
             ) from None
-        return RedisExampleDatabase(client, key_prefix=b"compatfuzz:")
+        local = settings.get_profile("default").database or InMemoryExampleDatabase()
+        return FallbackDatabase(
+            RedisExampleDatabase(client, key_prefix=b"compatfuzz:"), local, label=spec,
+            local_label=database_label(""), errors=(redis.exceptions.RedisError, OSError),
+        )
     return DirectoryBasedExampleDatabase(Path(spec))
 
 

@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "Counterexample",
     "Event",
+    "Notice",
     "Property",
     "RunFinished",
     "RunStarted",
@@ -231,4 +232,14 @@ class RunFinished:
         return max((r.status for r in self.results), default=Status.PASSED)
 
 
-Event = RunStarted | UnitStarted | UnitFinished | RunFinished
+@dataclass(frozen=True)
+class Notice:
+    """Something the user must hear once during a run, e.g. that the shared example
+    database stopped answering and the run goes on with a local one (then ``database``
+    names the database failures are saved in from now on)."""
+
+    message: str
+    database: str | None = None
+
+
+Event = RunStarted | UnitStarted | UnitFinished | RunFinished | Notice

@@ -5,7 +5,8 @@ An :class:`API` accepts converters in every shape people actually write them in
 ``to_hub``/``from_hub`` as in Kubernetes' internal types, or one function per version
 pair) and hides the shape behind one method, :meth:`API.convert`, so the properties do
 not care which form the user chose.  It never mutates what it is given and wraps anything
-a converter raises in :class:`~compatfuzz.errors.ConverterError` naming the step.
+a converter raises in :class:`~compatfuzz.errors.ConverterError` naming the step, even a
+``SystemExit`` (issue 11: ``sys.exit(0)`` in a converter made a run pass silently).
 """
 
 from __future__ import annotations
@@ -69,6 +70,14 @@ class Kind:
             raise InvalidArgument(
                 f"{self.name} has no version {version!r}; it has: {', '.join(self.versions)}"
             ) from None
+
+
+def _describe(exc: BaseException) -> str:
+    """``ValueError: msg``; ``SystemExit(0)`` says why exiting counts as a failure."""
+    if isinstance(exc, SystemExit):
+        return (f"SystemExit({exc.code!r}) (a converter must return the converted object; "
+                "exiting, even with status 0, fails the property)")
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _check_callable(name: str, value: Any) -> None:
@@ -296,13 +305,15 @@ class API:
         *,
         kind: str | None = None,
         group: str = "",
+        ref_roots: Iterable[str | Path] | None = None,
         **options: Any,
     ) -> API:
         """Return a one-kind API from a ``{version: schema}`` mapping.
 
         Values may be loaded ``Schema`` objects, plain JSON Schema dicts, or paths for
         :func:`compatfuzz.schema.load_schema`.  Objects carry ``apiVersion``/``kind`` only
-        if the schemas declare those properties.
+        if the schemas declare those properties.  ``ref_roots`` are folders, besides each
+        schema file's own, whose files a ``$ref`` may read.
         """
         loaded: dict[str, Schema] = {}
         for version, value in schemas.items():
@@ -313,7 +324,7 @@ class API:
             else:
                 from compatfuzz.schema import load_schema
 
-                loaded[version] = load_schema(value)
+                loaded[version] = load_schema(value, ref_roots=ref_roots)
         if len(loaded) < 2:
             raise InvalidArgument(
                 f"API {name!r} needs at least two versions to round-trip but got "
@@ -394,9 +405,11 @@ class API:
               *args: Any) -> Any:
         try:
             return fn(*args)
-        except Exception as exc:
+        except (KeyboardInterrupt, GeneratorExit):
+            raise  # Ctrl-C, and the runner's own deadline and stop signals
+        except BaseException as exc:  # SystemExit(0) too: it must not end the run as a pass
             raise ConverterError(
-                f"{self.name}: {what} raised {type(exc).__name__}: {exc} "
+                f"{self.name}: {what} raised {_describe(exc)} "
                 f"(converting {kind.name} {a} -> {b})"
             ) from exc
 
@@ -458,10 +471,11 @@ class API:
             return obj
         try:
             out = fn(obj)
-        except Exception as exc:
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as exc:
             raise ConverterError(
-                f"{self.name}: defaulter for {k.name} {version} raised "
-                f"{type(exc).__name__}: {exc}"
+                f"{self.name}: defaulter for {k.name} {version} raised {_describe(exc)}"
             ) from exc
         out = obj if out is None else out
         if not isinstance(out, dict):

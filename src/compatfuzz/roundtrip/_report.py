@@ -1,8 +1,12 @@
 """Event consumers that write files: the JSON report, counterexample files, JUnit XML.
 
-The report is rewritten atomically (temp file + rename) after every finished unit, so a
-run killed at any point leaves a complete, parseable report of what it finished, and
-each counterexample is on disk the moment its unit ends.
+The report and the JUnit file are rewritten atomically (temp file + rename) when a unit
+starts or ends, so a run killed at any point, even by SIGKILL, leaves complete, parseable
+files saying how far it got: finished units, units still running, and units that never
+ran (JUnit lists those as skipped).  A counterexample is on disk the moment it is found,
+before shrinking (``"shrunk": false``), and is replaced by the minimal one when its unit
+ends (issue 11).  Files get the usual permissions (``0666`` less the umask), not the
+``0600`` of a bare ``mkstemp``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -19,23 +24,46 @@ from xml.etree import ElementTree as ET
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
+    Notice,
     RunFinished,
     RunStarted,
     Status,
+    Unit,
     UnitFinished,
     UnitResult,
+    UnitStarted,
 )
 
 __all__ = ["ReportWriter", "atomic_write", "counterexample_filename", "write_junit"]
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the OS allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no way to read it but to set it: put it straight back
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old or the new file, never half."""
+    """Write ``text`` to ``path`` so readers see the old or the new file, never half.
+
+    The file gets ``0666`` less the umask, as ``open()`` would create it (``mkstemp``
+    alone makes it ``0600``, unreadable to the CI user that collects reports).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -47,24 +75,36 @@ def counterexample_filename(cx: Counterexample) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", raw) + ".json"
 
 
-class ReportWriter:
-    """Consumes events; keeps ``report`` (JSON) and the counterexample folder up to date."""
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat()
 
-    def __init__(self, report: Path | None, counterexamples: Path) -> None:
+
+class ReportWriter:
+    """Consumes events; keeps ``report`` (JSON), ``junit`` (XML) and the counterexample
+    folder up to date.  :meth:`found` takes the runner's ``on_failure`` callbacks."""
+
+    def __init__(self, report: Path | None, counterexamples: Path,
+                 junit: Path | None = None) -> None:
         self.report = report
+        self.junit = junit
         self.counterexamples = counterexamples
         self.doc: dict[str, Any] = {}
         self.results: list[UnitResult] = []
         self.files: dict[str, str] = {}
+        self.planned: list[Unit] = []
+        self.running: dict[str, dict[str, Any]] = {}
+        self.notices: list[str] = []
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             from compatfuzz import __version__
 
+            self.planned = list(event.units)
             self.doc = {
                 "format": "compatfuzz-report/1",
                 "compatfuzz": __version__,
-                "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                "started": _now(),
+                "pid": os.getpid(),
                 "seed": event.seed,
                 "profile": event.profile,
                 "max_examples": event.max_examples,
@@ -73,24 +113,44 @@ class ReportWriter:
                 "database": event.database,
                 "status": "running",
                 "stop_reason": None,
-                "planned": [u.id for u in event.units],
             }
+            self.flush()
+        elif isinstance(event, UnitStarted):
+            self.running[event.unit.id] = {"id": event.unit.id, "started": _now()}
             self.flush()
         elif isinstance(event, UnitFinished):
             result = event.result
+            self.running.pop(result.unit.id, None)
             self.results.append(result)
             if result.counterexample is not None:
-                path = self.counterexamples / counterexample_filename(result.counterexample)
-                doc = result.counterexample.to_json()
-                doc["replay"] = f"compatfuzz fuzz --replay {path}"
-                atomic_write(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
-                self.files[result.unit.id] = str(path)
+                self._write_counterexample(result.counterexample)
+            elif result.unit.id in self.files:
+                # a failure found and then not confirmed (flaky): drop the provisional file
+                Path(self.files.pop(result.unit.id)).unlink(missing_ok=True)
+            self.flush()
+        elif isinstance(event, Notice):
+            self.notices.append(event.message)
             self.flush()
         elif isinstance(event, RunFinished):
             self.doc["stop_reason"] = str(event.stop_reason)
             self.doc["seconds"] = round(event.seconds, 3)
             self.doc["status"] = str(event.status)
             self.flush()
+
+    def found(self, cx: Counterexample) -> None:
+        """A failure found mid-unit: on disk now (not yet minimal), noted in the report."""
+        path = self._write_counterexample(cx)
+        entry = self.running.setdefault(cx.unit.id, {"id": cx.unit.id, "started": None})
+        entry.update({"status": "failing, shrinking", "counterexample_file": path})
+        self.flush()
+
+    def _write_counterexample(self, cx: Counterexample) -> str:
+        path = self.counterexamples / counterexample_filename(cx)
+        doc = cx.to_json()
+        doc["replay"] = f"compatfuzz fuzz --replay {path}"
+        atomic_write(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
+        self.files[cx.unit.id] = str(path)
+        return str(path)
 
     def interrupted(self) -> None:
         """Mark the report as cut short (the run ended without ``RunFinished``)."""
@@ -99,6 +159,7 @@ class ReportWriter:
         self.flush()
 
     def flush(self) -> None:
+        self.doc["updated"] = _now()
         units = []
         for r in self.results:
             row = r.to_json()
@@ -110,20 +171,37 @@ class ReportWriter:
         for r in self.results:
             summary[str(r.status)] += 1
         doc = {**self.doc, "summary": summary, "units": units,
-               "not_run": [u for u in self.doc.get("planned", []) if u not in done]}
-        doc.pop("planned", None)
+               "running": list(self.running.values()),
+               "not_run": [u.id for u in self.planned
+                           if u.id not in done and u.id not in self.running],
+               "notices": self.notices}
         if self.report is not None:
             atomic_write(self.report, json.dumps(doc, indent=2) + "\n")
+        if self.junit is not None and self.doc:
+            write_junit(self.junit, self.results, planned=self.planned,
+                        running=set(self.running))
 
 
-def write_junit(path: Path, results: list[UnitResult]) -> None:
-    """Write JUnit XML: one testsuite per API, one testcase per unit."""
+def write_junit(path: Path, results: list[UnitResult], *,
+                planned: Sequence[Unit] = (), running: Iterable[str] = ()) -> None:
+    """Write JUnit XML: one testsuite per API, one testcase per unit.
+
+    Units of ``planned`` without a result are listed as skipped, saying whether they were
+    running or had not started when the file was written (so a killed run's file still
+    accounts for every unit).
+    """
     root = ET.Element("testsuites", name="compatfuzz")
     suites: dict[str, ET.Element] = {}
+
+    def suite_for(api: str) -> ET.Element:
+        if api not in suites:
+            suites[api] = ET.SubElement(root, "testsuite", name=api)
+        return suites[api]
+
+    for unit in planned:  # file order = plan order, whatever order units finished in
+        suite_for(unit.api)
     for r in results:
-        suite = suites.get(r.unit.api)
-        if suite is None:
-            suite = suites[r.unit.api] = ET.SubElement(root, "testsuite", name=r.unit.api)
+        suite = suite_for(r.unit.api)
         case = ET.SubElement(suite, "testcase", classname=r.unit.api, name=r.unit.name,
                              time=f"{r.seconds:.3f}")
         props = ET.SubElement(case, "properties")
@@ -148,6 +226,16 @@ def write_junit(path: Path, results: list[UnitResult]) -> None:
             ET.SubElement(case, "error", message=r.message.split("\n")[0]).text = r.message
         elif r.status in (Status.SKIPPED, Status.INTERRUPTED):
             ET.SubElement(case, "skipped", message=r.message or str(r.status))
+    done = {r.unit.id for r in results}
+    busy = set(running)
+    for unit in planned:
+        if unit.id in done:
+            continue
+        case = ET.SubElement(suite_for(unit.api), "testcase", classname=unit.api,
+                             name=unit.name, time="0.000")
+        ET.SubElement(case, "skipped", message=(
+            "was still running when this file was written" if unit.id in busy else
+            "did not run: the run ended (or this file was written) before it started"))
     for suite in suites.values():
         cases = list(suite)
         suite.set("tests", str(len(cases)))

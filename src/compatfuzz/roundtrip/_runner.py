@@ -1,33 +1,44 @@
 """The round-trip engine: run every unit's property and yield events.
 
 ``run()`` is a generator of :mod:`~compatfuzz.roundtrip._events` events and never prints
-(STYLE.md 20).  Units run one after another in this process, or in ``workers`` processes
-(``multiprocessing``, one unit per task) that share one example database, so a failure one
-worker finds is replayed first by every later run.
+(STYLE.md 20).  Units run one after another in this process, or each in its own worker
+process (``workers`` at a time, ``multiprocessing``) sharing one example database, so a
+failure one worker finds is replayed first by every later run.
 
 Stopping: set the ``stop`` event (the CLI does so on SIGINT/SIGTERM) or interrupt the
 process.  Each running unit then ends at its next example and reports what it has,
 including a not-yet-shrunk counterexample (Hypothesis has already saved it to the
 database), and the run ends with ``StopReason.INTERRUPTED``.  Time budgets
 (``duration``) work the same way, per unit, but never cut a shrink short.
+
+Faults in user code (issue 11) end the unit, never the run and never silently:
+
+* any ``BaseException`` a converter raises is a failure (``SystemExit(0)`` included; the
+  model wraps it in ``ConverterError``); anything else escaping a unit is an error;
+* each example has a deadline (``example_deadline``, 10 s by default, see ``_deadline``)
+  that fails the unit with where it was stuck;
+* a worker runs one unit and is watched (see ``_workers``): if it dies its unit fails and
+  the run goes on, and every worker dies with its parent;
+* the first failure of a unit is handed to ``on_failure`` the moment it is found, before
+  shrinking, so a run killed mid-shrink still leaves it on disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import multiprocessing
-import os
-import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
+from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
+    Notice,
     Property,
     RunFinished,
     RunStarted,
@@ -47,10 +58,17 @@ from compatfuzz.roundtrip._properties import (
     iter_failures,
     units,
 )
+from compatfuzz.schema._limits import check_generation_limits
 
-__all__ = ["run", "run_unit", "unit_seed"]
+__all__ = ["DEFAULT_EXAMPLE_DEADLINE", "run", "run_unit", "unit_seed"]
 
 _UNBOUNDED = 1_000_000_000
+#: Seconds one example (generating and checking it) may take before its unit fails.
+DEFAULT_EXAMPLE_DEADLINE = 10.0
+#: At most one "still failing, shrinking" update per this many seconds.
+_FAILURE_UPDATE_INTERVAL = 2.0
+
+FailureCallback = Callable[[Counterexample], None]
 
 
 def unit_seed(run_seed: int, unit: Unit) -> int:
@@ -69,6 +87,94 @@ def _reproduce_note(exc: BaseException) -> str:
     return ""
 
 
+# -- watching one unit ---------------------------------------------------------------
+
+
+class _Watch(Recorder):
+    """The runner's recorder: also arms the example deadline, remembers the example in
+    flight, publishes the first failure at once, and stops a unit whose converter cannot
+    be reached (a setup error: every further example would only fail the same way)."""
+
+    def __init__(self, *, unit: Unit, api: API, seed: int | None, coverage: Any,
+                 stop: Any, alarm: Alarm, on_failure: FailureCallback | None,
+                 heartbeat: Any) -> None:
+        super().__init__(stop=stop, coverage=coverage)
+        self.unit = unit
+        self.api = api
+        self.seed = seed
+        self.alarm = alarm
+        self.on_failure = on_failure
+        self.heartbeat = heartbeat
+        self.current: Any = None
+        self.setup_error: BaseException | None = None
+        self._published = 0.0
+
+    def before(self, obj: Any) -> None:
+        self.current = obj
+        if self.heartbeat is not None:
+            self.heartbeat.value = time.monotonic()
+        if self.setup_error is not None:
+            raise _SetupFailed
+        self.alarm.arm()
+        super().before(obj)
+
+    def failed(self, obj: Any, exc: BaseException) -> None:
+        super().failed(obj, exc)
+        if self.setup_error is None and _setup_error(exc) is not None:
+            self.setup_error = exc
+            return
+        now = time.monotonic()
+        if self.on_failure is not None and now - self._published >= _FAILURE_UPDATE_INTERVAL:
+            self._published = now
+            with contextlib.suppress(Exception):  # a full disk must not end the search
+                self.on_failure(self.counterexample(shrunk=False))
+
+    def counterexample(self, *, shrunk: bool, reproduce: str = "") -> Counterexample:
+        assert self.failure is not None
+        obj, failure = self.failure
+        return Counterexample(
+            unit=self.unit, object=json_copy(obj), error=str(failure),
+            error_type=type(failure).__name__,
+            diff=diff_to_json(getattr(failure, "diff", None)), seed=self.seed,
+            reproduce=reproduce, shrunk=shrunk, config=self.api.source,
+        )
+
+
+class _SetupFailed(KeyboardInterrupt):
+    """Stops a unit after a setup error (an unreachable webhook) without shrinking it."""
+
+
+def _setup_error(exc: BaseException) -> BaseException | None:
+    """The setup error (``setup_error = True``, e.g. ``WebhookUnavailable``) behind
+    ``exc``, found through the ``ConverterError`` chain."""
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        if getattr(node, "setup_error", False):
+            return node
+        node = node.__cause__ or node.__context__
+    return None
+
+
+def _setup_message(api: API, unit: Unit, exc: BaseException) -> str:
+    """The error line of a setup failure; an unsupported pattern says where it is."""
+    cause = _setup_error(exc) or exc
+    message = f"{type(cause).__name__}: {cause}"
+    pattern = getattr(cause, "pattern", None)
+    if isinstance(pattern, str):
+        from compatfuzz.errors import _pointer_to_path
+        from compatfuzz.schema._pattern import locate_pattern
+
+        kind = api.kind(unit.kind)
+        for version in unit.versions:
+            schema = kind.schema(version)
+            for where in locate_pattern(schema.root, pattern):
+                message += (f"\n  at: {schema.source} "
+                            f"{_pointer_to_path(schema.pointer + where)} ({version})")
+    return message
+
+
 def run_unit(
     api: API,
     unit: Unit,
@@ -79,10 +185,17 @@ def run_unit(
     database: Any = None,
     stop: Any = None,
     budget: float | None = None,
+    example_deadline: float | None = DEFAULT_EXAMPLE_DEADLINE,
+    on_failure: FailureCallback | None = None,
+    heartbeat: Any = None,
 ) -> UnitResult:
     """Run one unit to completion (or to ``budget`` seconds, or until ``stop`` is set).
 
     ``database`` is a Hypothesis ``ExampleDatabase`` or ``None`` for none.
+    ``example_deadline`` (seconds, ``None`` for none) fails the unit when one example
+    takes longer; ``on_failure`` receives the first failing example (unshrunk) as soon as
+    it is found, then at most every 2 s while shrinking.  Never raises for what user
+    code does: every exception, ``SystemExit`` included, becomes the result.
     """
     from hypothesis import Verbosity, settings
     from hypothesis import seed as hseed
@@ -90,8 +203,17 @@ def run_unit(
     from compatfuzz.roundtrip._profiles import get_profile
     from compatfuzz.strategies import Coverage
 
-    kind = api.kind(unit.kind)
-    recorder = Recorder(stop=stop, coverage=Coverage(kind.schema(unit.versions[0])))
+    start = time.monotonic()
+    try:
+        kind = api.kind(unit.kind)
+        coverage = Coverage(kind.schema(unit.versions[0]))
+        check_generation_limits(kind.schema(unit.versions[0]))
+    except Exception as exc:
+        return UnitResult(unit, Status.ERROR, 0, time.monotonic() - start, seed, None,
+                          f"{type(exc).__name__}: {exc}")
+    alarm = Alarm(example_deadline)
+    recorder = _Watch(unit=unit, api=api, seed=seed, coverage=coverage, stop=stop,
+                      alarm=alarm, on_failure=on_failure, heartbeat=heartbeat)
     base = get_profile(profile)
     overrides: dict[str, Any] = {"database": database, "verbosity": Verbosity.quiet,
                                  "print_blob": True}
@@ -104,85 +226,83 @@ def run_unit(
     test = build_test(api, unit, settings=settings(base, **overrides), recorder=recorder)
     if seed is not None:
         test = hseed(seed)(test)
-    start = time.monotonic()
     if budget is not None:
         recorder.deadline = start + budget
     status, message = Status.PASSED, ""
     caught: BaseException | None = None
+    shrunk = True
     try:
-        test()
+        with alarm:
+            try:
+                test()
+            finally:
+                alarm.disarm()
+    except ExampleDeadline:
+        where, checking = alarm.fired_at or ("", True)
+        stuck = f" (stuck in {where})" if where else ""
+        knob = "--example-deadline, or example_deadline= in Python; 'none' disables it"
+        if checking:
+            status = Status.FAILED
+            message = (f"an example took longer than the {example_deadline:g}s per-example "
+                       f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
+                       f"server fails the property (raise the deadline with {knob})")
+            if recorder.failure is None:
+                recorder.failure = (recorder.current, TimeoutError(message))
+            else:  # a shrink step hung: keep the failure found, not minimal
+                message = f"shrinking stopped: {message}; counterexample not minimal"
+        else:
+            status = Status.ERROR
+            message = (f"generating one example took longer than the {example_deadline:g}s "
+                       f"per-example deadline{stuck}: the schema asks for very large values "
+                       f"(minLength, minItems, minProperties) or deep nesting ({knob})")
+        shrunk = False
+    except _SetupFailed:
+        assert recorder.setup_error is not None
+        status, message = Status.ERROR, _setup_message(api, unit, recorder.setup_error)
+        recorder.failure = None
     except _OutOfTime:
         status = Status.PASSED
         message = f"time budget of {budget:.0f}s used"
     except KeyboardInterrupt:
         status, message = Status.INTERRUPTED, "interrupted"
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit too: nothing a unit does ends the run
         caught = exc
         leaves = list(iter_failures(exc))
         first = recorder.failure[1] if recorder.failure else leaves[0]
-        if recorder.failure is not None and isinstance(first, (NotEquivalent,
-                                                               ConverterError,
-                                                               AssertionError)):
-            status = Status.FAILED
+        if _setup_error(first) is not None:
+            status, message = Status.ERROR, _setup_message(api, unit, first)
+            recorder.failure = None
         else:
-            status = Status.ERROR
-        message = f"{type(first).__name__}: {first}"
+            if recorder.failure is not None and isinstance(first, (NotEquivalent,
+                                                                   ConverterError,
+                                                                   AssertionError)):
+                status = Status.FAILED
+            else:
+                status = Status.ERROR
+            message = f"{type(first).__name__}: {first}"
     seconds = time.monotonic() - start
     counterexample = None
     if recorder.failure is not None and status is not Status.PASSED:
-        obj, failure = recorder.failure
-        counterexample = Counterexample(
-            unit=unit,
-            object=json_copy(obj),
-            error=str(failure),
-            error_type=type(failure).__name__,
-            diff=diff_to_json(getattr(failure, "diff", None)),
-            seed=seed,
-            reproduce=_reproduce_note(caught) if caught is not None else "",
-            shrunk=caught is not None,
-            config=api.source,
-        )
+        if recorder.failure[0] is None:
+            recorder.failure = None  # nothing was being checked yet
+        else:
+            counterexample = recorder.counterexample(
+                shrunk=caught is not None and shrunk,
+                reproduce=_reproduce_note(caught) if caught is not None else "")
         if status is Status.INTERRUPTED:
             status = Status.FAILED
             message = "interrupted while shrinking; counterexample not minimal"
-    coverage = recorder.coverage.to_json() if recorder.coverage.examples else None
+    coverage_json = recorder.coverage.to_json() if recorder.coverage.examples else None
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
-                      coverage)
+                      coverage_json)
 
 
-# -- worker processes ---------------------------------------------------------------
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
-    # Ctrl-C reaches the whole process group: the parent decides and tells workers via
-    # ``stop``.  SIGTERM gets its default back (a forked worker inherits the CLI's
-    # handler) so Pool.terminate() still works.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if "apis" not in _WORKER:  # spawn: nothing inherited, reload the configs
-        from compatfuzz.roundtrip._config import load_config
-
-        _WORKER["apis"] = {a.name: a for src in sources for a in load_config(src)}
-    if isinstance(database_spec, str) or database_spec is None:
-        from compatfuzz.roundtrip._database import open_database
-
-        _WORKER["database"] = (open_database(database_spec) if database_spec is not None
-                               else None)
-    else:
-        _WORKER["database"] = database_spec
-    _WORKER["stop"] = stop
-
-
-def _worker_run(unit: Unit, options: dict[str, Any]) -> UnitResult:
-    api = _WORKER["apis"][unit.api]
-    try:
-        return run_unit(api, unit, database=_WORKER["database"], stop=_WORKER["stop"],
-                        **options)
-    except Exception as exc:  # never lose the pool to one unit
-        return UnitResult(unit, Status.ERROR, 0, 0.0, options.get("seed"), None,
-                          f"{type(exc).__name__}: {exc}")
+def notice_of(db: Any) -> Notice | None:
+    """A ``Notice`` if ``db`` (a ``FallbackDatabase``) gave up on its shared database."""
+    message = getattr(db, "notice", None)
+    if not message:
+        return None
+    return Notice(message, database=getattr(db, "local_label", None))
 
 
 def _select(apis: Sequence[API], properties: Iterable[Property | str] | None,
@@ -192,6 +312,17 @@ def _select(apis: Sequence[API], properties: Iterable[Property | str] | None,
         wanted = set(only)
         selected = [(a, u) for a, u in selected if u.id in wanted]
     return selected
+
+
+def _deadline_arg(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise InvalidArgument(
+            f"Expected a positive number of seconds or None but got "
+            f"example_deadline={value!r}; None turns the per-example deadline off"
+        )
+    return float(value)
 
 
 def run(
@@ -206,6 +337,8 @@ def run(
     properties: Iterable[Property | str] | None = None,
     only: Iterable[str] | None = None,
     stop: threading.Event | None = None,
+    example_deadline: float | None = DEFAULT_EXAMPLE_DEADLINE,
+    on_failure: FailureCallback | None = None,
 ) -> Iterator[Event]:
     """Run every property for every version pair of ``apis``; yield events as they happen.
 
@@ -216,6 +349,11 @@ def run(
     a ``redis://`` URL, ``":memory:"``, ``"none"``, or an ``ExampleDatabase``; the
     default ``""`` means ``.hypothesis/examples``.
     ``properties`` and ``only`` (unit ids) narrow the run.  ``stop`` ends it early.
+    ``example_deadline`` (seconds; ``None`` for none) fails a unit whose example runs
+    longer.  ``on_failure(counterexample)`` is called, in this process, the moment a unit
+    finds its first failure (unshrunk, ``shrunk=False``) and then at most every 2 s while
+    it shrinks: a generator cannot yield from inside a running Hypothesis test, and a
+    failure must reach the disk before a kill can lose it.
 
     Example::
 
@@ -224,7 +362,8 @@ def run(
                 print(event.result.unit.id, event.result.status)
 
     Raises:
-        InvalidArgument: bad ``workers``, ``max_examples`` or ``duration``.
+        InvalidArgument: bad ``workers``, ``max_examples``, ``duration`` or
+            ``example_deadline``.
 
     .. versionadded:: 0.1
     """
@@ -243,6 +382,7 @@ def run(
         raise InvalidArgument(f"Expected a positive duration but got duration={duration!r}")
     if max_examples is not None and duration is not None:
         raise InvalidArgument("pass max_examples or duration, not both")
+    deadline = _deadline_arg(example_deadline)
     run_seed = seed
     selected = _select(api_list, properties, only)
     if isinstance(database, str):
@@ -264,84 +404,36 @@ def run(
             budget = max(0.5, left * workers / max(1, remaining_units))
         return {"profile": profile, "max_examples": max_examples,
                 "seed": None if run_seed is None else unit_seed(run_seed, unit),
-                "budget": budget}
+                "budget": budget, "example_deadline": deadline}
 
     if workers == 1:
         queue = deque(selected)
+        told = False
         while queue and not stop.is_set():
             api, unit = queue.popleft()
             yield UnitStarted(unit)
             try:
                 result = run_unit(api, unit, database=db_obj, stop=stop,
-                                  **options(unit, len(queue) + 1))
+                                  on_failure=on_failure, **options(unit, len(queue) + 1))
             except KeyboardInterrupt:  # pragma: no cover - outside the test body
                 stop.set()
                 result = UnitResult(unit, Status.INTERRUPTED, 0, 0.0, None, None,
                                     "interrupted")
+            notice = notice_of(db_obj)
+            if notice is not None and not told:
+                told = True
+                yield notice
             results.append(result)
             yield UnitFinished(result)
             if result.status is Status.INTERRUPTED:
                 stop.set()
     else:
-        yield from _run_pool(api_list, selected, workers=workers, database=database,
-                             db_obj=db_obj, stop=stop, options=options, results=results)
+        from compatfuzz.roundtrip._workers import run_pool
+
+        yield from run_pool(api_list, selected, workers=workers, database=database,
+                             db_obj=db_obj, stop=stop, options=options, results=results,
+                             on_failure=on_failure, deadline=deadline)
     reason = StopReason.INTERRUPTED if stop.is_set() else StopReason.COMPLETED
     if reason is StopReason.COMPLETED and duration is not None:
         reason = StopReason.DURATION
     yield RunFinished(reason, tuple(results), time.monotonic() - started)
-
-
-def _run_pool(api_list: list[API], selected: list[tuple[API, Unit]], *, workers: int,
-              database: Any, db_obj: Any, stop: threading.Event, options: Any,
-              results: list[UnitResult]) -> Iterator[Event]:
-    methods = multiprocessing.get_all_start_methods()
-    forkable = "fork" in methods and os.name == "posix"
-    if not forkable and any(a.source is None for a in api_list):
-        raise InvalidArgument(
-            "workers > 1 needs APIs loaded from a config file on this platform (no fork); "
-            "use load_config() or workers=1"
-        )
-    ctx = multiprocessing.get_context("fork" if forkable else "spawn")
-    mp_stop = ctx.Event()
-    sources = sorted({a.source for a in api_list if a.source})
-    if forkable:
-        _WORKER["apis"] = {a.name: a for a in api_list}
-    spec = database if isinstance(database, str) or database is None else db_obj
-    pool = ctx.Pool(workers, initializer=_init_worker, initargs=(sources, spec, mp_stop))
-    try:
-        queue = deque(selected)
-        inflight: dict[Unit, Any] = {}
-        while queue or inflight:
-            if stop.is_set():
-                mp_stop.set()
-            while queue and len(inflight) < workers and not mp_stop.is_set():
-                _, unit = queue.popleft()
-                yield UnitStarted(unit)
-                inflight[unit] = pool.apply_async(
-                    _worker_run, (unit, options(unit, len(queue) + len(inflight) + 1))
-                )
-            if mp_stop.is_set() and not inflight:
-                break
-            try:
-                done = [u for u, r in inflight.items() if r.ready()]
-                if not done:
-                    time.sleep(0.02)
-                    continue
-            except KeyboardInterrupt:
-                stop.set()
-                mp_stop.set()
-                continue
-            for unit in done:
-                try:
-                    result = inflight.pop(unit).get()
-                except Exception as exc:
-                    result = UnitResult(unit, Status.ERROR, 0, 0.0, None, None,
-                                        f"{type(exc).__name__}: {exc}")
-                results.append(result)
-                if result.status is Status.INTERRUPTED:
-                    stop.set()
-                yield UnitFinished(result)
-    finally:
-        pool.terminate()
-        pool.join()
-        _WORKER.pop("apis", None)

@@ -3,31 +3,53 @@
 Most CRD conversions are written in Go and served by the operator's webhook, not callable
 from Python; sending generated objects to the running webhook exactly as the API server
 does (``apiextensions.k8s.io/v1`` ConversionReview, one object per request) lets
-compatfuzz round-trip them all the same. Only the standard library is used (``urllib``,
-``ssl``): the webhook is usually local (``make run``, a port-forward or a kind cluster).
+compatfuzz round-trip them all the same. Only the standard library is used
+(``http.client``, ``ssl``): the webhook is usually local (``make run``, a port-forward or
+a kind cluster), so no proxy is ever used.
+
+``timeout`` bounds the *whole* request (connecting, the TLS handshake, sending, and
+reading the answer): a socket timeout alone applies per read, so a webhook dripping one
+byte a second never timed out (issue 11). A watchdog shuts the socket down at the
+deadline. Transport problems (unreachable, TLS, no answer in time) are
+:class:`WebhookUnavailable`: a setup error that ends the unit as an error (exit 2), not a
+property failure, since no object is to blame.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import socket
 import ssl
-import urllib.error
-import urllib.request
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from compatfuzz.errors import ConverterError, InvalidArgument
 
-__all__ = ["WebhookError", "webhook_converter"]
+__all__ = ["WebhookError", "WebhookUnavailable", "webhook_converter"]
 
 REVIEW_API_VERSION = "apiextensions.k8s.io/v1"
+#: Larger answers are refused: a ConversionReview of one object is kilobytes.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 class WebhookError(ConverterError):
     """The webhook refused a conversion, failed, or answered something that is not a valid
     ConversionReview response (the API server would fail the request the same way)."""
+
+
+class WebhookUnavailable(WebhookError):
+    """The webhook cannot be talked to at all: unreachable, a TLS failure, or no complete
+    answer within the timeout.  A setup error (``setup_error``): the runner ends the unit
+    as an error instead of blaming, and shrinking, the object that was being sent."""
+
+    setup_error = True
 
 
 def webhook_converter(
@@ -42,14 +64,15 @@ def webhook_converter(
 
     ``ca_file`` is the CA bundle that signed the webhook's certificate (the CRD's
     ``caBundle``, decoded); ``insecure=True`` skips certificate checks for a local
-    self-signed server. ``timeout`` is per request, in seconds.
+    self-signed server. ``timeout`` bounds each whole request, in seconds.
 
     >>> convert = webhook_converter("https://127.0.0.1:9443/convert", insecure=True)
     >>> API.from_crd("widgets", "crd.yaml", convert=convert)  # doctest: +SKIP
 
     Raises (from the returned function, wrapped by the API in ``ConverterError``):
-        WebhookError: unreachable, an HTTP error, a ``Failure`` result, a response whose
-            uid or number of objects does not match the request.
+        WebhookError: an HTTP error, a ``Failure`` result, a response whose uid or
+            number of objects does not match the request.
+        WebhookUnavailable: unreachable, a TLS failure, or no answer within ``timeout``.
 
     .. versionadded:: 0.1
     """
@@ -72,32 +95,18 @@ def webhook_converter(
                 raise InvalidArgument(f"ca_file {str(ca_file)!r} is not a file; pass the "
                                       "PEM CA bundle that signed the webhook's certificate")
             context = ssl.create_default_context(cafile=str(ca_file))
+        else:
+            context = ssl.create_default_context()
 
     def convert(obj: dict[str, Any], desired_api_version: str) -> dict[str, Any]:
         uid = str(uuid.uuid4())
         review = {"apiVersion": REVIEW_API_VERSION, "kind": "ConversionReview",
                   "request": {"uid": uid, "desiredAPIVersion": desired_api_version,
                               "objects": [obj]}}
-        request = urllib.request.Request(
-            url, data=json.dumps(review).encode(), method="POST",
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout, context=context) as reply:
-                body = reply.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode(errors="replace")
-            raise WebhookError(f"{url} answered HTTP {exc.code}: {detail}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            if isinstance(reason, ssl.SSLCertVerificationError):
-                raise WebhookError(
-                    f"the conversion webhook {url} has a certificate we do not trust "
-                    f"({reason.verify_message}); pass the CA that signed it (webhook_ca / "
-                    "ca_file=) or, for a local test server, webhook_insecure = true"
-                ) from None
-            raise WebhookError(f"cannot reach the conversion webhook {url}: {reason}; "
-                               "is it running?") from None
+        status, body = _post(url, json.dumps(review).encode(), timeout, context)
+        if not 200 <= status < 300:
+            detail = body[:300].decode(errors="replace")
+            raise WebhookError(f"{url} answered HTTP {status}: {detail}")
         try:
             response = json.loads(body)["response"]
             result = response.get("result") or {}
@@ -121,3 +130,67 @@ def webhook_converter(
 
     convert.__name__ = f"webhook({url})"
     return convert
+
+
+def _post(url: str, data: bytes, timeout: float,
+          context: ssl.SSLContext | None) -> tuple[int, bytes]:
+    """POST ``data``; (status, body). The whole exchange ends within ``timeout``."""
+    parts = urlsplit(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host = parts.hostname or ""
+    conn: http.client.HTTPConnection
+    if context is not None:
+        conn = http.client.HTTPSConnection(host, parts.port, timeout=timeout,
+                                           context=context)
+    else:
+        conn = http.client.HTTPConnection(host, parts.port, timeout=timeout)
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        sock = conn.sock
+        if sock is not None:  # wakes a blocked read; the base method leaves TLS state be
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    started = time.monotonic()
+    timer.start()
+    try:
+        conn.request("POST", target, body=data, headers={
+            "Content-Type": "application/json", "Accept": "application/json"})
+        reply = conn.getresponse()
+        body = reply.read(MAX_RESPONSE_BYTES + 1)
+        status = reply.status
+    except (OSError, http.client.HTTPException) as exc:
+        if expired.is_set() or isinstance(exc, TimeoutError):
+            raise _too_slow(url, timeout) from None
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            raise WebhookUnavailable(
+                f"the conversion webhook {url} has a certificate we do not trust "
+                f"({exc.verify_message}); pass the CA that signed it (webhook_ca / "
+                "ca_file=) or, for a local test server, webhook_insecure = true"
+            ) from None
+        if isinstance(exc, ssl.SSLError):
+            raise WebhookUnavailable(
+                f"TLS with the conversion webhook {url} failed ({exc}); check that it "
+                "serves HTTPS on this port (or use http://)") from None
+        raise WebhookUnavailable(f"cannot reach the conversion webhook {url}: {exc}; "
+                                 "is it running?") from None
+    finally:
+        timer.cancel()
+        conn.close()
+    if expired.is_set() or time.monotonic() - started > timeout:
+        raise _too_slow(url, timeout)
+    if len(body) > MAX_RESPONSE_BYTES:
+        raise WebhookError(f"{url} answered more than {MAX_RESPONSE_BYTES} bytes; a "
+                           "ConversionReview of one object is a few kilobytes")
+    return status, body
+
+
+def _too_slow(url: str, timeout: float) -> WebhookUnavailable:
+    return WebhookUnavailable(
+        f"the conversion webhook {url} did not answer within {timeout:g}s (the timeout "
+        "covers the whole request: connecting, sending and reading the answer); check "
+        "that it is not stuck, or raise webhook_timeout / timeout=")

@@ -10,13 +10,22 @@ URIs are resolved with the ``referencing`` library (the one ``jsonschema`` uses)
 base URIs behave as a validator would see them. Remote URIs are never fetched: they are
 mapped onto files next to the root document (``https://kubernetes.io/api/_definitions.json``
 -> ``<dir>/_definitions.json``), which is how kubernetes-validate's files are laid out.
+
+Files are read only under the *ref roots*: the root schema's folder, ``local_dir`` and any
+folder the caller names (``ref_roots=``; the CLI's ``--allow-ref-root``, the config's
+``allow_ref_roots``). A schema is data, often someone else's: before issue 11,
+``{"$ref": "/etc/passwd"}``, ``file:///etc/hostname``, ``../../x`` or a URL with
+``%2e%2e`` segments read any file the user could. Anything else is refused with
+:class:`~compatfuzz.errors.RefOutsideRoot`, and no message ever quotes a referenced file's
+content (a ``$ref`` to a file that is not a schema names only its type).
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +37,7 @@ import referencing
 import referencing.exceptions
 import referencing.jsonschema
 
-from compatfuzz.errors import SchemaLoadError, UnresolvableRef
+from compatfuzz.errors import RefOutsideRoot, SchemaLoadError, UnresolvableRef
 from compatfuzz.schema._keywords import map_children
 from compatfuzz.schema._keywords import pointer as render_pointer
 from compatfuzz.schema._model import resolve_pointer
@@ -60,6 +69,7 @@ def bundle(
     base_uri: str | None = None,
     source: str | None = None,
     local_dir: str | Path | None = None,
+    ref_roots: Iterable[str | os.PathLike[str]] | None = None,
 ) -> Any:
     """Return the schema at ``pointer`` in ``document`` with every ``$ref`` made local.
 
@@ -72,9 +82,15 @@ def bundle(
     ``$id``, ``$schema`` and unreferenced definitions are dropped. Pure: the input is
     not modified.
 
+    Referenced files are read only under the folder of ``source`` (the current directory
+    for an in-memory document), ``local_dir`` and the folders in ``ref_roots``; symlinks
+    are followed before the check, so a link cannot lead out either.
+
     Raises:
-        UnresolvableRef: a ``$ref`` points to a missing file or location; the message
-            names the ref, the file and the JSON path where it occurs.
+        UnresolvableRef: a ``$ref`` points to a missing file or location, or to a file
+            that holds no schema; the message names the ref, the file and the JSON path
+            where it occurs.
+        RefOutsideRoot: a ``$ref`` names a file outside the allowed folders.
 
     .. versionadded:: 0.1
     """
@@ -84,8 +100,13 @@ def bundle(
             base_uri = path_to_uri(Path(source))
         else:
             base_uri = Path.cwd().as_uri() + "/__memory__.json"
+    home = Path(source).resolve().parent if source else Path.cwd().resolve()
+    roots = [home]
     if local_dir is None:
-        local_dir = Path(source).resolve().parent if source else Path.cwd()
+        local_dir = home
+    else:
+        roots.append(Path(local_dir).resolve())
+    roots.extend(Path(r).resolve() for r in ref_roots or ())
     doc_id = document.get("$id") if isinstance(document, Mapping) else None
     doc_base = urljoin(base_uri, doc_id) if isinstance(doc_id, str) else base_uri
     try:
@@ -93,7 +114,7 @@ def bundle(
     except (KeyError, IndexError, ValueError):
         raise SchemaLoadError("there is nothing at this location", source=src,
                               pointer=pointer, hint="check the definition name") from None
-    b = _Bundler(local_dir=Path(local_dir))
+    b = _Bundler(local_dir=Path(local_dir), roots=tuple(dict.fromkeys(roots)))
     b.add_document(base_uri, document, src)
     if doc_base != base_uri:
         b.add_document(doc_base, document, src)
@@ -142,6 +163,7 @@ def _subresource_base(document: Any, pointer: str, base: str) -> str:
 @dataclass
 class _Bundler:
     local_dir: Path
+    roots: tuple[Path, ...] = ()
     registry: referencing.Registry[Any] = field(default_factory=referencing.Registry)
     sources: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
@@ -191,6 +213,15 @@ class _Bundler:
                 hint="fix the name in the $ref or add the definition (names are "
                 "case-sensitive)",
             ) from None
+        if not isinstance(resolved.contents, Mapping | bool):
+            # Never echo the value: the file may be anything the user can read.
+            raise UnresolvableRef(
+                f"$ref {ref!r} points to a {type(resolved.contents).__name__}, not a schema "
+                f"(in {uri_to_source(uri)})",
+                source=source, pointer=render_pointer(where) + "/$ref",
+                hint="point the $ref at a JSON/YAML schema (a mapping such as "
+                "{type: string}) or at a definition inside one",
+            )
         name = self.pick_name(uri, fragment)
         self.names[key] = name
         target_base = uri
@@ -218,7 +249,7 @@ class _Bundler:
         return f" (did you mean: {', '.join(close)}?)" if close else ""
 
     def retrieve(self, uri: str, ref: str, source: str, pointer: str) -> None:
-        path = self.locate(uri)
+        path = self.locate(uri, ref, source, pointer)
         if path is None:
             raise UnresolvableRef(
                 f"$ref {ref!r} refers to {uri}, which is not a local file",
@@ -226,6 +257,7 @@ class _Bundler:
                 hint=f"download it next to the schema (into {self.local_dir}) or use a "
                 "relative file reference; compatfuzz never fetches URLs",
             )
+        self.check_root(path, ref, source, pointer)  # first: no probing outside the roots
         if not path.is_file():
             raise UnresolvableRef(
                 f"$ref {ref!r} refers to the missing file {path}",
@@ -242,13 +274,39 @@ class _Bundler:
             )
         self.add_document(uri, docs[0], str(path))
 
-    def locate(self, uri: str) -> Path | None:
+    def check_root(self, path: Path, ref: str, source: str, pointer: str) -> None:
+        """Refuse ``path`` unless it lies under a ref root (after following symlinks)."""
+        real = path.resolve()
+        if any(real.is_relative_to(root) for root in self.roots):
+            return
+        folders = ", ".join(str(r) for r in self.roots)
+        raise RefOutsideRoot(
+            f"$ref {ref!r} would read {real}, which is outside the folders a schema may "
+            f"read ({folders})",
+            source=source, pointer=pointer + "/$ref",
+            hint=f"move the file under {self.roots[0]}, or allow its folder explicitly: "
+            f"--allow-ref-root {real.parent} (compatfuzz.toml: allow_ref_roots = "
+            f"[\"{real.parent}\"]; Python: ref_roots=[...])",
+        )
+
+    def locate(self, uri: str, ref: str = "", source: str = "<memory>",
+               pointer: str = "") -> Path | None:
         parts = urlsplit(uri)
         if parts.scheme == "file":
+            if parts.netloc not in ("", "localhost"):
+                return None  # a file on another host: not local
             return Path(url2pathname(parts.path))
         if not parts.path or parts.path.endswith("/"):
             return None
         segments = [unquote(s) for s in parts.path.split("/") if s]
+        if any(s in (".", "..") or "/" in s or "\\" in s or "\0" in s for s in segments):
+            # urljoin removes literal dot segments; these came in %-encoded (%2e%2e)
+            raise RefOutsideRoot(
+                f"$ref {ref!r} maps to a local path with an encoded '..', '/' or '\\' "
+                "segment, which could lead outside the schema's folder",
+                source=source, pointer=pointer + "/$ref",
+                hint="spell the path without %2e%2e or %2f, as a relative file reference",
+            )
         for i in range(len(segments)):
             candidate = self.local_dir.joinpath(*segments[i:])
             if candidate.is_file():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ from compatfuzz.schema._bundle import bundle
 from compatfuzz.schema._keywords import escape
 from compatfuzz.schema._model import CRD, CRDVersion, Schema, resolve_pointer
 from compatfuzz.schema._normalize import normalize
-from compatfuzz.schema._read import read_documents
+from compatfuzz.schema._read import check_depth, read_documents
+from compatfuzz.schema._unknown import warn_unknown_keywords
 
 __all__ = ["detect_dialect", "load_crds", "load_schema", "make_schema"]
 
@@ -156,6 +157,9 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
         if body is not None:
             _need(body, Mapping, "a schema mapping", (where, schema_pointer),
                   f"openAPIV3Schema must be a mapping such as {_PRESERVE}")
+            if body is not shared or i == 0:  # a shared v1beta1 schema: warn once
+                warn_unknown_keywords(body, source=where, pointer=schema_pointer,
+                                      kubernetes=True)
             served = bool(raw.get("served", True))
             storage = bool(raw.get("storage", len(raw_versions) == 1))
             schema = make_schema(
@@ -313,6 +317,7 @@ def load_schema(
     *,
     version: str | None = None,
     definition: str | None = None,
+    ref_roots: Iterable[str | os.PathLike[str]] | None = None,
 ) -> Schema:
     """Return one normalised, self-contained :class:`Schema` from a file or a document.
 
@@ -333,7 +338,9 @@ def load_schema(
 
     ``definition`` may also be a JSON pointer (``"#/components/schemas/Order"``).
     External ``$ref`` are bundled into ``$defs`` (see :func:`bundle`), and the result is
-    normalised to 2020-12 (see :func:`normalize`).
+    normalised to 2020-12 (see :func:`normalize`). Referenced files are read only under
+    the file's folder (the working directory for a mapping) and the folders in
+    ``ref_roots``.
 
     >>> s = load_schema({"type": "integer", "minimum": 0, "exclusiveMinimum": True})
     >>> s.root["exclusiveMinimum"]
@@ -343,12 +350,14 @@ def load_schema(
         SchemaLoadError: unreadable or malformed file, unknown version/definition (the
             message lists the close matches), or a CRD Kubernetes would reject.
         UnresolvableRef: a ``$ref`` points nowhere (names the ref and where it occurs).
+        RefOutsideRoot: a ``$ref`` names a file outside the allowed folders.
         InvalidArgument: ``source`` is neither a path nor a mapping, or ``version`` was
             given for a document that has no versions.
 
     .. versionadded:: 0.1
     """
     if isinstance(source, Mapping):
+        check_depth(source)
         docs: list[Any] = [source]
         src, path = "<memory>", None
     elif isinstance(source, (str, os.PathLike)):
@@ -391,7 +400,9 @@ def load_schema(
         raise SchemaLoadError(exc.reason, source=src, pointer=exc.pointer,
                               hint=exc.hint) from None
     pointer, name = _pick_definition(doc, dialect, definition, src)
-    bundled = bundle(doc, pointer=pointer, source=None if path is None else str(path))
+    _warn_unknown(doc, pointer, dialect, src)
+    bundled = bundle(doc, pointer=pointer, source=None if path is None else str(path),
+                     ref_roots=ref_roots)
     root = normalize(bundled, dialect=dialect)
     title = doc.get("title") if not pointer else None
     label = name or (title if isinstance(title, str) else None) or (
@@ -399,6 +410,26 @@ def load_schema(
     return make_schema(root, source=src, pointer=pointer, name=label,
                        kubernetes=isinstance(root, Mapping) and _is_kubernetes(root),
                        meta={"dialect": dialect, "definition": name})
+
+
+def _warn_unknown(doc: Mapping[str, Any], pointer: str, dialect: str, source: str) -> None:
+    """Warn about misspelt keywords in the chosen schema and in the other definitions of
+    its document (a root at ``""`` holds them already), with paths as in the file."""
+    done = warn_unknown_keywords(resolve_pointer(doc, pointer), source=source,
+                                 pointer=pointer)
+    if not pointer:
+        return
+    for container in _containers(dialect):
+        try:
+            table = resolve_pointer(doc, container)
+        except (KeyError, IndexError, ValueError):
+            continue
+        if not isinstance(table, Mapping):
+            continue
+        for name, sub in table.items():
+            where = f"{container}/{escape(str(name))}"
+            if where != pointer and done < 20:
+                done += warn_unknown_keywords(sub, source=source, pointer=where)
 
 
 def _from_crds(crds: list[CRD], *, version: str | None, definition: str | None,

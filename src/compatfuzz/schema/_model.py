@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument, UnresolvableRef
@@ -33,6 +33,16 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
         else:
             raise KeyError(pointer)
     return node
+
+
+@lru_cache(maxsize=1)
+def _validator_class() -> Any:
+    import jsonschema.validators
+
+    from compatfuzz.schema._pattern import pattern_keywords
+
+    return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        jsonschema.Draft202012Validator, pattern_keywords())
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -75,12 +85,12 @@ class Schema:
 
     @cached_property
     def validator(self) -> Any:
-        """A ``jsonschema`` 2020-12 validator asserting formats (Kubernetes formats if so)."""
-        import jsonschema
-
+        """A ``jsonschema`` 2020-12 validator asserting formats (Kubernetes formats if so),
+        checking ``pattern`` with RE2 so that no pattern can backtrack catastrophically
+        (see ``_pattern``)."""
         from compatfuzz.schema._formats import format_checker
 
-        return jsonschema.Draft202012Validator(
+        return _validator_class()(
             dict(self.root), format_checker=format_checker(self.kubernetes)
         )
 

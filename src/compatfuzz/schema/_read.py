@@ -3,12 +3,21 @@
 YAML is read with a *safe* loader (the C one when PyYAML has it) whose timestamp resolver
 is removed: Kubernetes parses YAML into JSON, where ``2024-01-01`` stays a string, so a
 ``default: 2024-01-01`` must not turn into a ``datetime.date`` here.
+
+Hostile input is bounded while loading (issue 11): YAML aliases may add at most
+:data:`MAX_ALIAS_EXPANSION` values once expanded (a "billion laughs" file in an ``enum``
+took minutes and gigabytes before a bare ``MemoryError``), and no document may nest deeper
+than :data:`MAX_DEPTH` (1,000 levels was a ``RecursionError`` traceback). Both are checked
+on the YAML node graph before anything is built, iteratively, and refused with the file,
+the JSON path and a fix. Real schemas are far inside both bounds (Kubernetes CRDs nest
+~30 levels).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,7 +25,13 @@ import yaml
 
 from compatfuzz.errors import SchemaLoadError
 
-__all__ = ["parse_documents", "read_documents", "read_documents_cached"]
+__all__ = ["MAX_ALIAS_EXPANSION", "MAX_DEPTH", "check_depth", "parse_documents",
+           "read_documents", "read_documents_cached"]
+
+#: Values YAML aliases may add once expanded (an alias-free file adds none).
+MAX_ALIAS_EXPANSION = 1_000_000
+#: Deepest nesting of mappings and lists a document may have.
+MAX_DEPTH = 200
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
@@ -31,13 +46,190 @@ class _Loader(_Base):  # type: ignore[misc]
     }
 
 
+def _path(tokens: list[Any]) -> str:
+    """``$.a.b[0]``, with the middle left out of very deep paths."""
+    from compatfuzz.errors import _pointer_to_path
+
+    pointer = "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+    path = _pointer_to_path(pointer)
+    if len(path) > 160:
+        path = f"{path[:70]} ...({len(tokens)} levels)... {path[-70:]}"
+    return path
+
+
+def _too_deep(source: str, tokens: list[Any], line: int | str | None = None
+              ) -> SchemaLoadError:
+    at = f" (line {line})" if line else ""
+    return SchemaLoadError(
+        f"nested more than {MAX_DEPTH} levels deep at {_path(tokens)}{at}",
+        source=source,
+        hint="a schema this deep is generated or hostile; real ones nest a few dozen "
+        "levels: flatten it with $defs and $ref",
+    )
+
+
+def check_depth(document: Any, *, source: str = "<memory>") -> None:
+    """Raise :class:`SchemaLoadError` if ``document`` nests deeper than :data:`MAX_DEPTH`.
+
+    Iterative, so the check itself cannot overflow the stack; shared (aliased) values are
+    visited once per path, which the alias bound keeps small.
+    """
+    stack: list[tuple[Any, list[Any]]] = [(document, [])]
+    while stack:
+        node, tokens = stack.pop()
+        if len(tokens) > MAX_DEPTH:
+            raise _too_deep(source, tokens)
+        if isinstance(node, dict):
+            stack.extend((v, [*tokens, k]) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, [*tokens, i]) for i, v in enumerate(node))
+
+
+def _check_nodes(root: Any, source: str) -> None:
+    """Bound alias expansion and depth on a composed YAML node graph (before building).
+
+    One iterative post-order pass computes, per distinct node, its expanded size and its
+    height; an alias is the same node object, so sharing costs nothing to count.
+    """
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            kids = _node_children(node)
+            size[key] = 1 + sum(size[id(c)] for c in kids)
+            height[key] = 1 + max((height[id(c)] for c in kids), default=0)
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise SchemaLoadError(
+                f"a YAML alias refers to a value that contains it, at "
+                f"{_path(_path_to(root, node))} (line {node.start_mark.line + 1})",
+                source=source,
+                hint="JSON has no cycles: write the value out instead of aliasing it",
+            )
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in reversed(_node_children(node)))
+    if height[id(root)] > MAX_DEPTH + 1:  # a scalar at depth MAX_DEPTH is fine
+        tokens, node = _descend(root, lambda n, depth: (
+            depth <= MAX_DEPTH + 1 and height[id(n)] + depth == height[id(root)]))
+        raise _too_deep(source, tokens, node.start_mark.line + 1)
+    added = size[id(root)] - len(size)
+    if added > MAX_ALIAS_EXPANSION:
+        tokens, node = _descend(root, lambda n, depth: size[id(n)] > MAX_ALIAS_EXPANSION)
+        raise SchemaLoadError(
+            f"YAML aliases expand to {size[id(root)]:,} values, {added:,} more than written "
+            f"(at most {MAX_ALIAS_EXPANSION:,}), at {_path(tokens)} (line "
+            f"{node.start_mark.line + 1}): an alias bomb ('billion laughs')?",
+            source=source,
+            hint="write the values out, or use fewer nested aliases (&anchor / *alias)",
+        )
+
+
+def _descend(root: Any, wanted: Any) -> tuple[list[Any], Any]:
+    """Walk down from ``root`` into the first child for which ``wanted(child, depth)``
+    holds (``depth`` 1 for the root's children); return the path tokens and the node where
+    no child does."""
+    tokens: list[Any] = []
+    node = root
+    while True:
+        if isinstance(node, yaml.MappingNode):
+            pairs = [(_label(k), v) for k, v in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            pairs = list(enumerate(node.value))
+        else:
+            break
+        depth = len(tokens) + 1
+        nxt = next(((t, v) for t, v in pairs if wanted(v, depth)), None)
+        if nxt is None:
+            break
+        tokens.append(nxt[0])
+        node = nxt[1]
+    return tokens, node
+
+
+def _path_to(root: Any, target: Any) -> list[Any]:
+    """Path tokens of the first way down from ``root`` to ``target`` (breadth first)."""
+    queue: list[tuple[Any, list[Any]]] = [(root, [])]
+    seen: set[int] = set()
+    for node, tokens in queue:  # grows while iterating: a breadth-first walk
+        if node is target and tokens:
+            return tokens
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            queue.extend((v, [*tokens, _label(k)]) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            queue.extend((v, [*tokens, i]) for i, v in enumerate(node.value))
+    return []
+
+
+def _node_children(node: Any) -> list[Any]:
+    value = node.value
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(value)
+    return []
+
+
+def _label(node: Any) -> Any:
+    return node.value if isinstance(node, yaml.ScalarNode) else "?"
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _json_too_deep_line(text: str) -> str | None:
+    """``L, column C`` where JSON ``text`` first nests deeper than :data:`MAX_DEPTH`."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line_start = text.rfind("\n", 0, match.start()) + 1
+                line = text.count("\n", 0, match.start()) + 1
+                return f"{line}, column {match.start() - line_start + 1}"
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _load_yaml(text: str, source: str) -> list[Any]:
+    loader = _Loader(text)
+    try:
+        docs = []
+        while loader.check_node():
+            node = loader.get_node()
+            _check_nodes(node, source)
+            docs.append(loader.construct_document(node))
+        return docs
+    finally:
+        loader.dispose()
+
+
 def parse_documents(text: str, *, source: str = "<string>") -> list[Any]:
-    """Parse JSON or (multi-document) YAML text; empty documents are dropped."""
+    """Parse JSON or (multi-document) YAML text; empty documents are dropped.
+
+    Raises:
+        SchemaLoadError: malformed text, an unsafe YAML tag, aliases that expand past
+            :data:`MAX_ALIAS_EXPANSION`, or nesting deeper than :data:`MAX_DEPTH`.
+    """
     stripped = text.lstrip()
     looks_json = source.endswith(".json") or stripped[:1] in ("{", "[")
     if looks_json:
         try:
-            return [json.loads(text)]
+            doc = json.loads(text)
+        except RecursionError:
+            raise _too_deep(source, [], _json_too_deep_line(text)) from None
         except json.JSONDecodeError as exc:
             if source.endswith(".json"):
                 raise SchemaLoadError(
@@ -47,8 +239,22 @@ def parse_documents(text: str, *, source: str = "<string>") -> list[Any]:
                     "comma, quote or bracket, or a trailing comma, is the usual cause)",
                 ) from None
             # not a .json file: it may still be YAML that happens to start with a brace
+        else:
+            check_depth(doc, source=source)
+            return [doc]
     try:
-        docs = list(yaml.load_all(text, Loader=_Loader))
+        docs = _load_yaml(text, source)
+    except RecursionError:  # the pure-Python composer, without libyaml
+        raise _too_deep(source, []) from None
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SchemaLoadError(
+            f"invalid YAML{where}: {exc.problem}",
+            source=source,
+            hint="compatfuzz reads YAML with a safe loader: remove the tag (!!python/..., "
+            "!Ref ...) or quote the value so it is a plain string",
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"

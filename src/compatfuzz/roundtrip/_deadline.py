@@ -1,0 +1,138 @@
+"""The per-example deadline: stop an example that sleeps, loops or waits on a slow server.
+
+An example has ``example_deadline`` seconds (generating and checking it); past that its
+unit fails, naming where it was stuck, instead of hanging the run (issue 11). In the main
+thread a real-time interval timer (``SIGALRM``) raises into the example: it interrupts
+``time.sleep``, blocking socket reads and Python's ``re`` too. Elsewhere, or when another
+tool owns ``SIGALRM`` (pytest-timeout's signal method), a watchdog thread injects the
+exception with ``PyThreadState_SetAsyncExc``, which reaches Python code but not a blocking
+call. Code that never returns to Python is the worker parent's job (it kills the worker).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from types import FrameType
+from typing import Any
+
+__all__ = ["Alarm", "ExampleDeadline"]
+
+
+class ExampleDeadline(KeyboardInterrupt):
+    """Raised into an example that outlived its deadline.
+
+    A ``KeyboardInterrupt`` so that Hypothesis stops at once instead of shrinking (every
+    shrink step would wait out the deadline again), and so that the model does not wrap
+    it in ``ConverterError``.
+    """
+
+
+_SKIP_FILES = (os.sep + "hypothesis" + os.sep, os.sep + "compatfuzz" + os.sep,
+               os.sep + "threading.py", os.sep + "contextlib.py")
+
+
+def _where(frame: FrameType | None) -> tuple[str, bool]:
+    """(innermost user frame as ``file:line in fn()``, whether an example was being checked)."""
+    if frame is None:
+        return "", False
+    stack = traceback.extract_stack(frame)
+    checking = any(f.name == "compatfuzz_property" for f in stack)
+    for f in reversed(stack):
+        if not any(s in f.filename for s in _SKIP_FILES):
+            return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}()", checking
+    last = stack[-1] if stack else None
+    where = f"{os.path.basename(last.filename)}:{last.lineno} in {last.name}()" if last else ""
+    return where, checking
+
+
+class Alarm:
+    """Raises :class:`ExampleDeadline` into the running example after ``seconds``.
+
+    In the main thread, with SIGALRM free, a real-time interval timer: it interrupts
+    ``time.sleep`` and blocking socket reads too, and fires again every second in case
+    user code swallows the first one.  Elsewhere a watchdog thread injects the exception
+    with ``PyThreadState_SetAsyncExc`` (which reaches Python code, not a blocking call).
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.fired_at: tuple[str, bool] | None = None
+        self._previous: Any = None
+        self._signal = False
+        self._generation = 0
+        self._thread_id = threading.get_ident()
+        self._watchdog: threading.Thread | None = None
+        self._due: float | None = None
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def __enter__(self) -> Alarm:
+        if self.seconds is None:
+            return self
+        usable = (hasattr(signal, "setitimer")
+                  and threading.current_thread() is threading.main_thread())
+        if usable:
+            current = signal.getsignal(signal.SIGALRM)
+            # somebody else's timer (pytest-timeout's signal method): leave it alone
+            usable = current in (signal.SIG_DFL, signal.SIG_IGN, None)
+        if usable:
+            self._previous = signal.signal(signal.SIGALRM, self._on_signal)
+            self._signal = True
+        else:
+            self._watchdog = threading.Thread(target=self._watch, daemon=True,
+                                              name="compatfuzz-example-deadline")
+            self._watchdog.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.disarm()
+        if self._signal:
+            signal.signal(signal.SIGALRM, self._previous)
+            self._signal = False
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def arm(self) -> None:
+        if self.seconds is None or self.fired_at is not None:
+            return
+        if self._signal:
+            signal.setitimer(signal.ITIMER_REAL, self.seconds, 1.0)
+        else:
+            with self._cond:
+                self._due = time.monotonic() + self.seconds
+                self._generation += 1
+                self._cond.notify_all()
+
+    def disarm(self) -> None:
+        if self._signal:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        with self._cond:
+            self._due = None
+            self._cond.notify_all()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self.fired_at is None:
+            self.fired_at = _where(frame)
+        raise ExampleDeadline
+
+    def _watch(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and (self._due is None
+                                            or time.monotonic() < self._due):
+                    wait = None if self._due is None else self._due - time.monotonic()
+                    self._cond.wait(wait)
+                if self._closed:
+                    return
+                self._due = time.monotonic() + 1.0  # again in a second if swallowed
+            if self.fired_at is None:
+                self.fired_at = _where(sys._current_frames().get(self._thread_id))
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self._thread_id), ctypes.py_object(ExampleDeadline))

@@ -1,0 +1,172 @@
+"""Issue 11, item 9: a Redis outage mid-run keeps the run going on a local database.
+
+Units used to end with a one-line ``ConnectionError`` and 0 examples. Now the run goes on
+with the local directory database, says so once, and never claims a failure was "saved in
+the example database" when it was not (``--database none`` included). A fake Redis that
+answers the start-up ``PING`` and then goes away runs everywhere; the same check against
+a real ``redis-server`` is skipped where none is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compatfuzz.roundtrip import Notice, Status, UnitFinished, run
+from tests._net import free_port
+from tests.faults._project import command, project
+
+redis = pytest.importorskip("redis")
+
+LOSSY = """
+    def convert(obj, desired):
+        out = {**obj, "apiVersion": desired}
+        if desired.endswith("/v2") and (obj.get("spec") or {}).get("n", 0) > 10:
+            del out["spec"]["n"]
+        return out
+"""
+
+
+def _vanishing_redis() -> tuple[str, socket.socket]:
+    """A Redis that answers the client's handshake and one PING, then is gone for good."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(30)
+
+    def serve() -> None:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        with conn:
+            buf = b""
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+                while buf.startswith(b"*") and b"\r\n" in buf:
+                    parts = buf.split(b"\r\n")
+                    n = int(parts[0][1:])
+                    if len(parts) < 2 * n + 2:
+                        break
+                    cmd = parts[2].upper()
+                    buf = b"\r\n".join(parts[2 * n + 1:])
+                    if cmd == b"PING":
+                        conn.sendall(b"+PONG\r\n")
+                        server.close()  # the outage: nothing listens any more
+                        return
+                    conn.sendall(b"%2\r\n+server\r\n+redis\r\n+proto\r\n:3\r\n"
+                                 if cmd == b"HELLO" else b"+OK\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"redis://127.0.0.1:{server.getsockname()[1]}/0", server
+
+
+def test_an_outage_falls_back_to_a_local_database(tmp_path: Path) -> None:
+    url, server = _vanishing_redis()
+    config = project(tmp_path, LOSSY)
+    argv = command(config, "--property", "roundtrip", "--max-examples", "50")
+    argv[argv.index("--database") + 1] = url
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path, check=False)
+    finally:
+        server.close()
+    err = done.stderr
+    assert done.returncode == 1, err  # the lossy pair fails; nothing is an ERROR
+    assert err.count(f"note: the example database {url} stopped answering") == 1
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert [u["status"] for u in doc["units"]] == ["failed", "failed"]  # not ERROR
+    assert all(u["examples"] > 0 for u in doc["units"])
+    assert "ConnectionError" not in "".join(u["message"] for u in doc["units"])
+    assert "saved in the example database .hypothesis/examples (the local fallback)" in err
+    assert (tmp_path / ".hypothesis" / "examples").is_dir()  # really saved there
+
+
+def test_no_database_no_claim_it_was_saved(tmp_path: Path) -> None:
+    config = project(tmp_path, LOSSY)
+    done = subprocess.run(command(config, "--property", "roundtrip", "--max-examples",
+                                  "50"),
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          check=False)
+    assert done.returncode == 1, done.stderr
+    assert "FAILED" in done.stderr and "saved in the example database" not in done.stderr
+
+
+@pytest.fixture
+def real_redis(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save",
+                             "", "--appendonly", "no", "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(port=port)
+    try:
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("redis-server did not start")
+        yield f"redis://127.0.0.1:{port}/0", proc
+    finally:
+        client.close()
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_a_real_redis_dying_mid_run(real_redis: tuple[str, subprocess.Popen[bytes]],
+                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.roundtrip.test_runner import tiny
+
+    monkeypatch.chdir(tmp_path)  # the local fallback is .hypothesis/examples here
+    url, proc = real_redis
+    events: list[Any] = []
+    for event in run(tiny(), database=url, max_examples=20):
+        events.append(event)
+        if isinstance(event, UnitFinished) and proc.poll() is None:
+            proc.kill()  # the outage, after the first unit
+            proc.wait(10)
+    results = [e.result for e in events if isinstance(e, UnitFinished)]
+    assert [r.status for r in results] == [Status.PASSED] * len(results)
+    assert all(r.examples > 0 for r in results)
+    assert len([e for e in events if isinstance(e, Notice)]) == 1
+
+
+def test_the_fallback_switches_once_and_for_good() -> None:
+    from hypothesis.database import InMemoryExampleDatabase
+
+    from compatfuzz.roundtrip._database import FallbackDatabase
+
+    class Down(InMemoryExampleDatabase):
+        calls = 0
+
+        def fetch(self, key: bytes) -> Iterator[bytes]:
+            Down.calls += 1
+            raise redis.ConnectionError("gone")
+            yield b""  # a generator, like RedisExampleDatabase.fetch
+
+    local = InMemoryExampleDatabase()
+    db = FallbackDatabase(Down(), local, label="redis://x", local_label="local",
+                          errors=(redis.RedisError,))
+    assert list(db.fetch(b"k")) == [] and db.notice is not None
+    db.save(b"k", b"v")
+    assert list(db.fetch(b"k")) == [b"v"] == list(local.fetch(b"k"))
+    assert Down.calls == 1
+    assert sys.modules["redis"] is redis
