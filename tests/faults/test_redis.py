@@ -31,8 +31,10 @@ redis = pytest.importorskip("redis")
 LOSSY = """
     def convert(obj, desired):
         out = {**obj, "apiVersion": desired}
-        if desired.endswith("/v2") and (obj.get("spec") or {}).get("n", 0) > 10:
-            del out["spec"]["n"]
+        # loses spec.n on the way to v2 whenever it is set: both round trips must fail
+        # within 50 examples on every seed (a rarer trigger made this test flaky)
+        if desired.endswith("/v2") and "n" in (obj.get("spec") or {}):
+            out["spec"] = {k: v for k, v in out["spec"].items() if k != "n"}
         return out
 """
 
