@@ -11,18 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from compatfuzz.apiserver._prune import _copy
 from compatfuzz.apiserver._structural import Node, structural
 from compatfuzz.schema import Schema
 
 __all__ = ["default", "default_node"]
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
 
 
 def _non_nullable_null(x: Any, s: Node | None) -> bool:
