@@ -78,25 +78,6 @@ class _Trace(list[Step]):
     pass
 
 
-def _nulls(x: Any, s: Node | None, path: str, out: list[str]) -> None:
-    """The paths ``prune_nulls_node`` is about to drop (for the trace)."""
-    if isinstance(x, dict):
-        for k, v in x.items():
-            sub = None
-            if s is not None:
-                sub = s.properties.get(k)
-                if sub is None and s.has_additional:
-                    sub = s.additional
-            p = f"{path}.{k}" if path else k
-            if v is None and sub is not None and not sub.nullable and not sub.has_default:
-                out.append(p)
-            else:
-                _nulls(v, sub, p, out)
-    elif isinstance(x, list):
-        for i, v in enumerate(x):
-            _nulls(v, s.items if s is not None else None, f"{path}[{i}]", out)
-
-
 def _apply(obj: dict[str, Any], schema: Schema, version: str, when: str,
            trace: list[Step] | None, *, drop_invalid: bool) -> dict[str, Any]:
     """``unstructuredSchemaCoercer.apply``: prune, drop nulls, decode ObjectMeta."""
@@ -113,14 +94,11 @@ def _apply(obj: dict[str, Any], schema: Schema, version: str, when: str,
     prune_node(obj, _as_root(node), paths)
     if trace is not None and paths is not None:
         trace.extend(Step("pruned", p, version, when) for p in sorted(paths.found))
-        nulls: list[str] = []
-        _nulls(obj, node, "", nulls)
+    nulls: list[str] | None = [] if trace is not None else None
+    prune_nulls_node(obj, node, nulls)
+    if trace is not None and nulls:
         trace.extend(Step("null-dropped", p, version, when) for p in nulls)
-    prune_nulls_node(obj, node)
-    try:
-        coerce_node(obj, node, drop_invalid=drop_invalid)
-    except Rejected:
-        raise
+    coerce_node(obj, node, drop_invalid=drop_invalid)
     if had_meta:  # read before pruning, written back after (SetObjectMeta)
         meta = object_meta(meta_before, drop_invalid=drop_invalid, root=True)
         if trace is not None and isinstance(meta_before, dict):

@@ -52,6 +52,27 @@ def _as_root(node: Node) -> Node:
     return clone
 
 
+def _prune_keys(x: dict[str, Any], s: Node, paths: _Paths | None, *, drop_unknown: bool
+                ) -> None:
+    """The map loop ``prune`` and ``skipPrune`` share: declared (or additional) keys are
+    pruned by their schema; unknown ones go unless the node preserves them."""
+    n = len(paths.parent) if paths is not None else 0
+    for k in list(x):
+        if s.embedded and k in _META:
+            continue
+        prop = s.properties.get(k)
+        if prop is not None or s.has_additional:
+            if paths is not None:
+                paths.key(k)
+            prune_node(x[k], prop if prop is not None else s.additional, paths)
+            if paths is not None:
+                del paths.parent[n:]
+        elif drop_unknown:
+            if paths is not None and (k not in _META or n > 0):
+                paths.record(k)
+            del x[k]
+
+
 def prune_node(x: Any, s: Node | None, paths: _Paths | None) -> None:
     """Prune ``x`` in place by ``s`` (``pruning.prune``); ``paths`` collects what went."""
     if s is not None and s.preserve:
@@ -65,20 +86,7 @@ def prune_node(x: Any, s: Node | None, paths: _Paths | None) -> None:
                     paths.record(k)
                 del x[k]
             return
-        for k in list(x):
-            if s.embedded and k in _META:
-                continue
-            prop = s.properties.get(k)
-            if prop is not None or s.has_additional:
-                if paths is not None:
-                    paths.key(k)
-                prune_node(x[k], prop if prop is not None else s.additional, paths)
-                if paths is not None:
-                    del paths.parent[n:]
-            else:
-                if paths is not None and (k not in _META or n > 0):
-                    paths.record(k)
-                del x[k]
+        _prune_keys(x, s, paths, drop_unknown=True)
     elif isinstance(x, list):
         items = s.items if s is not None else None
         for i, v in enumerate(x):
@@ -94,16 +102,7 @@ def _skip(x: Any, s: Node | None, paths: _Paths | None) -> None:
         return
     n = len(paths.parent) if paths is not None else 0
     if isinstance(x, dict):
-        for k in list(x):
-            if s.embedded and k in _META:
-                continue
-            prop = s.properties.get(k)
-            if prop is not None or s.has_additional:
-                if paths is not None:
-                    paths.key(k)
-                prune_node(x[k], prop if prop is not None else s.additional, paths)
-                if paths is not None:
-                    del paths.parent[n:]
+        _prune_keys(x, s, paths, drop_unknown=False)
     elif isinstance(x, list):
         for i, v in enumerate(x):
             if paths is not None:
@@ -132,8 +131,9 @@ def prune(obj: Any, schema: Schema | Mapping[str, Any], *, root: bool = True
     return out, sorted(paths.found)
 
 
-def prune_nulls_node(x: Any, s: Node | None) -> None:
-    """``PruneNonNullableNullsWithoutDefaults`` in place."""
+def prune_nulls_node(x: Any, s: Node | None, dropped: list[str] | None = None,
+                     path: str = "") -> None:
+    """``PruneNonNullableNullsWithoutDefaults`` in place; ``dropped`` collects the paths."""
     if isinstance(x, dict):
         for k in list(x):
             sub = None
@@ -142,14 +142,17 @@ def prune_nulls_node(x: Any, s: Node | None) -> None:
                 if sub is None and s.has_additional:
                     sub = s.additional
             v = x[k]
+            p = f"{path}.{k}" if path else k
             if v is None and sub is not None and not sub.nullable and not sub.has_default:
                 del x[k]
+                if dropped is not None:
+                    dropped.append(p)
             else:
-                prune_nulls_node(v, sub)
+                prune_nulls_node(v, sub, dropped, p)
     elif isinstance(x, list):
         items = s.items if s is not None else None
-        for v in x:
-            prune_nulls_node(v, items)
+        for i, v in enumerate(x):
+            prune_nulls_node(v, items, dropped, f"{path}[{i}]")
 
 
 def prune_nulls(obj: Any, schema: Schema | Mapping[str, Any]) -> Any:
