@@ -28,8 +28,9 @@ from hypothesis import strategies as st
 
 from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning, UnsupportedSchema
 from compatfuzz.schema import Schema, WellKnown, classify
+from compatfuzz.strategies import _edges, _scalars
 from compatfuzz.strategies import _kubernetes as k8s
-from compatfuzz.strategies import _scalars
+from compatfuzz.strategies._edges import Family, edged
 from compatfuzz.strategies._overrides import Override, Overrides
 from compatfuzz.strategies._regex import compile_ecma
 
@@ -43,17 +44,38 @@ _STRING_WORDS = ("minLength", "maxLength", "pattern", "format")
 _NUMBER_WORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _RETRIES = 5
 _CEL_SAMPLE = 100  # checks after which a rule that rejects > 95% of values is reported
-# Objects with at most this many optional fields draw one presence coin per field.
+# Objects with at most this many optional fields draw one presence coin per field; wider
+# ones draw three uniform presence bitmasks and combine them to the example's density.
 _NARROW_OBJECT = 6
+_DENSER = {1: 2, 2: 4, 4: 6, 6: 7}
+# Coin thresholds (present iff coin >= t, coin in 0..15) of a narrow object's small fields
+# per density index: 1/2, 1/2, 3/4, 7/8.
+_NARROW_THRESHOLD = (8, 8, 4, 2)
+# Optional fields per example at full density; past it, wide objects get 1/8 of their
+# fields and narrow ones 1/4 (1/2 for big subtrees), so that nested APIs (a Deployment's
+# pod template) stay about as large as a flat CRD's spec at full density.
+_BUDGET = 100
+_SPENT_THRESHOLDS = (12, 8)
+# Swarm details: half of a hot list's items (and a hot map's keys)
+# is a near-duplicate of an earlier one; a hot map has up to six extra keys.
+_NEAR_COIN = st.integers(min_value=0, max_value=1)
+_PICK = st.integers(min_value=0, max_value=255)
+_VARIANT = st.integers(min_value=0, max_value=_edges.VARIANTS - 1)
+_HOT_MAP_SIZE = st.integers(min_value=0, max_value=6)
+_EMPTY_COIN = st.integers(min_value=0, max_value=3)
 
 
 class Example:
-    """Per-example state: whether this example writes explicit nulls."""
+    """Per-example state: explicit nulls or not, and the swarm (``_edges``): which value
+    families are hot and how densely optional fields appear."""
 
-    __slots__ = ("nulls",)
+    __slots__ = ("density", "hot", "nulls", "spent")
 
-    def __init__(self, nulls: bool) -> None:
+    def __init__(self, nulls: bool, hot: int = 0, density: int = 2) -> None:
         self.nulls = nulls
+        self.hot = hot
+        self.density = density
+        self.spent = 0  # optional fields chosen so far: past _BUDGET, objects get sparse
 
 
 _state = threading.local()
@@ -403,11 +425,13 @@ class Compiler:
             if kind == "string":
                 return self.compile_string(node, path)
             if kind == "integer":
-                return self.formatted(node, _scalars.integers_for(node,
-                                                                  kubernetes=self.kubernetes))
+                return self.with_edges(node, _scalars.integers_for(node,
+                                                                   kubernetes=self.kubernetes),
+                                       _scalars.integer_edges_for(node), Family.INT)
             if kind == "number":
-                return self.formatted(node, _scalars.numbers_for(node,
-                                                                 kubernetes=self.kubernetes))
+                return self.with_edges(node, _scalars.numbers_for(node,
+                                                                  kubernetes=self.kubernetes),
+                                       _scalars.number_edges_for(node), Family.NUMBER)
             if kind == "boolean":
                 return self.strategy_gen(st.booleans())
         except UnsupportedSchema as exc:
@@ -415,6 +439,15 @@ class Compiler:
                 raise
             raise self.fail(path, str(exc)) from None
         raise self.fail(path, f"unknown type {kind!r}")
+
+    def with_edges(self, node: Mapping[str, Any], random: st.SearchStrategy[Any],
+                   edges: st.SearchStrategy[Any] | None, family: int) -> Gen:
+        """``random`` mixed with the edge values of its class (``_edges``), unless a format
+        override owns the node's values."""
+        fmt = node.get("format")
+        if isinstance(fmt, str) and fmt in self.options.overrides.formats:
+            return self.formatted(node, random)
+        return edged(random, edges, family)
 
     def formatted(self, node: Mapping[str, Any], default: st.SearchStrategy[Any]) -> Gen:
         """``default``, or what a format override (``Overrides().format``,
@@ -451,7 +484,8 @@ class Compiler:
         default = _scalars.strings_for(node, kubernetes=self.kubernetes, format_override=None,
                                        warn=warn)
         if found is None or found.patch is not None:
-            return self.formatted(node, default)
+            edges, family = _scalars.string_edges_for(node, kubernetes=self.kubernetes)
+            return self.with_edges(node, default, edges, family)
         override = found.strategy
         if override is None:
             assert found.factory is not None
@@ -519,6 +553,15 @@ class Compiler:
                     fixed.append((key, extra_gen[1]))
 
         picker = self.optional_picker(optional, optional_nodes, dependent)
+        # any string is a valid key: near-duplicate keys need no check
+        free_keys = extra_gen is not None and not node.get("patternProperties") and not (
+            isinstance(node.get("propertyNames"), Mapping))
+        # {} beside an absent field: "unset vs empty" conversions (a *struct pointer set
+        # only when non-zero) lose it
+        # only inside the spec: an empty top-level field ({"spec": {}}) only repeats itself
+        can_be_empty = not fixed and not node.get("minProperties") and len(path) >= 2
+        is_map = free_keys and not properties and node.get("additionalProperties") not in (
+            None, False)
         root_kind = self.root_identity(path)
         min_props = int(node.get("minProperties", 0))
         max_props = node.get("maxProperties")
@@ -529,7 +572,8 @@ class Compiler:
             for key, gen in fixed:
                 out[key] = gen(draw, ex)
             budget = max_props - len(out)
-            if picker is not None:
+            if picker is not None and not (
+                    can_be_empty and ex.hot & Family.EMPTY and draw(_EMPTY_COIN) == 0):
                 for key, value in sorted(picker(draw), key=lambda kv: order[kv[0]]):
                     if budget <= 0:
                         break
@@ -537,15 +581,23 @@ class Compiler:
                     budget -= 1
             if extra_gen is not None:
                 key_strategy, value_gen, count = extra_gen
-                n = draw(count)
+                hot = bool(ex.hot & Family.MAP)
+                n = draw(_HOT_MAP_SIZE if hot and is_map else count)
                 if len(out) + n < min_props:
                     n = min_props - len(out)
                 tries = 0
+                added: list[str] = []
                 while n > 0 and budget > 0 and tries < n + _RETRIES:
                     tries += 1
-                    key = draw(key_strategy)
+                    if hot and free_keys and added and draw(_NEAR_COIN) == 0:
+                        # a near-duplicate of a key already there: case, padding, NFD
+                        key = _edges.key_variant(added[draw(_PICK) % len(added)],
+                                                 draw(_VARIANT))
+                    else:
+                        key = draw(key_strategy)
                     if key in out or key in properties:
                         continue
+                    added.append(key)
                     out[key] = value_gen(draw, ex)
                     n -= 1
                     budget -= 1
@@ -644,29 +696,43 @@ class Compiler:
         position = {key: i for i, (key, _) in enumerate(optional)}
         pick: Callable[[st.DrawFn], list[tuple[str, Any]]]
         if len(optional) <= _NARROW_OBJECT:
-            coin = st.integers(min_value=0, max_value=9)
+            coin = st.integers(min_value=0, max_value=15)
             # present iff coin >= threshold; the coin shrinks to 0, i.e. to absent. Fields over
-            # a subtree of 8+ leaves are present 90% of the time, others 50% (measured: this
-            # takes Deployment leaf coverage after 300 examples from ~75% to ~88%).
-            thresholds = [1 if w >= 8 else 5 for w in weights]
-            pairs = list(zip(optional, thresholds, strict=True))
+            # a subtree of 8+ leaves are present 15/16 of the time, others half (measured:
+            # this takes Deployment leaf coverage after 300 examples from ~75% to ~88%, and
+            # keeps a CRD's spec out of only 1 in 16 objects).
+            # Small fields follow the example's density, but never below one half.
+            pairs = [(entry, w >= 8) for entry, w in zip(optional, weights, strict=True)]
 
             def pick(draw: st.DrawFn) -> list[tuple[str, Any]]:
                 ex = current_example()
-                return [(key, gen(draw, ex)) for (key, gen), t in pairs if draw(coin) >= t]
+                if ex.spent >= _BUDGET:
+                    small, big = _SPENT_THRESHOLDS
+                else:
+                    small, big = _NARROW_THRESHOLD[ex.density], 1
+                chosen = [entry for entry, large in pairs
+                          if draw(coin) >= (big if large else small)]
+                ex.spent += len(chosen)
+                return [(key, gen(draw, ex)) for key, gen in chosen]
         else:
-            table = [i for i, w in enumerate(weights) for _ in range(1 + math.isqrt(w))]
-            index = st.sampled_from(table)
-
-            def entry(draw: st.DrawFn) -> tuple[str, Any]:
-                key, gen = optional[draw(index)]
-                return key, gen(draw, current_example())
-
-            listed = st.lists(st.composite(entry)(), unique_by=lambda kv: kv[0],
-                              max_size=len(optional))
+            big = [w >= 8 for w in weights]
+            mask = _edges.bitmask(len(optional))
 
             def pick(draw: st.DrawFn) -> list[tuple[str, Any]]:
-                return draw(listed)
+                ex = current_example()
+                a, b, c = draw(mask), draw(mask), draw(mask)
+                combos = {1: a & b & c, 2: a & b, 4: a, 6: a | b, 7: a | b | c}
+                if ex.spent >= _BUDGET:
+                    small_bits = big_bits = combos[1]
+                else:
+                    level = _edges.DENSITIES[ex.density]
+                    small_bits, big_bits = combos[level], combos[_DENSER[level]]
+                chosen = [entry for i, entry in enumerate(optional)
+                          if ((big_bits if big[i] else small_bits) >> i) & 1]
+                if not chosen and c:  # a wide object is rarely empty (never once shrunk)
+                    chosen = [optional[c % len(optional)]]
+                ex.spent += len(chosen)
+                return [(key, gen(draw, ex)) for key, gen in chosen]
 
         if not dependent:
             return pick
@@ -773,9 +839,27 @@ class Compiler:
         min_contains = int(node.get("minContains", 1)) if contains_gen else 0
         max_contains = node.get("maxContains")
         size = st.integers(min_value=min_items, max_value=max(hi, min_items))
+        # A hot list (``_edges``) is long: up to maxItems (16 items at most past minItems)
+        # or 8 past minItems, so that a list longer than an older version's maxItems
+        # shows up; and some items are near-duplicates of earlier ones.
+        hot_hi = hi
+        if not self.too_deep(node, stack):
+            # items that are objects repeat their subtree: fewer of them
+            scalar_items = isinstance(items, Mapping) and self.leaf_weight(items) <= 1
+            hot_hi = min_items + ((8 if max_items is None else 16) if scalar_items else 4)
+            if max_items is not None:
+                hot_hi = min(hot_hi, int(max_items))
+            if items is False:
+                hot_hi = min(hot_hi, len(prefix))
+        hot_size = st.integers(min_value=min_items, max_value=max(hot_hi, hi, min_items))
+        near = None
+        if item_gen is not None and isinstance(items, Mapping):
+            near = self.near_duplicate(items, list(map_keys) if list_type == "map" else None,
+                                       unique is not None)
 
         def gen_array(draw: st.DrawFn, ex: Example) -> list[Any]:
-            n = draw(size)
+            hot = bool(ex.hot & Family.LIST)
+            n = draw(hot_size if hot else size)
             out: list[Any] = []
             seen: set[Any] = set()
             misses = 0
@@ -787,6 +871,8 @@ class Compiler:
                     value = contains_gen(draw, ex)
                 elif item_gen is not None:
                     value = item_gen(draw, ex)
+                    if hot and near is not None and out and draw(_NEAR_COIN) == 0:
+                        value = near(draw, out, value)
                 else:
                     break
                 if unique is not None:
@@ -806,6 +892,41 @@ class Compiler:
             return out
 
         return gen_array
+
+    def near_duplicate(
+        self, items: Mapping[str, Any], map_keys: list[str] | None, unique: bool
+    ) -> Callable[[st.DrawFn, list[Any], Any], Any]:
+        """Turn a fresh item into a near-duplicate of an earlier one.
+
+        List-maps: the earlier item's key fields with one of them (or, for a single
+        string key, its spelling) changed, so that items collide on part of their key;
+        sets: a case, padding or NFD variant of an earlier item; atomic lists: an exact
+        copy. Variants the item schema rejects fall back to the fresh item.
+        """
+        valid = self.validator_for(items).is_valid
+
+        def near(draw: st.DrawFn, out: list[Any], fresh: Any) -> Any:
+            base = out[draw(_PICK) % len(out)]
+            value: Any
+            if map_keys and isinstance(base, dict) and isinstance(fresh, dict):
+                value = dict(fresh)
+                keys = [k for k in map_keys if k in base]
+                if len(keys) > 1:
+                    keep = keys[draw(_PICK) % len(keys)]
+                    value.update({k: base[k] for k in keys if k != keep})
+                elif keys and isinstance(base[keys[0]], str):
+                    value[keys[0]] = _edges.key_variant(base[keys[0]], draw(_VARIANT))
+                else:
+                    return fresh
+            elif not unique:
+                return json.loads(json.dumps(base))
+            elif isinstance(base, str):
+                value = _edges.key_variant(base, draw(_VARIANT))
+            else:
+                return fresh
+            return value if valid(value) else fresh
+
+        return near
 
     # ------------------------------------------------------------- junctors
     def compile_all_of(
@@ -882,18 +1003,23 @@ class Compiler:
         if kind is WellKnown.QUANTITY:
             allows_numbers = node.get("x-kubernetes-int-or-string") is True or ref_name is not None
             strategy = k8s.quantities(allow_numbers=allows_numbers)
+            edges = _edges.quantity_edges(allow_numbers=allows_numbers)
             pattern = node.get("pattern")
             if isinstance(pattern, str):
                 compiled = compile_ecma(pattern)
-                strategy = strategy.filter(
-                    lambda v: not isinstance(v, str) or compiled.search(v) is not None
-                )
-            return self.strategy_gen(strategy)
+
+                def matches(v: Any) -> bool:
+                    return not isinstance(v, str) or compiled.search(v) is not None
+
+                strategy = strategy.filter(matches)
+                edges = edges.filter(matches)
+            return edged(strategy, edges, Family.QUANTITY)
         if kind is WellKnown.INT_OR_STRING:
             if ref_name is not None and "oneOf" in node:
                 # Built-in IntOrString: oneOf [string|null, integer|null]; a non-null int
                 # or string matches exactly one branch.
-                return self.strategy_gen(k8s.int_or_strings())
+                return edged(k8s.int_or_strings(),
+                             _edges.int_or_string_edges(), Family.INT_OR_STRING)
             if any(k in node for k in _CONSTRAINTS) or _nontrivial_branches(node):
                 # A constrained int-or-string: honour the schema's own keywords.
                 rest = {k: v for k, v in node.items() if k != "x-kubernetes-int-or-string"}
@@ -901,12 +1027,15 @@ class Compiler:
                     return self.compile_union(rest, path, None, stack)
                 rest["type"] = ["integer", "string"]
                 return self.compile_shape(rest, path, None, stack)
-            return self.strategy_gen(k8s.int_or_strings())
+            return edged(k8s.int_or_strings(),
+                         _edges.int_or_string_edges(), Family.INT_OR_STRING)
         if kind in (WellKnown.TIME, WellKnown.MICRO_TIME):
             strategy = k8s.times if kind is WellKnown.TIME else k8s.micro_times
-            return self.formatted({"format": "date-time", **node}, strategy)
+            return self.with_edges({"format": "date-time", **node}, strategy,
+                                   _edges.time_edges(self.kubernetes), Family.TIME)
         if kind is WellKnown.DURATION:
-            return self.formatted(node, k8s.go_durations)
+            return self.with_edges(node, k8s.go_durations, _edges.duration_edges(),
+                                   Family.DURATION)
         if kind is WellKnown.RAW_EXTENSION:
             return self.any_object(path)
         if kind is WellKnown.OBJECT_META and node.get("properties"):

@@ -31,10 +31,15 @@ from hypothesis import strategies as st
 
 from compatfuzz.errors import UnsupportedSchema
 from compatfuzz.schema import check_format
+from compatfuzz.strategies import _edges
 from compatfuzz.strategies import _kubernetes as k8s
+from compatfuzz.strategies._edges import Family
 from compatfuzz.strategies._regex import compile_ecma
 
-__all__ = ["format_strategy", "integers_for", "numbers_for", "strings_for"]
+__all__ = [
+    "format_strategy", "integer_edges_for", "integers_for", "number_edges_for", "numbers_for",
+    "string_edges_for", "strings_for",
+]
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -364,6 +369,61 @@ def _bounds(node: Mapping[str, Any]) -> tuple[Any, Any, bool, bool]:
     if isinstance(xhi, int | float) and not isinstance(xhi, bool) and (hi is None or xhi <= hi):
         hi, hi_excl = xhi, True
     return lo, hi, lo_excl, hi_excl
+
+
+def integer_edges_for(node: Mapping[str, Any]) -> st.SearchStrategy[int] | None:
+    """The integer edge values (``_edges.integer_edges``) the node's bounds allow."""
+    lo, hi, lo_excl, hi_excl = _bounds(node)
+    fmt = node.get("format")
+    default_lo, default_hi = INT32 if fmt == "int32" else INT64
+    ilo = default_lo if lo is None else math.floor(lo) + 1 if lo_excl else math.ceil(lo)
+    ihi = default_hi if hi is None else math.ceil(hi) - 1 if hi_excl else math.floor(hi)
+    if fmt in ("int32", "int64"):
+        ilo, ihi = max(ilo, default_lo), min(ihi, default_hi)
+    step = 1
+    if node.get("multipleOf") is not None:
+        found = _edges.fraction_step(node["multipleOf"])
+        if found is None or found == 0:
+            return None
+        step = abs(found)
+    if ilo > ihi:
+        return None
+    return _edges.integer_edges(ilo, ihi, step)
+
+
+def number_edges_for(node: Mapping[str, Any]) -> st.SearchStrategy[float | int] | None:
+    """The number edge values the node's bounds allow (none under ``multipleOf``)."""
+    if node.get("multipleOf") is not None:
+        return None
+    lo, hi, lo_excl, hi_excl = _bounds(node)
+    return _edges.number_edges(lo, hi, lo_excl, hi_excl,
+                               32 if node.get("format") == "float" else 64)
+
+
+def string_edges_for(
+    node: Mapping[str, Any], *, kubernetes: bool
+) -> tuple[st.SearchStrategy[Any] | None, int]:
+    """Edge values of a string node, and their swarm family: plain strings, date-times and
+    Kubernetes (Go) durations; none under a pattern, which decides what is valid."""
+    fmt = node.get("format")
+    if isinstance(node.get("pattern"), str):
+        return None, Family.STRING
+    min_len = int(node.get("minLength", 0))
+    max_len = node.get("maxLength")
+    edges: st.SearchStrategy[Any] | None
+    family = Family.STRING
+    if fmt in ("date-time", "datetime"):
+        edges, family = _edges.time_edges(kubernetes), Family.TIME
+    elif fmt == "duration" and kubernetes:
+        edges, family = _edges.duration_edges(), Family.DURATION
+    elif isinstance(fmt, str) and format_strategy(fmt, kubernetes) is not None:
+        return None, Family.STRING
+    else:
+        return _edges.string_edges(min_len, None if max_len is None else int(max_len)), family
+    if min_len or max_len is not None:
+        hi = math.inf if max_len is None else int(max_len)
+        edges = edges.filter(lambda v: min_len <= len(v) <= hi)
+    return edges, family
 
 
 def integers_for(node: Mapping[str, Any], *, kubernetes: bool) -> st.SearchStrategy[int]:
