@@ -327,6 +327,11 @@ class APINode(pytest.Collector):
             yield item
 
 
+def _database_of(settings: Any) -> Any:
+    """The example database ``settings`` use (``None`` when there is none)."""
+    return getattr(settings, "database", None)
+
+
 class PropertyItem(pytest.Item):
     """One property of one version pair, run as a Hypothesis test."""
 
@@ -357,6 +362,8 @@ class PropertyItem(pytest.Item):
         if config.stash[_SEED_EXPLICIT]:
             self.seed = unit_seed(config.stash[_SEED], self.unit)
             test = hseed(self.seed)(test)
+        self.replays_from_database = (_database_of(base) is not None
+                                      and not config.stash[_SEED_EXPLICIT])
         try:
             test()
         finally:
@@ -368,24 +375,35 @@ class PropertyItem(pytest.Item):
                 self.add_report_section("call", "compatfuzz", json.dumps(
                     {"unit": self.unit.id, "counterexample": self.counterexample,
                      "seed": self.seed}, sort_keys=True))
+                if recorder.output:
+                    # what the converters printed on the failing example, as pytest shows
+                    # a test's captured output (issue 10)
+                    self.add_report_section("call", "compatfuzz converter output",
+                                            recorder.output)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
+                     style: Any = None) -> str | Any:
         import json
 
+        from compatfuzz.roundtrip._usercode import find_user_traceback
+
         exc = excinfo.value
+        if self.config.getoption("fulltrace", False):
+            return super().repr_failure(excinfo)  # every frame, compatfuzz's too
         lines = [f"{self.unit.id}: {type(exc).__name__}: {exc}"]
+        user = find_user_traceback(exc)
+        if user:  # the user's frames only: where in *their* converter it raised
+            lines.extend(["", user.rstrip("\n"), ""])
         if self.counterexample is not None:
             lines.append("minimal counterexample: " + json.dumps(self.counterexample,
                                                                  sort_keys=True))
-        notes = [n for n in getattr(exc, "__notes__", []) or []
-                 if "reproduce_failure" in n]
         seed_arg = f" {OPTION_SEED}={self.config.stash[_SEED]}" if self.seed else ""
         here = Path(self.config.invocation_params.dir)
         node = os.path.relpath(self.path, here) + "::" + self.nodeid.split("::", 1)[1]
-        lines.append(f"replay: pytest '{node}'{seed_arg}  (the failing example is "
-                     "also replayed first from the example database)")
-        lines.extend(notes)
+        # No @reproduce_failure hint: a declared API has no test function to decorate.
+        why = ("  (replays the failing example first from the example database)"
+               if getattr(self, "replays_from_database", False) else "")
+        lines.append(f"replay: pytest '{node}'{seed_arg}{why}")
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import sys
@@ -133,6 +134,7 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
     print(f"  {shrunk}: {_json(cx.object)}", file=out)
     for line in cx.error.splitlines():
         print(f"    {line}", file=out)
+    _user_details(cx.traceback, cx.output, out)
     if run_seed is not None:
         print(f"  seed: {run_seed} (rerun with --seed {run_seed} for the same examples)",
               file=out)
@@ -143,9 +145,41 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
               "replays it first", file=out)
     if cx_file:
         print(f"  replay: compatfuzz fuzz --replay {cx_file}", file=out)
-    if cx.reproduce:
-        print(f"  or in a test: {cx.reproduce}", file=out)
+    node = pytest_node(cx)
+    if node is not None:
+        # not @reproduce_failure: a config-declared API has no test function to decorate
+        if run_seed is not None:
+            print(f"  or: pytest '{node}' --compatfuzz-seed={run_seed}", file=out)
+        elif saved_in is not None and cx.error_type != "TimeoutError":
+            print(f"  or: pytest '{node}'  (replays it from the example database)", file=out)
     print("", file=out)
+
+
+def pytest_node(cx: Any) -> str | None:
+    """The pytest node id of ``cx``'s unit, relative to the working directory, when its API
+    comes from a config file (pytest collects the config file itself)."""
+    if not cx.config:
+        return None
+    path = Path(cx.config)
+    try:
+        where = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        where = str(path)
+    unit = cx.unit
+    kind = f"{unit.kind}::" if unit.show_kind else ""
+    return f"{where}::{unit.api}::{kind}{unit.name}"
+
+
+def _user_details(traceback: str, output: str, out: TextIO) -> None:
+    """The user's frames of a converter's traceback and what it printed (issue 10)."""
+    if traceback:
+        print("", file=out)
+        for line in traceback.rstrip("\n").splitlines():
+            print(f"    {line}", file=out)
+    if output:
+        print("  captured output of the converters on this example:", file=out)
+        for line in output.rstrip("\n").splitlines():
+            print(f"    | {line}", file=out)
 
 
 class _Progress:
@@ -259,10 +293,15 @@ def _replay(args: argparse.Namespace) -> int:
                  + ", ".join(sorted(known.values())),
         )
     print(f"replaying {unit.id} on {_json(obj, 500)}", file=sys.stderr)
+    from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+
+    capture = Capture()
     try:
-        check(apis[unit.api], unit, obj)
+        with capture:
+            check(apis[unit.api], unit, obj)
     except (AssertionError, CompatfuzzError) as exc:
         print(f"still failing: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _user_details(find_user_traceback(exc), capture.text, sys.stderr)
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
     return EXIT_OK

@@ -80,6 +80,15 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _wrapped(error: ConverterError, cause: BaseException) -> ConverterError:
+    """``error`` carrying the user's frames of ``cause`` (issue 10: the file and line in
+    *their* converter, not ours)."""
+    from compatfuzz.roundtrip._usercode import user_traceback
+
+    error.user_traceback = user_traceback(cause)
+    return error
+
+
 def _check_callable(name: str, value: Any) -> None:
     if value is not None and not callable(value):
         raise InvalidArgument(
@@ -408,10 +417,10 @@ class API:
         except (KeyboardInterrupt, GeneratorExit):
             raise  # Ctrl-C, and the runner's own deadline and stop signals
         except BaseException as exc:  # SystemExit(0) too: it must not end the run as a pass
-            raise ConverterError(
+            raise _wrapped(ConverterError(
                 f"{self.name}: {what} raised {_describe(exc)} "
                 f"(converting {kind.name} {a} -> {b})"
-            ) from exc
+            ), exc) from exc
 
     def _step(self, kind: Kind, obj: Obj, a: str, b: str) -> Obj:
         pair = self._pairs.get((a, b))
@@ -474,9 +483,9 @@ class API:
         except (KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as exc:
-            raise ConverterError(
+            raise _wrapped(ConverterError(
                 f"{self.name}: defaulter for {k.name} {version} raised {_describe(exc)}"
-            ) from exc
+            ), exc) from exc
         out = obj if out is None else out
         if not isinstance(out, dict):
             raise ConverterError(

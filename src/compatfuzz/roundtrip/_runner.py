@@ -50,6 +50,7 @@ from compatfuzz.roundtrip._events import (
     UnitStarted,
 )
 from compatfuzz.roundtrip._model import API, json_copy
+from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.roundtrip._properties import (
     Recorder,
     _OutOfTime,
@@ -118,8 +119,8 @@ class _Watch(Recorder):
         self.alarm.arm()
         super().before(obj)
 
-    def failed(self, obj: Any, exc: BaseException) -> None:
-        super().failed(obj, exc)
+    def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
+        super().failed(obj, exc, output)
         if self.setup_error is None and _setup_error(exc) is not None:
             self.setup_error = exc
             return
@@ -137,6 +138,7 @@ class _Watch(Recorder):
             error_type=type(failure).__name__,
             diff=diff_to_json(getattr(failure, "diff", None)), seed=self.seed,
             reproduce=reproduce, shrunk=shrunk, config=self.api.source,
+            traceback=find_user_traceback(failure), output=self.output,
         )
 
 
