@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -207,3 +208,22 @@ def test_unreachable_redis_is_one_usage_error(capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert "cannot reach the Redis example database" in err
     assert "[1/" not in err  # stopped before running any unit
+
+
+def test_failure_hints_fit_a_config_declared_api(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, items 5 and 8: no @reproduce_failure (there is no test function to
+    decorate), the pytest node id instead; and with --database none no claim that the
+    example database keeps the failure."""
+    rc = main(["fuzz", "--config", str(FROBBER / "lossy.toml"), "--database", "none",
+               "--property", "roundtrip", "--seed", "5", "--report", str(tmp_path / "r.json")])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "@reproduce_failure" not in err
+    node = f"{os.path.relpath(FROBBER / 'lossy.toml')}::{FAILING}"
+    assert f"  or: pytest '{node}' --compatfuzz-seed=5\n" in err
+    rc = main(["fuzz", "--config", str(FROBBER / "lossy.toml"), "--database", "none",
+               "--property", "roundtrip", "--report", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "example database" not in err and "@reproduce_failure" not in err
+    assert "replay: compatfuzz fuzz --replay" in err
