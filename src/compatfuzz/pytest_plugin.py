@@ -249,6 +249,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _extend(items, ConfigFile.from_parent(session, path=path))
     except CompatfuzzError as exc:  # raised in a hook, it would be an INTERNALERROR
         raise pytest.UsageError(f"compatfuzz config {path}: {exc}") from None
+    except pytest.Collector.CollectError as exc:
+        raise pytest.UsageError(str(exc.args[0] if exc.args else exc)) from None
 
 
 def _extend(items: list[pytest.Item], node: pytest.Collector) -> None:
@@ -290,8 +292,16 @@ class ConfigFile(pytest.File):
         # Marked here, not in pytest_collect_file: pytest also creates nodes for files
         # next to a testpaths folder and then drops them.
         self.config.stash[_COLLECTED].add(str(self.path.resolve()))
+        from compatfuzz.errors import CompatfuzzError
+
         loaded = self.config.stash[_LOADED].get(str(self.path.resolve()))
-        for api in loaded if loaded is not None else load_config(self.path):
+        if loaded is None:
+            try:
+                loaded = load_config(self.path)
+            except CompatfuzzError as exc:
+                # the message names file, key and fix: no compatfuzz frames before it
+                raise self.CollectError(f"compatfuzz config: {exc}") from None
+        for api in loaded:
             yield APINode.from_parent(self, name=api.name, api=api)
 
 

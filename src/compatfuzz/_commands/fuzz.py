@@ -112,7 +112,8 @@ def _load(args: argparse.Namespace, config: str | None = None) -> list[Any]:
             raise SchemaLoadError(
                 "no compatfuzz.toml, and no [tool.compatfuzz] in pyproject.toml",
                 source=str(Path.cwd()),
-                hint="pass --config PATH or create compatfuzz.toml (see docs/roundtrip.md)",
+                hint="pass --config PATH, or write one for your CRD or schema file with "
+                     "'compatfuzz init FILE' (it asks nothing, then edit the convert line)",
             )
         path = str(found)
     return load_config(path, api=args.api, ref_roots=args.allow_ref_root)
