@@ -216,7 +216,7 @@ def test_hash_picks_one_definition_of_a_multi_schema_document(
     new = _write(tmp_path, "new.json", _openapi(5))
     # Without a pick: a usage error whose fix is the #NAME syntax.
     assert main(["diff", old, new]) == 2
-    assert f"fix: append #NAME to pick one: {old}#<name>" in capsys.readouterr().err
+    assert f"fix: append #NAME to the file name ({old}#NAME)" in capsys.readouterr().err
     assert main(["diff", f"{old}#Order", f"{new}#/components/schemas/Order"]) == 1
     out = capsys.readouterr().out
     assert "bound-tightened" in out and "qty" in out

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -97,7 +96,7 @@ def test_pytest_shows_the_users_frames_and_the_converter_output(
 
 def test_user_traceback_drops_only_library_frames() -> None:
     def users_code() -> None:
-        {}["missing"]  # noqa: B018 - the line under test
+        {}["missing"]
 
     try:
         users_code()

@@ -51,9 +51,6 @@ from compatfuzz.schema import CRD, Schema
 
 __all__ = ["Report", "Revision", "check", "diff", "load_revision"]
 
-_K8S_SPEC = re.compile(r"^(?:k8s|kubernetes):(?P<release>[\d.]+):(?P<api>[^:]+):(?P<kind>\w+)$")
-
-
 @dataclass(frozen=True)
 class Revision:
     """One side of a comparison: a single schema, or a CRD with its served versions."""
@@ -74,16 +71,10 @@ class Revision:
 def split_spec(text: str) -> tuple[Path, str | None, str | None]:
     """``FILE[#NAME][@VERSION]`` -> (file, definition, version); a file that exists under
     the whole name wins (a path may contain ``#`` or ``@``)."""
-    path, definition, version = Path(text), None, None
-    if not path.exists() and "@" in text:
-        head, _, version = text.rpartition("@")
-        path = Path(head)
-    if not path.exists() and "#" in str(path):
-        head, _, definition = str(path).partition("#")
-        path = Path(head)
-        if definition.startswith("/"):
-            definition = "#" + definition
-    return path, definition, version
+    from compatfuzz.schema._spec import parse_spec
+
+    spec = parse_spec(text)
+    return spec.path or Path(text), spec.definition, spec.version
 
 
 def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = None
@@ -104,13 +95,17 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
         InvalidArgument: a CRD file holds several CRDs, or ``@VERSION`` does not exist.
     """
     from compatfuzz import schema as schema_mod
+    from compatfuzz.schema._spec import parse_spec, spec_hint
 
     text = str(spec)
-    m = _K8S_SPEC.match(text)
-    if m:
-        s = schema_mod.load_kubernetes(m["api"], m["kind"], release=m["release"])
+    parsed = parse_spec(text)
+    if parsed.builtin:
+        assert parsed.api_version is not None and parsed.kind is not None
+        s = schema_mod.load_kubernetes(parsed.api_version, parsed.kind,
+                                       release=parsed.release or "1.37")
         return Revision(text, schema=s)
-    path, definition, version = split_spec(text)
+    assert parsed.path is not None
+    path, definition, version = parsed.path, parsed.definition, parsed.version
     docs = schema_mod.read_documents(path)
     is_crd = any(isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
                  for d in docs)
@@ -124,10 +119,7 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
             return Revision(text, schema=schema_mod.load_schema(path, definition=definition,
                                                                 ref_roots=ref_roots))
         except SchemaLoadError as exc:
-            if "definition=" not in exc.hint:
-                raise
-            raise SchemaLoadError(exc.reason, source=exc.source, pointer=exc.pointer,
-                                  hint=f"append #NAME to pick one: {path}#<name>") from None
+            raise spec_hint(exc, str(path)) from None
     crds: list[CRD] = schema_mod.load_crds(path)
     if definition is not None:
         crds = [c for c in crds if definition in (c.name, c.kind, c.plural)]
@@ -144,6 +136,14 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
     crd = crds[0]
     if version is None:
         return Revision(text, crd=crd)
+    served = [x.name for x in crd.versions]
+    if version not in served:
+        raise SchemaLoadError(
+            f"CRD {crd.name} has no version {version!r}; its versions are: "
+            f"{', '.join(served)}", source=str(path),
+            hint=f"append @VERSION to the file name ({path}@VERSION), one of: "
+                 f"{', '.join(served)}",
+        )
     v = crd.version(version)
     if v.schema is None:
         raise InvalidArgument(f"{path}@{version}: this version has no schema to compare")

@@ -95,7 +95,8 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
             raise _names_a_module(spec, base, source, pointer) from None
         missing = exc.name or module_name
         if module_name == missing or module_name.startswith(missing + "."):
-            raise _missing_module(spec, module_name, attr, base, source, pointer) from None
+            raise _missing_module(spec, module_name, attr, base, source=source,
+                                      pointer=pointer) from None
         raise SchemaLoadError(
             f"importing {module_name!r} for {spec!r} failed: {exc} (your module imports "
             f"a module that is not installed)", source=source, pointer=pointer,
@@ -133,7 +134,7 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
 def _put_first_on_path(module_name: str, base: Path) -> None:
     """Make ``base`` (the config's folder) the first place imports look, forgetting a
     module of the same name another config loaded from elsewhere."""
-    top = module_name.split(".")[0]
+    top = module_name.split(".", maxsplit=1)[0]
     if not ((base / f"{top}.py").is_file() or (base / top).is_dir()):
         return  # an installed module
     # Another config's module of the same name (e.g. two 'conversion.py') must not win.
@@ -173,7 +174,7 @@ def _local_modules(base: Path, limit: int = 500) -> list[str]:
     return [n for n in names if n]
 
 
-def _missing_module(spec: str, module_name: str, attr: str, base: Path, source: str,
+def _missing_module(spec: str, module_name: str, attr: str, base: Path, *, source: str,
                     pointer: str) -> SchemaLoadError:
     rel = module_name.replace(".", "/")
     close = difflib.get_close_matches(module_name, _local_modules(base), n=2, cutoff=0.6)

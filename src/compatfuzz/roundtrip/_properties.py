@@ -141,7 +141,7 @@ def literal_diff(old: Any, new: Any, path: str = "") -> list[Any]:
         return out
     if isinstance(old, list) and isinstance(new, list):
         out = []
-        for i, (x, y) in enumerate(zip(old, new)):
+        for i, (x, y) in enumerate(zip(old, new, strict=False)):
             out.extend(literal_diff(x, y, f"{path}[{i}]"))
         out.extend(Change(f"{path}[{i}]", ChangeKind.LOST, old[i], None, "item removed")
                    for i in range(len(new), len(old)))
@@ -157,7 +157,7 @@ def literal_diff(old: Any, new: Any, path: str = "") -> list[Any]:
 def _render(changes: Any, limit: int = 20) -> str:
     rows = diff_to_json(changes)
     lines = []
-    for change, row in zip(changes or (), rows[:limit]):
+    for change, row in zip(changes or (), rows[:limit], strict=False):
         old, new = row["old"], row["new"]
         detail = getattr(change, "detail", "")
         if detail in ("key removed", "item removed"):

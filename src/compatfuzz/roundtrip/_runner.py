@@ -50,7 +50,6 @@ from compatfuzz.roundtrip._events import (
     UnitStarted,
 )
 from compatfuzz.roundtrip._model import API, json_copy
-from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.roundtrip._properties import (
     Recorder,
     _OutOfTime,
@@ -59,6 +58,7 @@ from compatfuzz.roundtrip._properties import (
     iter_failures,
     units,
 )
+from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.schema._limits import check_generation_limits
 
 __all__ = ["DEFAULT_EXAMPLE_DEADLINE", "run", "run_unit", "unit_seed"]
