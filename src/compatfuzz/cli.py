@@ -54,6 +54,27 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
     return parser, modules
 
 
+def _hypothesis_home(args: argparse.Namespace) -> None:
+    """Point ``HYPOTHESIS_STORAGE_DIRECTORY`` at the project's ``.hypothesis`` unless the
+    user set it (issue 10, item 6).  Only for a whole process: Hypothesis reads it once."""
+    import os
+
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from compatfuzz.roundtrip._database import project_home
+
+    config = getattr(args, "config", None)
+    if config is None and getattr(args, "replay", None) is None and args.command == "fuzz":
+        from compatfuzz.roundtrip import find_config
+
+        config = find_config()
+    try:
+        home = project_home(config)
+    except OSError:
+        return
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(home / ".hypothesis")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     parser, modules = _parser()
@@ -62,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     module = modules[args.command]
+    if argv is None:
+        # Run as a program: Hypothesis's other files (.hypothesis/constants, ...) go beside
+        # the project's config too, not into whatever folder the command ran in.
+        _hypothesis_home(args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", CompatfuzzWarning)

@@ -366,14 +366,29 @@ class PropertyItem(pytest.Item):
         overrides: dict[str, Any] = {"print_blob": True}
         if max_examples:
             overrides["max_examples"] = max_examples
+        from compatfuzz.roundtrip._database import (
+            default_database_path,
+            is_hypothesis_default,
+            project_home,
+        )
+
+        if is_hypothesis_default(base.database):
+            # the folder `compatfuzz fuzz` uses: beside the config, or the rootdir for APIs
+            # declared in Python; not the working directory (issue 10, item 6)
+            from hypothesis.database import DirectoryBasedExampleDatabase
+
+            home = (project_home(self.api.source) if self.api.source
+                    else Path(config.rootpath))
+            overrides["database"] = DirectoryBasedExampleDatabase(default_database_path(home))
         recorder = Recorder()
         test = build_test(self.api, self.unit, settings=settings(base, **overrides),
                           recorder=recorder)
         if config.stash[_SEED_EXPLICIT]:
             self.seed = unit_seed(config.stash[_SEED], self.unit)
             test = hseed(self.seed)(test)
-        self.replays_from_database = (_database_of(base) is not None
-                                      and not config.stash[_SEED_EXPLICIT])
+        self.replays_from_database = (
+            overrides.get("database", _database_of(base)) is not None
+            and not config.stash[_SEED_EXPLICIT])
         try:
             test()
         finally:

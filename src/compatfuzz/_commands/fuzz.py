@@ -78,15 +78,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=_positive, default=1, metavar="N",
                         help="processes sharing one example database (default: 1)")
     parser.add_argument("--database", metavar="DIR|redis://HOST:PORT/DB",
-                        help="example database (default: Hypothesis's .hypothesis/examples, "
-                        "shared with pytest; 'none' for none)")
+                        help="example database (default: .hypothesis/examples next to the "
+                        "config file, shared with pytest; 'none' for none)")
     parser.add_argument("--report", metavar="report.json", type=Path,
                         help="write a JSON report (kept up to date while running)")
     parser.add_argument("--junit", metavar="junit.xml", type=Path, help="write JUnit XML")
     parser.add_argument("--counterexamples", metavar="DIR", type=Path,
                         help="folder for counterexample files (default: "
-                        "compatfuzz-counterexamples next to the report, or in the working "
-                        "directory)")
+                        "compatfuzz-counterexamples next to the report, or next to the "
+                        "config file)")
     parser.add_argument("--replay", metavar="FILE", type=Path,
                         help="re-check one saved counterexample file and exit")
     parser.add_argument("-q", "--quiet", action="store_true",
@@ -315,9 +315,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.replay is not None:
         return _replay(args)
+    from compatfuzz.roundtrip._database import project_home
+
     apis = _load(args)
+    # beside the config (or the report), never wherever the command happened to run
+    home = project_home(next((a.source for a in apis if a.source), None))
     cx_dir = args.counterexamples or (
-        (args.report.parent if args.report else Path.cwd()) / "compatfuzz-counterexamples"
+        (args.report.parent if args.report else home) / "compatfuzz-counterexamples"
     )
     writer = ReportWriter(args.report, cx_dir, junit=args.junit)
     progress = _Progress(sys.stderr, args.quiet)

@@ -12,6 +12,7 @@ a converter raises in :class:`~compatfuzz.errors.ConverterError` naming the step
 from __future__ import annotations
 
 import itertools
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,21 @@ def _describe(exc: BaseException) -> str:
         return (f"SystemExit({exc.code!r}) (a converter must return the converted object; "
                 "exiting, even with status 0, fails the property)")
     return f"{type(exc).__name__}: {exc}"
+
+
+def _beside_caller(path: str | Path, frame: Any) -> Path:
+    """A relative ``path`` read from the folder of the file that declared the API, as the
+    TOML form reads it from the config's folder (issue 10, item 6); a path that exists only
+    relative to the working directory still works."""
+    p = Path(path)
+    if p.is_absolute():
+        return p
+    declaring = frame.f_code.co_filename
+    if declaring and not declaring.startswith("<"):
+        beside = Path(declaring).resolve().parent / p
+        if beside.exists() or not p.exists():
+            return beside
+    return p
 
 
 def _wrapped(error: ConverterError, cause: BaseException) -> ConverterError:
@@ -286,6 +302,7 @@ class API:
         if isinstance(crd, (str, Path)):
             from compatfuzz.schema import load_crds
 
+            crd = _beside_caller(crd, sys._getframe(1))
             crds = list(load_crds(crd))
         elif isinstance(crd, CRD):
             crds = [crd]
@@ -325,6 +342,7 @@ class API:
         schema file's own, whose files a ``$ref`` may read.
         """
         loaded: dict[str, Schema] = {}
+        caller = sys._getframe(1)
         for version, value in schemas.items():
             if isinstance(value, Schema):
                 loaded[version] = value
@@ -333,7 +351,8 @@ class API:
             else:
                 from compatfuzz.schema import load_schema
 
-                loaded[version] = load_schema(value, ref_roots=ref_roots)
+                loaded[version] = load_schema(_beside_caller(value, caller),
+                                              ref_roots=ref_roots)
         if len(loaded) < 2:
             raise InvalidArgument(
                 f"API {name!r} needs at least two versions to round-trip but got "

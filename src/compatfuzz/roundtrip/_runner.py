@@ -369,7 +369,12 @@ def run(
 
     .. versionadded:: 0.1
     """
-    from compatfuzz.roundtrip._database import database_label, open_database
+    from compatfuzz.roundtrip._database import (
+        database_label,
+        default_database_path,
+        open_database,
+        project_home,
+    )
     from compatfuzz.roundtrip._profiles import profile_name
 
     profile_name(profile)
@@ -387,8 +392,16 @@ def run(
     deadline = _deadline_arg(example_deadline)
     run_seed = seed
     selected = _select(api_list, properties, only)
-    if isinstance(database, str):
-        db_obj, db_label = open_database(database), database_label(database)
+    # beside the (first) config, not in the working directory (issue 10, item 6)
+    source = next((a.source for a in api_list if a.source), None)
+    home = project_home(source) if source is not None else None
+    if database == "" and home is not None:
+        db_label = database_label("", home=home)
+        database = str(default_database_path(home))  # workers open the same folder
+        db_obj = open_database(database)
+    elif isinstance(database, str):
+        db_obj = open_database(database, home=home)
+        db_label = database_label(database, home=home)
     elif database is None:
         db_obj, db_label = None, "none"
     else:
