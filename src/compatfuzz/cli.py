@@ -25,6 +25,8 @@ EXIT_USAGE = 2
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("compatfuzz._commands.init", "write a commented compatfuzz.toml for a CRD or "
+             "schema files"),
     "sample": ("compatfuzz._commands.sample", "print generated objects as JSON lines"),
     "fuzz": ("compatfuzz._commands.fuzz", "round-trip every version pair (nightly job)"),
     "diff": ("compatfuzz._commands.diff", "check two schema revisions for breaking changes"),
