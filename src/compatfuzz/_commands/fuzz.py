@@ -83,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", metavar="report.json", type=Path,
                         help="write a JSON report (kept up to date while running)")
     parser.add_argument("--junit", metavar="junit.xml", type=Path, help="write JUnit XML")
+    parser.add_argument("--html", metavar="report.html", type=Path,
+                        help="write a self-contained HTML page: the version-pair matrix, "
+                        "each failure with its counterexample, diff and replay command")
     parser.add_argument("--counterexamples", metavar="DIR", type=Path,
                         help="folder for counterexample files (default: "
                         "compatfuzz-counterexamples next to the report, or next to the "
@@ -320,10 +323,11 @@ def run(args: argparse.Namespace) -> int:
     apis = _load(args)
     # beside the config (or the report), never wherever the command happened to run
     home = project_home(next((a.source for a in apis if a.source), None))
+    beside = args.report or args.html
     cx_dir = args.counterexamples or (
-        (args.report.parent if args.report else home) / "compatfuzz-counterexamples"
+        (beside.parent if beside else home) / "compatfuzz-counterexamples"
     )
-    writer = ReportWriter(args.report, cx_dir, junit=args.junit)
+    writer = ReportWriter(args.report, cx_dir, junit=args.junit, html=args.html)
     progress = _Progress(sys.stderr, args.quiet)
     stop = threading.Event()
     signals = {"count": 0}
