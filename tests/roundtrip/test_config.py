@@ -257,3 +257,78 @@ def test_a_broken_schema_file_names_the_config_key_that_pointed_at_it(
     text = str(info.value)
     assert text.startswith(f"{tmp_path / 'v2.json'} at ")
     assert f"named by: {config} at $.api[0].schemas.v2" in text
+
+
+def _semantic_project(root: Path, semantic: str) -> Path:
+    """v1 -> v2 respells durations, drops an empty struct and rewrites a checksum."""
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "timeout": {"type": "string"}, "extra": {"type": "object", "properties": {
+            "x": {"type": "integer"}}},
+        "checksum": {"type": "string"}}}}}
+    for v in ("v1", "v2"):
+        _write(root / f"{v}.json", json.dumps(schema))
+    _write(root / "semconv.py", """
+        def convert(obj, version):
+            spec = dict(obj.get("spec", {}))
+            if spec.get("timeout") == "90m":
+                spec["timeout"] = "1h30m0s"
+            if spec.get("extra") == {}:
+                del spec["extra"]
+            if "checksum" in spec:
+                spec["checksum"] = spec["checksum"].upper()
+            return {**obj, "spec": spec}
+
+        def same_checksum(a, b):
+            return str(a).lower() == str(b).lower()
+    """)
+    return _write(root / "compatfuzz.toml", f"""
+        [[api]]
+        name = "sem"
+        schemas = {{ v1 = "v1.json", v2 = "v2.json" }}
+        convert = "semconv:convert"
+        {semantic}
+    """)
+
+
+def test_semantic_settings_in_the_config(tmp_path: Path) -> None:
+    """Issue 10, item 10: go_durations, empty_struct_is_absent and comparators by dotted
+    path are settable per API in compatfuzz.toml."""
+    from compatfuzz.errors import NotEquivalent
+    from compatfuzz.roundtrip import Property, Unit, check
+
+    obj = {"spec": {"timeout": "90m", "extra": {}, "checksum": "abc"}}
+    unit = Unit("sem", "sem", Property.ROUNDTRIP, ("v1", "v2"))
+    (plain,) = load_config(_semantic_project(tmp_path / "plain", ""))
+    with pytest.raises(NotEquivalent) as info:
+        check(plain, unit, obj)
+    assert {c.path for c in info.value.diff} == {"spec.timeout", "spec.checksum", "spec.extra"}
+    config = _semantic_project(tmp_path / "sem", """
+        [api.semantic]
+        go_durations = ["spec.timeout"]
+        empty_struct_is_absent = ["spec.extra"]
+        comparators = { "spec.checksum" = "semconv:same_checksum" }
+    """)
+    (api,) = load_config(config)
+    assert api.go_durations == ("spec.timeout",)
+    check(api, unit, obj)  # holds: every difference is declared equivalent
+    (again,) = load_config(config)  # loading twice replaces the rules, it does not stack
+    check(again, unit, obj)
+
+
+@pytest.mark.parametrize(("semantic", "pointer", "needle"), [
+    ("[api.semantic]\ngo_duration = ['spec.timeout']", "$.api[0].semantic",
+     "did you mean 'go_durations'?"),
+    ("[api.semantic]\ngo_durations = 'spec.timeout'", "$.api[0].semantic.go_durations",
+     "must be a list of field-path globs"),
+    ("[api.semantic]\ncomparators = { '/spec/checksum' = 'semconv:same_checksum' }",
+     "$.api[0].semantic.comparators['/spec/checksum']", "is a JSON Pointer"),
+    ("[api.semantic]\ncomparators = { 'spec.checksum' = 'semconv:nope' }",
+     "$.api[0].semantic.comparators['spec.checksum']", "has no function 'nope'"),
+])
+def test_semantic_config_mistakes_name_the_key(tmp_path: Path, semantic: str, pointer: str,
+                                              needle: str) -> None:
+    config = _semantic_project(tmp_path, semantic)
+    with pytest.raises(SchemaLoadError) as info:
+        load_config(config)
+    assert str(info.value).startswith(f"{config} at {pointer}: ")
+    assert needle in str(info.value)

@@ -36,7 +36,8 @@ __all__ = ["find_config", "load_config", "resolve_object"]
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
-         "webhook_timeout", "pipeline"}
+         "webhook_timeout", "pipeline", "semantic"}
+_SEMANTIC_KEYS = {"go_durations", "empty_struct_is_absent", "comparators", "canonicalisers"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
 
@@ -389,6 +390,9 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
                 source=source, pointer=where,
                 hint='add hub = "<version>": the version objects are stored in',
             )
+    if "semantic" in entry:
+        options.update(_semantic(_mapping(entry, "semantic", source, where), base, source,
+                                 f"{where}/semantic", fn))
     if "converters" in entry:
         pairs = {}
         for pair, spec in _mapping(entry, "converters", source, where).items():
@@ -457,6 +461,89 @@ def _named_by(exc: SchemaLoadError, config: str, pointer: str) -> SchemaLoadErro
     named = type(exc)(f"{exc.reason}\n  named by: {config} at {_pointer_to_path(pointer)}",
                       source=exc.source, pointer=exc.pointer, hint=exc.hint)
     return named
+
+
+# (config file, JSON pointer of the rule) -> the rule registered for it, so that loading a
+# config again replaces its rules instead of stacking copies
+_RULES: dict[tuple[str, str], Any] = {}
+
+
+def _semantic(table: Mapping[str, Any], base: Path, source: str, where: str,
+              fn: Any) -> dict[str, Any]:
+    """``[api.semantic]``: the semantic settings otherwise set in Python (issue 10, item 10).
+
+    ``go_durations`` and ``empty_struct_is_absent = true`` become the API's options;
+    ``empty_struct_is_absent = [globs]``, ``comparators`` and ``canonicalisers``
+    (``{ glob = "module:function" }``) are registered with ``compatfuzz.semantic`` by path,
+    so they apply wherever that path appears.
+    """
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.semantic import PathGlob, register_canonicaliser, register_comparator
+
+    unknown = sorted(set(table) - _SEMANTIC_KEYS)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], sorted(_SEMANTIC_KEYS), n=1)
+        raise SchemaLoadError(
+            f"unknown key(s) {', '.join(unknown)} in semantic", source=source, pointer=where,
+            hint=(f"did you mean {close[0]!r}? " if close else "")
+            + f"the keys are: {', '.join(sorted(_SEMANTIC_KEYS))}",
+        )
+
+    def globs(key: str, value: Any) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SchemaLoadError(
+                f"{key} must be a list of field-path globs, got {value!r}", source=source,
+                pointer=f"{where}/{key}", hint=f'write {key} = ["spec.timeout", "spec.**.ttl"]',
+            )
+        for i, glob in enumerate(value):
+            try:
+                PathGlob.parse(glob)
+            except InvalidArgument as exc:
+                raise SchemaLoadError(str(exc), source=source, pointer=f"{where}/{key}/{i}",
+                                      hint="field-path globs: spec.x, spec.items[*].y, "
+                                           "**.name") from None
+        return list(value)
+
+    def register(key: str, glob: str, rule: Any) -> None:
+        pointer = f"{where}/{key}/{_escape(glob)}"
+        old = _RULES.pop((source, pointer), None)
+        if old is not None:
+            old.unregister()
+        try:
+            _RULES[(source, pointer)] = rule(glob)
+        except InvalidArgument as exc:
+            raise SchemaLoadError(str(exc), source=source, pointer=pointer,
+                                  hint="the key is a field-path glob, the value "
+                                       "'module:function'") from None
+
+    options: dict[str, Any] = {}
+    if "go_durations" in table:
+        options["go_durations"] = globs("go_durations", table["go_durations"])
+    empty = table.get("empty_struct_is_absent", False)
+    if isinstance(empty, bool):
+        options["empty_struct_is_absent"] = empty
+    else:
+        for glob in globs("empty_struct_is_absent", empty):
+            register("empty_struct_is_absent", glob,
+                     lambda g: register_canonicaliser(_empty_is_absent, path=g))
+    for key, registrar in (("comparators", register_comparator),
+                           ("canonicalisers", register_canonicaliser)):
+        if key in table:
+            for glob, spec in _mapping(table, key, source, where).items():
+                function = fn(f"semantic/{key}/{_escape(glob)}", spec)
+                register(key, glob,
+                         lambda g, f=function, r=registrar: r(f, path=g))
+    return options
+
+
+def _escape(key: str) -> str:
+    """A key as one JSON-pointer step (``/`` and ``~`` escaped)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _empty_is_absent(value: Any) -> Any:
+    """``{}`` means absent (``None``); anything else is left to the built-in comparison."""
+    return None if value == {} else NotImplemented
 
 
 def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> Any:

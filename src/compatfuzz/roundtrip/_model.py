@@ -187,6 +187,10 @@ class API:
     case they take precedence for their pair.  ``defaulters={"v1": f}`` maps a version to
     ``f(obj) -> obj`` (or ``None`` after defaulting in place).
 
+    ``go_durations`` (field-path globs holding Go durations, ``"90m" == "1h30m"``) and
+    ``empty_struct_is_absent`` are passed to :func:`compatfuzz.semantic.equal` for every
+    comparison of this API's objects (``[api.semantic]`` in ``compatfuzz.toml``).
+
     ``pipeline`` says how a round trip is judged. ``"apiserver"`` (the default for CRDs)
     moves every object through a model of the Kubernetes API server
     (``compatfuzz.apiserver``): pruning, defaulting and ObjectMeta decoding by each
@@ -219,6 +223,8 @@ class API:
         defaulters: Mapping[str, DefaultFn] | None = None,
         source: str | None = None,
         pipeline: str | None = None,
+        go_durations: Iterable[str] = (),
+        empty_struct_is_absent: bool = False,
     ) -> None:
         if not isinstance(name, str) or not name or "::" in name or "[" in name:
             raise InvalidArgument(
@@ -270,6 +276,13 @@ class API:
         self.hub = hub
         self.source = source
         self.pipeline = _pipeline_mode(name, kinds, pipeline, hub)
+        if isinstance(go_durations, str):
+            raise InvalidArgument(
+                f"Expected a list of field-path globs but got go_durations={go_durations!r}; "
+                f"write go_durations=[{go_durations!r}]"
+            )
+        self.go_durations = tuple(go_durations)
+        self.empty_struct_is_absent = bool(empty_struct_is_absent)
         self._servers: dict[str, Any] = {}
         self._convert = convert
         self._to_hub = to_hub
@@ -363,6 +376,12 @@ class API:
             for s in loaded.values()
         )
         return cls(name, [Kind(kind or name, loaded, group=group, typed=typed)], **options)
+
+    @property
+    def semantic_options(self) -> dict[str, Any]:
+        """The keyword arguments this API's round trips pass to ``semantic.equal``."""
+        return {"go_durations": self.go_durations,
+                "empty_struct_is_absent": self.empty_struct_is_absent}
 
     # -- conversion -----------------------------------------------------------------
 

@@ -204,13 +204,14 @@ def _explain(changes: Any, trace: list[Any] | None) -> str:
 
 
 def _expect_equal(expected: Any, actual: Any, kind: Kind, version: str, what: str, *,
-                  trace: list[Any] | None = None) -> None:
+                  trace: list[Any] | None = None, api: API | None = None) -> None:
     from compatfuzz.semantic import diff, equal
 
     schema = kind.schema(version)
-    if equal(expected, actual, schema=schema):
+    options = api.semantic_options if api is not None else {}
+    if equal(expected, actual, schema=schema, **options):
         return
-    changes = diff(expected, actual, schema=schema)
+    changes = diff(expected, actual, schema=schema, **options)
     raise NotEquivalent(f"{what}:\n{_render(changes)}{_explain(changes, trace)}",
                         diff=changes)
 
@@ -240,7 +241,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
             _expect_equal(written, server.as_written(back, written, a), kind, a,
                           f"what a {a} client wrote is not what it reads back after a {b} "
                           f"client read and updated it (stored as {server.storage}: {route})",
-                          trace=trace)
+                          trace=trace, api=api)
         elif prop is Property.VALID:
             a, b = vs
             seen = server.read(server.write(obj, a, trace), b, trace)
@@ -259,7 +260,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
             s = server.storage
             _expect_equal(server.write(direct, c), server.write(via, c), kind, s,
                           f"read as {c} after a {b} client updated it differs from read as {c} "
-                          f"directly, as stored in {s} (the storage version)", trace=trace)
+                          f"directly, as stored in {s} (the storage version)", trace=trace, api=api)
     except Rejected as exc:
         raise ConverterError(f"{api.name}: {exc}") from exc
 
@@ -293,7 +294,8 @@ def check(api: API, unit: Unit, obj: Any) -> None:
         a, b = vs
         there = api.convert(kind, json_copy(obj), a, b)
         back = api.convert(kind, there, b, a)
-        _expect_equal(obj, back, kind, a, f"{a} -> {b} -> {a} did not give back the original")
+        _expect_equal(obj, back, kind, a, f"{a} -> {b} -> {a} did not give back the original",
+                      api=api)
     elif prop is Property.VALID:
         a, b = vs
         out = api.convert(kind, json_copy(obj), a, b)
@@ -325,20 +327,22 @@ def check(api: API, unit: Unit, obj: Any) -> None:
             _expect_equal(api.convert(kind, json_copy(direct), c, hub),
                           api.convert(kind, json_copy(via), c, hub), kind, hub,
                           f"{a} -> {b} -> {c} differs from {a} -> {c}, as the hub {hub} "
-                          "sees them")
+                          "sees them", api=api)
         else:
-            _expect_equal(direct, via, kind, c, f"{a} -> {b} -> {c} differs from {a} -> {c}")
+            _expect_equal(direct, via, kind, c, f"{a} -> {b} -> {c} differs from {a} -> {c}",
+                          api=api)
     elif prop is Property.DEFAULT_IDEMPOTENT:
         (a,) = vs
         once = api.default(kind, a, json_copy(obj))
         twice = api.default(kind, a, json_copy(once))
-        _expect_equal(once, twice, kind, a, f"defaulting {a} twice differs from once")
+        _expect_equal(once, twice, kind, a, f"defaulting {a} twice differs from once", api=api)
     elif prop is Property.DEFAULT_COMMUTES:
         a, b = vs
         first = api.convert(kind, api.default(kind, a, json_copy(obj)), a, b)
         second = api.default(kind, b, api.convert(kind, json_copy(obj), a, b))
         _expect_equal(second, first, kind, b,
-                      f"default({a}) then convert to {b} differs from convert then default({b})")
+                      f"default({a}) then convert to {b} differs from convert then default({b})",
+                      api=api)
     else:  # pragma: no cover - Property is closed
         raise AssertionError(prop)
 
