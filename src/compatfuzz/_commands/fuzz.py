@@ -186,10 +186,42 @@ def _user_details(traceback: str, output: str, out: TextIO) -> None:
             print(f"    | {line}", file=out)
 
 
-class _Progress:
-    """Progress on stderr: one line per finished unit, a live line on terminals."""
+def _clock(seconds: float) -> str:
+    """``45s``, ``12m05s``, ``2h03m``."""
+    seconds = max(0, int(seconds + 0.5))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
-    def __init__(self, out: TextIO, quiet: bool) -> None:
+
+def live_line(*, done: int, total: int, running: list[str], examples: int, elapsed: float,
+              duration: float | None = None, planned_examples: int | None = None,
+              width: int = 120) -> str:
+    """The live progress line: units done, examples so far, their rate and the time left.
+
+    With ``duration`` the time left is the budget's; otherwise it is estimated from the
+    rate and ``planned_examples`` (units x examples per unit), marked ``~``.
+    """
+    rate = examples / elapsed if elapsed > 0 else 0.0
+    parts = [f"[{done}/{total}]", f"{examples:,} examples", f"{rate:,.0f}/s"]
+    if duration is not None:
+        parts.append(f"{_clock(duration - elapsed)} left")
+    elif planned_examples and rate > 0:
+        parts.append(f"~{_clock(max(0, planned_examples - examples) / rate)} left")
+    text = ", ".join(parts)
+    if running:
+        text += f"; running {', '.join(sorted(running))}"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class _Progress:
+    """Progress on stderr: one line per finished unit; on terminals a live line, redrawn
+    every second, with examples so far, rate and time left (issue 10, item 11)."""
+
+    def __init__(self, out: TextIO, quiet: bool, live: Any = None,
+                 interval: float = 1.0) -> None:
         self.out = out
         self.quiet = quiet
         self.tty = out.isatty()
@@ -198,18 +230,49 @@ class _Progress:
         self.running: set[str] = set()
         self.seed: int | None = None
         self.database: str | None = None
+        self.live = live
+        self.started = time.monotonic()
+        self.duration: float | None = None
+        self.per_unit: int | None = None
+        self.lock = threading.RLock()
+        self._ticking = threading.Event()
+        self._interval = interval
+
+    def line(self) -> str:
+        examples = self.live.examples if self.live is not None else 0
+        planned = self.per_unit * self.total if self.per_unit else None
+        return live_line(done=self.done, total=self.total, running=sorted(self.running),
+                         examples=examples, elapsed=time.monotonic() - self.started,
+                         duration=self.duration, planned_examples=planned)
 
     def _live(self) -> None:
-        if self.tty and self.running and not self.quiet:
-            names = ", ".join(sorted(self.running))
-            self.out.write(f"\r\x1b[K[{self.done}/{self.total}] running {names:.100}")
-            self.out.flush()
+        with self.lock:
+            if self.tty and self.running and not self.quiet:
+                self.out.write(f"\r\x1b[K{self.line()}")
+                self.out.flush()
+
+    def _tick(self) -> None:
+        while not self._ticking.wait(self._interval):
+            self._live()
+
+    def start_ticking(self) -> None:
+        """Redraw the live line every second from a thread (terminals only)."""
+        if self.tty and not self.quiet:
+            threading.Thread(target=self._tick, name="compatfuzz progress",
+                             daemon=True).start()
+
+    def stop_ticking(self) -> None:
+        self._ticking.set()
 
     def _clear(self) -> None:
         if self.tty:
             self.out.write("\r\x1b[K")
 
     def handle(self, event: Any, files: dict[str, str], args: argparse.Namespace) -> None:
+        with self.lock:
+            self._handle(event, files, args)
+
+    def _handle(self, event: Any, files: dict[str, str], args: argparse.Namespace) -> None:
         from compatfuzz.roundtrip import (
             Notice,
             RunFinished,
@@ -228,6 +291,12 @@ class _Progress:
         elif isinstance(event, RunStarted):
             self.total = len(event.units)
             self.seed = event.seed
+            self.started = time.monotonic()
+            self.duration = event.duration
+            if event.duration is None:
+                from compatfuzz.roundtrip import get_profile
+
+                self.per_unit = event.max_examples or get_profile(event.profile).max_examples
             self.database = None if event.database == "none" else event.database
             budget = (f"{event.duration:.0f}s" if event.duration else
                       f"max_examples={event.max_examples or 'profile'}")
@@ -328,7 +397,10 @@ def run(args: argparse.Namespace) -> int:
         (beside.parent if beside else home) / "compatfuzz-counterexamples"
     )
     writer = ReportWriter(args.report, cx_dir, junit=args.junit, html=args.html)
-    progress = _Progress(sys.stderr, args.quiet)
+    from compatfuzz.roundtrip._runner import LiveCounts
+
+    live = LiveCounts()
+    progress = _Progress(sys.stderr, args.quiet, live)
     stop = threading.Event()
     signals = {"count": 0}
 
@@ -343,13 +415,14 @@ def run(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     finished: RunFinished | None = None
     started = time.monotonic()
+    progress.start_ticking()
     try:
         for event in run_engine(
             apis, profile=args.profile, max_examples=args.max_examples,
             duration=args.duration, seed=args.seed, workers=args.workers,
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
-            on_failure=writer.found,
+            on_failure=writer.found, live=live,
         ):
             writer.handle(event)
             progress.handle(event, writer.files, args)
@@ -360,6 +433,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"compatfuzz fuzz: aborted after {time.monotonic() - started:.1f}s; "
               "report written", file=sys.stderr)
     finally:
+        progress.stop_ticking()
         for s, handler in previous.items():
             signal.signal(s, handler)
         if args.junit is not None and not writer.doc:

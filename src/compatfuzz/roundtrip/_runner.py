@@ -61,7 +61,7 @@ from compatfuzz.roundtrip._properties import (
 from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.schema._limits import check_generation_limits
 
-__all__ = ["DEFAULT_EXAMPLE_DEADLINE", "run", "run_unit", "unit_seed"]
+__all__ = ["DEFAULT_EXAMPLE_DEADLINE", "Count", "LiveCounts", "run", "run_unit", "unit_seed"]
 
 _UNBOUNDED = 1_000_000_000
 #: Seconds one example (generating and checking it) may take before its unit fails.
@@ -98,8 +98,9 @@ class _Watch(Recorder):
 
     def __init__(self, *, unit: Unit, api: API, seed: int | None, coverage: Any,
                  stop: Any, alarm: Alarm, on_failure: FailureCallback | None,
-                 heartbeat: Any) -> None:
+                 heartbeat: Any, counter: Any = None) -> None:
         super().__init__(stop=stop, coverage=coverage)
+        self.counter = counter
         self.unit = unit
         self.api = api
         self.seed = seed
@@ -114,6 +115,8 @@ class _Watch(Recorder):
         self.current = obj
         if self.heartbeat is not None:
             self.heartbeat.value = time.monotonic()
+        if self.counter is not None:
+            self.counter.value += 1
         if self.setup_error is not None:
             raise _SetupFailed
         self.alarm.arm()
@@ -190,6 +193,7 @@ def run_unit(
     example_deadline: float | None = DEFAULT_EXAMPLE_DEADLINE,
     on_failure: FailureCallback | None = None,
     heartbeat: Any = None,
+    counter: Any = None,
 ) -> UnitResult:
     """Run one unit to completion (or to ``budget`` seconds, or until ``stop`` is set).
 
@@ -215,7 +219,8 @@ def run_unit(
                           f"{type(exc).__name__}: {exc}")
     alarm = Alarm(example_deadline)
     recorder = _Watch(unit=unit, api=api, seed=seed, coverage=coverage, stop=stop,
-                      alarm=alarm, on_failure=on_failure, heartbeat=heartbeat)
+                      alarm=alarm, on_failure=on_failure, heartbeat=heartbeat,
+                      counter=counter)
     base = get_profile(profile)
     overrides: dict[str, Any] = {"database": database, "verbosity": Verbosity.quiet,
                                  "print_blob": True}
@@ -299,6 +304,40 @@ def run_unit(
                       coverage_json)
 
 
+class Count:
+    """A number another thread may read while a unit runs (``.value``, like a
+    ``multiprocessing.Value``, which workers use instead)."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class LiveCounts:
+    """Examples run so far across the units of a :func:`run`, readable from another thread
+    while the run is busy inside a unit: the CLI's live line shows them with a rate and the
+    time left (issue 10, item 11)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, Any] = {}
+        self.finished = 0
+
+    def start(self, unit: Unit, counter: Any) -> None:
+        with self._lock:
+            self._running[unit.id] = counter
+
+    def finish(self, unit: Unit, examples: int) -> None:
+        with self._lock:
+            self._running.pop(unit.id, None)
+            self.finished += examples
+
+    @property
+    def examples(self) -> int:
+        """Examples run by finished units plus the running units' so far."""
+        with self._lock:
+            return self.finished + sum(int(c.value) for c in self._running.values())
+
+
 def notice_of(db: Any) -> Notice | None:
     """A ``Notice`` if ``db`` (a ``FallbackDatabase``) gave up on its shared database."""
     message = getattr(db, "notice", None)
@@ -341,6 +380,7 @@ def run(
     stop: threading.Event | None = None,
     example_deadline: float | None = DEFAULT_EXAMPLE_DEADLINE,
     on_failure: FailureCallback | None = None,
+    live: LiveCounts | None = None,
 ) -> Iterator[Event]:
     """Run every property for every version pair of ``apis``; yield events as they happen.
 
@@ -355,7 +395,8 @@ def run(
     longer.  ``on_failure(counterexample)`` is called, in this process, the moment a unit
     finds its first failure (unshrunk, ``shrunk=False``) and then at most every 2 s while
     it shrinks: a generator cannot yield from inside a running Hypothesis test, and a
-    failure must reach the disk before a kill can lose it.
+    failure must reach the disk before a kill can lose it.  ``live`` (a
+    :class:`LiveCounts`) counts examples as they run, for a progress display.
 
     Example::
 
@@ -427,9 +468,13 @@ def run(
         while queue and not stop.is_set():
             api, unit = queue.popleft()
             yield UnitStarted(unit)
+            counter = Count()
+            if live is not None:
+                live.start(unit, counter)
             try:
                 result = run_unit(api, unit, database=db_obj, stop=stop,
-                                  on_failure=on_failure, **options(unit, len(queue) + 1))
+                                  on_failure=on_failure, counter=counter,
+                                  **options(unit, len(queue) + 1))
             except KeyboardInterrupt:  # pragma: no cover - outside the test body
                 stop.set()
                 result = UnitResult(unit, Status.INTERRUPTED, 0, 0.0, None, None,
@@ -439,6 +484,8 @@ def run(
                 told = True
                 yield notice
             results.append(result)
+            if live is not None:
+                live.finish(unit, result.examples)
             yield UnitFinished(result)
             if result.status is Status.INTERRUPTED:
                 stop.set()
@@ -447,7 +494,7 @@ def run(
 
         yield from run_pool(api_list, selected, workers=workers, database=database,
                              db_obj=db_obj, stop=stop, options=options, results=results,
-                             on_failure=on_failure, deadline=deadline)
+                             on_failure=on_failure, deadline=deadline, live=live)
     reason = StopReason.INTERRUPTED if stop.is_set() else StopReason.COMPLETED
     if reason is StopReason.COMPLETED and duration is not None:
         reason = StopReason.DURATION
