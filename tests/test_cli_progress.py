@@ -14,8 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compatfuzz._commands.fuzz import _Progress, live_line
-from compatfuzz.roundtrip import Property, RunStarted, Unit, UnitStarted, load_config, run
-from compatfuzz.roundtrip._runner import LiveCounts
+from compatfuzz.roundtrip import (
+    LiveCounts,
+    Property,
+    RunStarted,
+    Unit,
+    UnitStarted,
+    load_config,
+    run,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 FROBBER = REPO / "examples" / "frobber"
