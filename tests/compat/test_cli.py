@@ -44,8 +44,8 @@ def test_breaking_exits_1_and_shows_witness(pair: tuple[str, str, str],
     assert main(["diff", old, new, "--budget", "30", "--whole-budget", "10"]) == 1
     out = capsys.readouterr().out
     assert "bound-tightened" in out and "spec.replicas [maximum]" in out
-    # the old bound itself is the cheapest witness: valid under OLD, rejected by NEW
-    assert "witness (request) at spec.replicas: 10 -> rejected by NEW" in out
+    # the smallest witness: one past the new bound (issue 10: not the old bound)
+    assert "witness (request) at spec.replicas: 6 -> rejected by NEW" in out
 
 
 def test_json_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,7 +56,7 @@ def test_json_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[s
     [f] = doc["findings"]
     assert (f["rule"], f["path"], f["old"], f["new"], f["breaks"]) == (
         "bound-tightened", "spec.replicas", 10, 5, ["request"])
-    assert f["status"] == "confirmed" and f["witness"]["value"] == 10
+    assert f["status"] == "confirmed" and f["witness"]["value"] == 6
 
 
 def test_github_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -224,3 +224,38 @@ def test_hash_picks_one_definition_of_a_multi_schema_document(
     capsys.readouterr()
     assert main(["diff", f"{old}#Nope", new]) == 2
     assert "no definition 'Nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("old_max", "new_max"), [(100, 50), (90, 45), (60, 41)])
+def test_a_tightened_max_length_is_proved_by_the_shortest_string_printed_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], old_max: int,
+        new_max: int) -> None:
+    """Issue 10, item 9: 100 -> 50 is proved by 51 characters, shown once."""
+    def schema(n: int) -> dict[str, Any]:
+        return {"type": "object", "properties": {"name": {"type": "string", "maxLength": n}}}
+
+    old = _write(tmp_path, "old.json", schema(old_max))
+    new = _write(tmp_path, "new.json", schema(new_max))
+    assert main(["diff", old, new, "--format", "json"]) == 1
+    [finding] = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["witness"]["value"] == "a" * (new_max + 1)
+    assert main(["diff", old, new]) == 1
+    out = capsys.readouterr().out
+    assert out.count("a" * (new_max + 1)) == 1
+    assert f"the value ({new_max + 1} characters) is too long" in out
+
+
+@pytest.mark.parametrize(("new_extra", "because"), [
+    ({}, "NEW's object is open, so it accepts any value under 'b' and may return one that "
+         "old clients reject (they expect integer)"),
+    ({"additionalProperties": False}, "NEW rejects objects that still set it"),
+])
+def test_a_removed_field_says_why_it_breaks(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str],
+                                            new_extra: dict[str, Any], because: str) -> None:
+    old = _write(tmp_path, "old.json", {"type": "object", "properties": {
+        "a": {"type": "string"}, "b": {"type": "integer"}}})
+    new = _write(tmp_path, "new.json", {"type": "object", "properties": {
+        "a": {"type": "string"}}, **new_extra})
+    assert main(["diff", old, new, "--no-dynamic"]) == 1
+    assert f"field 'b' removed: {because}" in capsys.readouterr().out
