@@ -63,7 +63,7 @@ def test_github_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture
     old, new, _ = pair
     assert main(["diff", old, new, "--format", "github", "--no-dynamic"]) == 1
     line = capsys.readouterr().out.strip()
-    assert line.startswith(f"::error file={new},title=compatfuzz bound-tightened::")
+    assert line.startswith(f"::error file={new},line=1,title=compatfuzz bound-tightened::")
     assert "spec.replicas" in line and "(old: 10, new: 5)" in line
 
 
@@ -259,3 +259,57 @@ def test_a_removed_field_says_why_it_breaks(tmp_path: Path,
         "a": {"type": "string"}}, **new_extra})
     assert main(["diff", old, new, "--no-dynamic"]) == 1
     assert f"field 'b' removed: {because}" in capsys.readouterr().out
+
+
+OPENAPI_YAML = """\
+openapi: 3.0.3
+info: {{title: shop, version: "1"}}
+paths: {{}}
+components:
+  schemas:
+    Order:
+      type: object
+      properties:
+        qty:
+          type: integer
+          maximum: {maximum}
+        note:
+          type: string
+"""
+
+
+def _openapi_yaml(tmp_path: Path, name: str, maximum: int) -> Path:
+    path = tmp_path / name
+    path.write_text(OPENAPI_YAML.format(maximum=maximum))
+    return path
+
+
+def test_github_annotations_carry_the_line_of_the_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, item 9: ``line=`` from the JSON path mapped back to the YAML."""
+    old = _openapi_yaml(tmp_path, "old.yaml", 10)
+    new = _openapi_yaml(tmp_path, "new.yaml", 5)
+    assert main(["diff", f"{old}#Order", f"{new}#Order", "--format", "github",
+                 "--no-dynamic"]) == 1
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"::error file={new},line=11,title=compatfuzz bound-tightened::")
+    assert new.read_text().splitlines()[10].strip() == "maximum: 5"
+
+
+def test_sarif_for_code_scanning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10, item 9: SARIF 2.1.0 with rules, levels, a relative URI and the line."""
+    monkeypatch.chdir(tmp_path)
+    _openapi_yaml(tmp_path, "old.yaml", 10)
+    _openapi_yaml(tmp_path, "new.yaml", 5)
+    assert main(["diff", "old.yaml#Order", "new.yaml#Order", "--format", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["bound-tightened"]
+    (result,) = run["results"]
+    assert result["ruleId"] == "bound-tightened" and result["level"] == "error"
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical == {"artifactLocation": {"uri": "new.yaml"}, "region": {"startLine": 11}}
+    assert result["properties"]["witness"]["value"] == 6
+    assert "qty: maximum 10 -> 5" in result["message"]["text"]
