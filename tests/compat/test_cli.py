@@ -214,9 +214,9 @@ def test_hash_picks_one_definition_of_a_multi_schema_document(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old = _write(tmp_path, "old.json", _openapi(10))
     new = _write(tmp_path, "new.json", _openapi(5))
-    # Without a pick: a usage error whose fix is the #NAME syntax.
-    assert main(["diff", old, new]) == 2
-    assert f"fix: append #NAME to the file name ({old}#NAME)" in capsys.readouterr().err
+    # One side picked, the other whole: a usage error that says so.
+    assert main(["diff", old, f"{new}#Order"]) == 2
+    assert "name a definition on both sides with FILE#NAME" in capsys.readouterr().err
     assert main(["diff", f"{old}#Order", f"{new}#/components/schemas/Order"]) == 1
     out = capsys.readouterr().out
     assert "bound-tightened" in out and "qty" in out
@@ -313,3 +313,20 @@ def test_sarif_for_code_scanning(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert physical == {"artifactLocation": {"uri": "new.yaml"}, "region": {"startLine": 11}}
     assert result["properties"]["witness"]["value"] == 6
     assert "qty: maximum 10 -> 5" in result["message"]["text"]
+
+
+def test_a_whole_openapi_document_compares_every_component_schema(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, item 9: no #NAME diffs every component schema, paired by name."""
+    old_doc = _openapi(10)
+    old_doc["components"]["schemas"]["Gone"] = {"type": "string"}
+    new_doc = _openapi(5)
+    new_doc["components"]["schemas"]["Fresh"] = {"type": "integer"}
+    old = _write(tmp_path, "old.json", old_doc)
+    new = _write(tmp_path, "new.json", new_doc)
+    assert main(["diff", old, new, "--format", "json", "-v"]) == 1
+    found = {(f["rule"], f["version"], f["path"])
+             for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found == {("bound-tightened", "Order", "qty"), ("definition-removed", "Gone", "$"),
+                     ("definition-added", "Fresh", "$")}
+    assert main(["diff", old, old]) == 0

@@ -58,9 +58,14 @@ class Revision:
     label: str
     schema: Schema | None = None
     crd: CRD | None = None
+    #: every component schema of a whole OpenAPI / Swagger document, by name
+    definitions: Mapping[str, Schema] | None = None
 
     def schemas(self) -> dict[str, Schema]:
-        """Served versions by name (``{"": schema}`` for a single schema)."""
+        """Served versions by name (``{"": schema}`` for a single schema; definitions by
+        name for a whole document)."""
+        if self.definitions is not None:
+            return dict(self.definitions)
         if self.crd is None:
             assert self.schema is not None
             return {"": self.schema}
@@ -115,6 +120,15 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
                 f"{path}: @{version} selects a CRD version, but {path} is not a CRD; "
                 f"drop '@{version}'"
             )
+        components = _component_names(docs) if definition is None else None
+        if components is not None and len(components) > 1:
+            # a whole OpenAPI document: every component schema, paired by name (issue 10)
+            try:
+                return Revision(text, definitions={
+                    name: schema_mod.load_schema(path, definition=name, ref_roots=ref_roots)
+                    for name in components})
+            except SchemaLoadError as exc:
+                raise spec_hint(exc, str(path)) from None
         try:
             return Revision(text, schema=schema_mod.load_schema(path, definition=definition,
                                                                 ref_roots=ref_roots))
@@ -148,6 +162,20 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
     if v.schema is None:
         raise InvalidArgument(f"{path}@{version}: this version has no schema to compare")
     return Revision(text, schema=v.schema)
+
+
+def _component_names(docs: list[Any]) -> list[str] | None:
+    """The component schema names of an OpenAPI 3 / Swagger 2 document, else ``None``."""
+    if len(docs) != 1 or not isinstance(docs[0], Mapping):
+        return None
+    doc = docs[0]
+    if "openapi" in doc:
+        table = (doc.get("components") or {}).get("schemas")
+    elif "swagger" in doc:
+        table = doc.get("definitions")
+    else:
+        return None
+    return [str(k) for k in table] if isinstance(table, Mapping) else None
 
 
 def _as_revision(value: Any, what: str) -> Revision:
@@ -306,6 +334,18 @@ def _same(v: Any) -> Any:
     return v
 
 
+def _document_level(old: Mapping[str, Schema], new: Mapping[str, Schema]
+                    ) -> Iterator[Finding]:
+    """Component schemas only one side of a whole-document diff has."""
+    for name in sorted(set(old) - set(new)):
+        yield Finding("definition-removed", "$", name, None,
+                      f"component schema {name} removed; operations that use it change",
+                      BOTH, version=name, keyword="components.schemas")
+    for name in sorted(set(new) - set(old)):
+        yield Finding("definition-added", "$", None, name, f"component schema {name} added",
+                      NONE, version=name, keyword="components.schemas")
+
+
 def _crd_level(old: CRD, new: CRD) -> Iterator[Finding]:
     oserved = {v.name for v in old.versions if v.served}
     nserved = {v.name for v in new.versions if v.served}
@@ -383,6 +423,13 @@ def check(
     yield Started(o.label, n.label, direction)
 
     pre: list[Finding] = []
+    if (o.definitions is None) != (n.definitions is None):
+        raise InvalidArgument(
+            f"cannot compare a whole OpenAPI document with one schema ({o.label} vs "
+            f"{n.label}); name a definition on both sides with FILE#NAME, or on neither"
+        )
+    if o.definitions is not None and n.definitions is not None:
+        pre += list(_document_level(o.definitions, n.definitions))
     if o.crd is not None and n.crd is not None:
         pre += list(_crd_level(o.crd, n.crd))
     elif (o.crd is None) != (n.crd is None):

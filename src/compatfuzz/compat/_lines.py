@@ -119,6 +119,8 @@ def _schema_root(docs: tuple[Any, ...], definition: str | None,
     if not docs:
         return None
     doc = docs[0]
+    if not definition and version:  # a whole-document diff labels findings by definition
+        definition = version
     if definition:
         if definition.startswith(("#/", "/")):
             return doc, _pointer(doc, definition)
