@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compatfuzz.cli import main
-from compatfuzz.roundtrip._usercode import Capture, user_traceback
 
 pytest_plugins = ["pytester"]
 
@@ -95,6 +94,8 @@ def test_pytest_shows_the_users_frames_and_the_converter_output(
 
 
 def test_user_traceback_drops_only_library_frames() -> None:
+    from compatfuzz.roundtrip._usercode import user_traceback
+
     def users_code() -> None:
         {}["missing"]
 
@@ -109,6 +110,8 @@ def test_user_traceback_drops_only_library_frames() -> None:
 @given(st.lists(st.tuples(st.booleans(), st.text(alphabet="ab\n", max_size=5)),
                 max_size=6))
 def test_capture_keeps_every_write_in_order(writes: list[tuple[bool, str]]) -> None:
+    from compatfuzz.roundtrip._usercode import Capture
+
     with Capture() as capture:
         for to_err, text in writes:
             (sys.stderr if to_err else sys.stdout).write(text)
