@@ -1,15 +1,11 @@
-"""Write a commented compatfuzz.toml for a CRD or for one schema file per version.
+"""Write a commented compatfuzz.toml for a CRD, or for one schema file per version.
 
-So that the first run is two commands (issue 10)::
-
-    compatfuzz init config/crd/widgets.yaml     # writes compatfuzz.toml (+ a converter stub)
-    compatfuzz fuzz
-
-FILES is one CRD file, or one schema file per version (VERSION=FILE, or FILE whose name
-is the version: v1.json v2.json).  Without --convert a starter converter module is
-written next to the config (never over an existing file); edit it to do the real
-conversion.  The written config is loaded once before this command returns, so a
-mistake shows now, with its fix.  Exit status: 0 written, 2 usage or input error.
+Then the first run is one more command: compatfuzz fuzz.  FILE is one CRD file, or one
+schema file per version (VERSION=FILE, or FILE whose name is the version: v1.json
+v2.json).  Without --convert a starter converter module is written next to the config
+(never over an existing file): edit it to do the real conversion.  The written config is
+loaded before this command returns, so a mistake shows now, with its fix.  Exit status:
+0 written, 2 usage or input error.
 """
 
 from __future__ import annotations
