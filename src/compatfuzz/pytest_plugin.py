@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,7 @@ OPTION_PROFILE = "--compatfuzz-profile"
 OPTION_MAX_EXAMPLES = "--compatfuzz-max-examples"
 OPTION_SEED = "--compatfuzz-seed"
 OPTION_CONFIG = "--compatfuzz-config"
+OPTION_HTML = "--compatfuzz-html"
 INI_PROFILE = "compatfuzz_profile"
 INI_MAX_EXAMPLES = "compatfuzz_max_examples"
 ENV_PROFILE = "COMPATFUZZ_PROFILE"
@@ -49,6 +51,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "example database); 'last' reuses the last seed given")
     group.addoption(OPTION_CONFIG, default=None, metavar="FILE",
                     help="compatfuzz.toml to collect (default: the one in the rootdir)")
+    group.addoption(OPTION_HTML, default=None, metavar="FILE",
+                    help="write the compatfuzz HTML report (version-pair matrix, "
+                    "counterexamples, replay commands) of this run to FILE")
     try:
         parser.addini(INI_PROFILE, help="default compatfuzz profile",
                       type=Literal["default", "ci", "nightly"],
@@ -86,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SEED] = seed
     config.stash[_SEED_EXPLICIT] = explicit
     config.stash[_COLLECTED] = set()
+    config.stash[_ROWS] = []
     # Check the other settings now: a bad value found inside a test's runtest would
     # surface as an INTERNALERROR instead of a usage error.
     _profile(config)
@@ -97,6 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _LOADED = pytest.StashKey[dict[str, Any]]()
+_ROWS = pytest.StashKey[list[tuple[Any, dict[str, Any]]]]()
 
 
 def _check_config_option(config: pytest.Config) -> None:
@@ -184,6 +191,32 @@ def _declares_compatfuzz(path: Path) -> bool:
     except OSError:
         return False
     return "[tool.compatfuzz" in text or "[[tool.compatfuzz" in text
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """``--compatfuzz-html FILE``: the same page as ``compatfuzz fuzz --html``."""
+    config = session.config
+    target = config.getoption(OPTION_HTML)
+    rows = config.stash.get(_ROWS, [])
+    if not target or not rows:
+        return
+    import datetime
+
+    from compatfuzz import __version__
+    from compatfuzz.roundtrip._html import render_html
+    from compatfuzz.roundtrip._report import atomic_write
+
+    summary: dict[str, int] = {}
+    for _, row in rows:
+        summary[row["status"]] = summary.get(row["status"], 0) + 1
+    seed = config.stash[_SEED] if config.stash[_SEED_EXPLICIT] else None
+    doc = {"compatfuzz": __version__, "profile": _profile(config), "seed": seed,
+           "max_examples": _max_examples(config), "workers": 1, "database": "pytest",
+           "status": "failed" if summary.get("failed") else "passed",
+           "stop_reason": "completed", "summary": summary, "units": [r for _, r in rows],
+           "updated": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    path = Path(config.invocation_params.dir) / target
+    atomic_write(path, render_html(doc, [unit for unit, _ in rows]))
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -389,9 +422,15 @@ class PropertyItem(pytest.Item):
         self.replays_from_database = (
             overrides.get("database", _database_of(base)) is not None
             and not config.stash[_SEED_EXPLICIT])
+        started = time.monotonic()
+        failure: BaseException | None = None
         try:
             test()
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
+            self._record(recorder, failure, time.monotonic() - started)
             if recorder.failure is not None:
                 import json
 
@@ -405,6 +444,27 @@ class PropertyItem(pytest.Item):
                     # a test's captured output (issue 10)
                     self.add_report_section("call", "compatfuzz converter output",
                                             recorder.output)
+
+    def _record(self, recorder: Any, failure: BaseException | None, seconds: float) -> None:
+        """Keep this unit's outcome for ``--compatfuzz-html``."""
+        if not self.config.getoption(OPTION_HTML):
+            return
+        from compatfuzz.roundtrip._properties import diff_to_json
+        from compatfuzz.roundtrip._usercode import find_user_traceback
+
+        row: dict[str, Any] = {**self.unit.to_json(), "examples": recorder.calls,
+                               "seconds": round(seconds, 3), "status": "passed",
+                               "message": "", "counterexample": None}
+        if failure is not None:
+            row["status"] = "failed" if recorder.failure is not None else "error"
+            row["message"] = f"{type(failure).__name__}: {failure}"
+            if recorder.failure is not None:
+                obj, exc = recorder.failure
+                row["counterexample"] = {
+                    "object": obj, "error": str(exc), "diff": diff_to_json(
+                        getattr(exc, "diff", None)), "traceback": find_user_traceback(exc),
+                    "output": recorder.output, "config": self.api.source, "seed": self.seed}
+        self.config.stash[_ROWS].append((self.unit, row))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str | Any:

@@ -19,6 +19,8 @@ from compatfuzz.cli import main
 from compatfuzz.roundtrip import Property, Unit
 from compatfuzz.roundtrip._html import render_html
 
+pytest_plugins = ["pytester"]
+
 REPO = Path(__file__).resolve().parents[2]
 FROBBER = REPO / "examples" / "frobber"
 FAILING = "frobber::roundtrip[v7beta1->v6]"
@@ -134,3 +136,18 @@ def test_chromium_screenshot_shows_red_and_green_cells(page: Path) -> None:
     red, green = pixels.count(RED), pixels.count(GREEN)
     assert red > 2000, red  # the failing pair's cell is painted red
     assert green > 5 * 2000, green  # five passing cells
+
+
+def test_the_pytest_plugin_writes_the_same_page(pytester: pytest.Pytester) -> None:
+    for name in ("crd.yaml", "conversion.py", "lossy.py"):
+        shutil.copy(FROBBER / name, pytester.path / name)
+    shutil.copy(FROBBER / "lossy.toml", pytester.path / "compatfuzz.toml")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "roundtrip",
+                                           "--compatfuzz-seed=5", "--compatfuzz-html=out.html")
+    result.assert_outcomes(passed=1, failed=1)
+    text = (pytester.path / "out.html").read_text()
+    assert re.search(r'<td class="cell failed" title="frobber::roundtrip\[v7beta1-&gt;v6\]">',
+                     text)
+    assert text.count('class="cell passed"') == 1
+    assert "spec.params[1]" in text and "minimal counterexample" in text
+    assert "compatfuzz.toml::frobber::roundtrip[v7beta1-&gt;v6]&#x27; --compatfuzz-seed=5" in text
