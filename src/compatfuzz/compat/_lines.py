@@ -128,7 +128,10 @@ def _schema_root(docs: tuple[Any, ...], definition: str | None,
             found = _get(_pointer(doc, where), definition)
             if found is not None:
                 return doc, found
-        return None
+        # a definition NEW no longer has: point at the table that held it
+        table = next((_pointer(doc, w) for w in _DEFINITIONS if _pointer(doc, w) is not None),
+                     None)
+        return (doc, table) if table is not None else None
     return doc, doc
 
 

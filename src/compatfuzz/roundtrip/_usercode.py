@@ -127,8 +127,15 @@ class _Stream(io.TextIOBase):
         self._capture = capture
         self._mark = mark
 
+    @property
+    def encoding(self) -> str:  # some code reads sys.stdout.encoding before printing
+        return "utf-8"
+
     def writable(self) -> bool:
         return True
+
+    def isatty(self) -> bool:
+        return False
 
     def write(self, text: str) -> int:
         self._capture.add(text, self._mark)
