@@ -122,14 +122,12 @@ class Capture(contextlib.AbstractContextManager["Capture"]):
 class _Stream(io.TextIOBase):
     """A text stream that hands what is written to its :class:`Capture`."""
 
+    encoding = "utf-8"  # some code reads sys.stdout.encoding before printing
+
     def __init__(self, capture: Capture, mark: str) -> None:
         super().__init__()
         self._capture = capture
         self._mark = mark
-
-    @property
-    def encoding(self) -> str:  # some code reads sys.stdout.encoding before printing
-        return "utf-8"
 
     def writable(self) -> bool:
         return True
