@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -207,3 +209,77 @@ def test_unreachable_redis_is_one_usage_error(capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert "cannot reach the Redis example database" in err
     assert "[1/" not in err  # stopped before running any unit
+
+
+def test_failure_hints_fit_a_config_declared_api(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, items 5 and 8: no @reproduce_failure (there is no test function to
+    decorate), the pytest node id instead; and with --database none no claim that the
+    example database keeps the failure."""
+    rc = main(["fuzz", "--config", str(FROBBER / "lossy.toml"), "--database", "none",
+               "--property", "roundtrip", "--seed", "5", "--report", str(tmp_path / "r.json")])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "@reproduce_failure" not in err
+    node = f"{os.path.relpath(FROBBER / 'lossy.toml')}::{FAILING}"
+    assert f"  or: pytest '{node}' --compatfuzz-seed=5\n" in err
+    rc = main(["fuzz", "--config", str(FROBBER / "lossy.toml"), "--database", "none",
+               "--property", "roundtrip", "--report", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "example database" not in err and "@reproduce_failure" not in err
+    assert "replay: compatfuzz fuzz --replay" in err
+
+
+def test_files_go_beside_the_config_when_run_from_a_subfolder(tmp_path: Path) -> None:
+    """Issue 10, item 6: the example database, counterexample files and Hypothesis's other
+    files land beside the config, so a run from a subfolder shares pytest's database."""
+    for name in ("crd.yaml", "lossy.py", "conversion.py"):
+        shutil.copy(FROBBER / name, tmp_path / name)
+    shutil.copy(FROBBER / "lossy.toml", tmp_path / "compatfuzz.toml")
+    sub = tmp_path / "deep" / "sub"
+    sub.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    done = subprocess.run(
+        [sys.executable, "-m", "compatfuzz.cli", "fuzz", "--property", "roundtrip", "-q"],
+        cwd=sub, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1, done.stderr
+    assert list(sub.rglob("*")) == []  # nothing where the command ran
+    assert (tmp_path / "compatfuzz-counterexamples").is_dir()
+    examples = tmp_path / ".hypothesis" / "examples"
+    saved = {p for p in examples.rglob("*") if p.is_file()}
+    assert saved, "the failure must be in the database beside the config"
+    assert f"database={examples}" in done.stderr
+    # pytest, also run from the subfolder, replays from that same database
+    node = f"{os.path.relpath(tmp_path / 'compatfuzz.toml', sub)}::{FAILING}"
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                          node], cwd=sub, env=env, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert ran.returncode == 1, ran.stdout
+    assert not (sub / ".hypothesis" / "examples").exists()
+    assert {p for p in examples.rglob("*") if p.is_file()} >= saved
+
+
+def test_a_python_declared_api_reads_paths_beside_its_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10, item 6: ``API.from_crd(..., "crd.yaml")`` in a module reads the CRD next
+    to that module, whatever the working directory, as ``crd = "crd.yaml"`` in TOML does."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    shutil.copy(FROBBER / "crd.yaml", proj / "crd.yaml")
+    for v in ("v1", "v2"):
+        (proj / f"{v}.json").write_text('{"type": "object"}')
+    (proj / "declared_api_mod.py").write_text(
+        "from compatfuzz.roundtrip import API\n"
+        "def convert(obj, version):\n    return {**obj, 'apiVersion': version}\n"
+        "crd = API.from_crd('frobber', 'crd.yaml', convert=convert)\n"
+        "plain = API.from_schemas('plain', {'v1': 'v1.json', 'v2': 'v2.json'}, "
+        "convert=convert)\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.syspath_prepend(str(proj))
+    import importlib
+
+    mod = importlib.import_module("declared_api_mod")
+    assert [k.name for k in mod.crd.kinds] == ["Frobber"]
+    assert list(mod.plain.kinds[0].versions) == ["v1", "v2"]

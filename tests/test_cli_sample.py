@@ -67,3 +67,37 @@ def test_bad_input_exits_2_with_a_reason_and_no_traceback(
     captured = capsys.readouterr()
     assert needle in captured.err, captured.err
     assert "Traceback" not in captured.err + captured.out
+
+
+# Issue 10, item 4: one schema spec syntax for every command.
+SPECS = ["k8s:apps/v1/Deployment", "kubernetes:1.25:apps/v1:Deployment",
+         "k8s:1.25:apps/v1:Deployment", f"{OPENAPI}#Order", f"{CRD}@v6",
+         f"{CRD}#Frobber@v7beta1"]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_sample_and_diff_take_the_same_schema_names(
+        capsys: pytest.CaptureFixture[str], spec: str) -> None:
+    assert main(["sample", spec, "-n", "2", "--seed", "1"]) == 0
+    assert len(_lines(capsys)) == 2
+    assert main(["diff", spec, spec, "--no-dynamic"]) == 0
+    assert "0 breaking" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("spec", "needle", "commands"), [
+    # diff compares a whole OpenAPI document; sample needs one schema
+    (f"{OPENAPI}", f"fix: append #NAME to the file name ({OPENAPI}#NAME)", ("sample",)),
+    (f"{CRD}@v9", f"fix: append @VERSION to the file name ({CRD}@VERSION), one of: v6, v7beta1",
+     ("sample", "diff")),
+    ("k8s:apps:Deployment", "fix: write k8s:[RELEASE:]API_VERSION:KIND", ("sample", "diff")),
+])
+def test_spec_errors_speak_spec_syntax_not_python_arguments(
+        capsys: pytest.CaptureFixture[str], spec: str, needle: str,
+        commands: tuple[str, ...]) -> None:
+    for command in (["sample", spec], ["diff", spec, spec, "--no-dynamic"]):
+        if command[0] not in commands:
+            continue
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert needle in err, (command, err)
+        assert "version=" not in err and "definition=" not in err and "not found" not in err

@@ -187,3 +187,18 @@ def test_rootdir_pyproject_config_is_collected_without_arguments(
     ids = [line for line in result.outlines if "::" in line]
     assert ids[0] == "tests/test_plain.py::test_x"
     assert "pyproject.toml::frobber::roundtrip[v6->v7beta1]" in ids and len(ids) == 7
+
+
+def test_replay_hint_with_a_seed_does_not_promise_the_database(
+        pytester: pytest.Pytester) -> None:
+    """Issue 10, items 5 and 8: an explicit seed bypasses the example database, so the
+    replay line must not say the database replays it; no @reproduce_failure hint."""
+    _frobber(pytester, "lossy.toml")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "roundtrip",
+                                           "--compatfuzz-seed=3")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "replay: pytest 'compatfuzz.toml::frobber::roundtrip[v7beta1->v6]' " \
+           "--compatfuzz-seed=3\n" in out
+    assert "example database" not in out.split("replay: pytest", 1)[1].split("\n")[0]
+    assert "@reproduce_failure" not in out

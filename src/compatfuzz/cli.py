@@ -25,6 +25,8 @@ EXIT_USAGE = 2
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("compatfuzz._commands.init", "write a commented compatfuzz.toml for a CRD or "
+             "schema files"),
     "sample": ("compatfuzz._commands.sample", "print generated objects as JSON lines"),
     "fuzz": ("compatfuzz._commands.fuzz", "round-trip every version pair (nightly job)"),
     "diff": ("compatfuzz._commands.diff", "check two schema revisions for breaking changes"),
@@ -54,6 +56,27 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
     return parser, modules
 
 
+def _hypothesis_home(args: argparse.Namespace) -> None:
+    """Point ``HYPOTHESIS_STORAGE_DIRECTORY`` at the project's ``.hypothesis`` unless the
+    user set it (issue 10, item 6).  Only for a whole process: Hypothesis reads it once."""
+    import os
+
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from compatfuzz.roundtrip._database import project_home
+
+    config = getattr(args, "config", None)
+    if config is None and getattr(args, "replay", None) is None and args.command == "fuzz":
+        from compatfuzz.roundtrip import find_config
+
+        config = find_config()
+    try:
+        home = project_home(config)
+    except OSError:
+        return
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(home / ".hypothesis")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     parser, modules = _parser()
@@ -62,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     module = modules[args.command]
+    if argv is None:
+        # Run as a program: Hypothesis's other files (.hypothesis/constants, ...) go beside
+        # the project's config too, not into whatever folder the command ran in.
+        _hypothesis_home(args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", CompatfuzzWarning)

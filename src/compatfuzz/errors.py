@@ -82,7 +82,13 @@ class UnsupportedSchema(CompatfuzzError):
 
 
 class ConverterError(CompatfuzzError):
-    """A user converter raised, or returned something that is not a JSON object."""
+    """A user converter raised, or returned something that is not a JSON object.
+
+    ``user_traceback`` holds the frames of the user's code that raised (rendered as Python
+    renders a traceback, compatfuzz's own frames left out), or ``""``.
+    """
+
+    user_traceback: str = ""
 
 
 class NotEquivalent(CompatfuzzError, AssertionError):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,7 @@ OPTION_PROFILE = "--compatfuzz-profile"
 OPTION_MAX_EXAMPLES = "--compatfuzz-max-examples"
 OPTION_SEED = "--compatfuzz-seed"
 OPTION_CONFIG = "--compatfuzz-config"
+OPTION_HTML = "--compatfuzz-html"
 INI_PROFILE = "compatfuzz_profile"
 INI_MAX_EXAMPLES = "compatfuzz_max_examples"
 ENV_PROFILE = "COMPATFUZZ_PROFILE"
@@ -49,6 +51,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "example database); 'last' reuses the last seed given")
     group.addoption(OPTION_CONFIG, default=None, metavar="FILE",
                     help="compatfuzz.toml to collect (default: the one in the rootdir)")
+    group.addoption(OPTION_HTML, default=None, metavar="FILE",
+                    help="write the compatfuzz HTML report (version-pair matrix, "
+                    "counterexamples, replay commands) of this run to FILE")
     try:
         parser.addini(INI_PROFILE, help="default compatfuzz profile",
                       type=Literal["default", "ci", "nightly"],
@@ -86,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SEED] = seed
     config.stash[_SEED_EXPLICIT] = explicit
     config.stash[_COLLECTED] = set()
+    config.stash[_ROWS] = []
     # Check the other settings now: a bad value found inside a test's runtest would
     # surface as an INTERNALERROR instead of a usage error.
     _profile(config)
@@ -97,6 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _LOADED = pytest.StashKey[dict[str, Any]]()
+_ROWS = pytest.StashKey[list[tuple[Any, dict[str, Any]]]]()
 
 
 def _check_config_option(config: pytest.Config) -> None:
@@ -186,6 +193,32 @@ def _declares_compatfuzz(path: Path) -> bool:
     return "[tool.compatfuzz" in text or "[[tool.compatfuzz" in text
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """``--compatfuzz-html FILE``: the same page as ``compatfuzz fuzz --html``."""
+    config = session.config
+    target = config.getoption(OPTION_HTML)
+    rows = config.stash.get(_ROWS, [])
+    if not target or not rows:
+        return
+    import datetime
+
+    from compatfuzz import __version__
+    from compatfuzz.roundtrip._html import render_html
+    from compatfuzz.roundtrip._report import atomic_write
+
+    summary: dict[str, int] = {}
+    for _, row in rows:
+        summary[row["status"]] = summary.get(row["status"], 0) + 1
+    seed = config.stash[_SEED] if config.stash[_SEED_EXPLICIT] else None
+    doc = {"compatfuzz": __version__, "profile": _profile(config), "seed": seed,
+           "max_examples": _max_examples(config), "workers": 1, "database": "pytest",
+           "status": "failed" if summary.get("failed") else "passed",
+           "stop_reason": "completed", "summary": summary, "units": [r for _, r in rows],
+           "updated": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    path = Path(config.invocation_params.dir) / target
+    atomic_write(path, render_html(doc, [unit for unit, _ in rows]))
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     if _root_config(config) is None and "compatfuzz.roundtrip" not in sys.modules:
         return None
@@ -249,6 +282,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _extend(items, ConfigFile.from_parent(session, path=path))
     except CompatfuzzError as exc:  # raised in a hook, it would be an INTERNALERROR
         raise pytest.UsageError(f"compatfuzz config {path}: {exc}") from None
+    except pytest.Collector.CollectError as exc:
+        raise pytest.UsageError(str(exc.args[0] if exc.args else exc)) from None
 
 
 def _extend(items: list[pytest.Item], node: pytest.Collector) -> None:
@@ -290,8 +325,16 @@ class ConfigFile(pytest.File):
         # Marked here, not in pytest_collect_file: pytest also creates nodes for files
         # next to a testpaths folder and then drops them.
         self.config.stash[_COLLECTED].add(str(self.path.resolve()))
+        from compatfuzz.errors import CompatfuzzError
+
         loaded = self.config.stash[_LOADED].get(str(self.path.resolve()))
-        for api in loaded if loaded is not None else load_config(self.path):
+        if loaded is None:
+            try:
+                loaded = load_config(self.path)
+            except CompatfuzzError as exc:
+                # the message names file, key and fix: no compatfuzz frames before it
+                raise self.CollectError(f"compatfuzz config: {exc}") from None
+        for api in loaded:
             yield APINode.from_parent(self, name=api.name, api=api)
 
 
@@ -327,6 +370,11 @@ class APINode(pytest.Collector):
             yield item
 
 
+def _database_of(settings: Any) -> Any:
+    """The example database ``settings`` use (``None`` when there is none)."""
+    return getattr(settings, "database", None)
+
+
 class PropertyItem(pytest.Item):
     """One property of one version pair, run as a Hypothesis test."""
 
@@ -351,15 +399,38 @@ class PropertyItem(pytest.Item):
         overrides: dict[str, Any] = {"print_blob": True}
         if max_examples:
             overrides["max_examples"] = max_examples
+        from compatfuzz.roundtrip._database import (
+            default_database_path,
+            is_hypothesis_default,
+            project_home,
+        )
+
+        if is_hypothesis_default(base.database):
+            # the folder `compatfuzz fuzz` uses: beside the config, or the rootdir for APIs
+            # declared in Python; not the working directory (issue 10, item 6)
+            from hypothesis.database import DirectoryBasedExampleDatabase
+
+            home = (project_home(self.api.source) if self.api.source
+                    else Path(config.rootpath))
+            overrides["database"] = DirectoryBasedExampleDatabase(default_database_path(home))
         recorder = Recorder()
         test = build_test(self.api, self.unit, settings=settings(base, **overrides),
                           recorder=recorder)
         if config.stash[_SEED_EXPLICIT]:
             self.seed = unit_seed(config.stash[_SEED], self.unit)
             test = hseed(self.seed)(test)
+        self.replays_from_database = (
+            overrides.get("database", _database_of(base)) is not None
+            and not config.stash[_SEED_EXPLICIT])
+        started = time.monotonic()
+        failure: BaseException | None = None
         try:
             test()
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
+            self._record(recorder, failure, time.monotonic() - started)
             if recorder.failure is not None:
                 import json
 
@@ -368,24 +439,56 @@ class PropertyItem(pytest.Item):
                 self.add_report_section("call", "compatfuzz", json.dumps(
                     {"unit": self.unit.id, "counterexample": self.counterexample,
                      "seed": self.seed}, sort_keys=True))
+                if recorder.output:
+                    # what the converters printed on the failing example, as pytest shows
+                    # a test's captured output (issue 10)
+                    self.add_report_section("call", "compatfuzz converter output",
+                                            recorder.output)
+
+    def _record(self, recorder: Any, failure: BaseException | None, seconds: float) -> None:
+        """Keep this unit's outcome for ``--compatfuzz-html``."""
+        if not self.config.getoption(OPTION_HTML):
+            return
+        from compatfuzz.roundtrip._properties import diff_to_json
+        from compatfuzz.roundtrip._usercode import find_user_traceback
+
+        row: dict[str, Any] = {**self.unit.to_json(), "examples": recorder.calls,
+                               "seconds": round(seconds, 3), "status": "passed",
+                               "message": "", "counterexample": None}
+        if failure is not None:
+            row["status"] = "failed" if recorder.failure is not None else "error"
+            row["message"] = f"{type(failure).__name__}: {failure}"
+            if recorder.failure is not None:
+                obj, exc = recorder.failure
+                row["counterexample"] = {
+                    "object": obj, "error": str(exc), "diff": diff_to_json(
+                        getattr(exc, "diff", None)), "traceback": find_user_traceback(exc),
+                    "output": recorder.output, "config": self.api.source, "seed": self.seed}
+        self.config.stash[_ROWS].append((self.unit, row))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
+                     style: Any = None) -> str | Any:
         import json
 
+        from compatfuzz.roundtrip._usercode import find_user_traceback
+
         exc = excinfo.value
+        if self.config.getoption("fulltrace", False):
+            return super().repr_failure(excinfo)  # every frame, compatfuzz's too
         lines = [f"{self.unit.id}: {type(exc).__name__}: {exc}"]
+        user = find_user_traceback(exc)
+        if user:  # the user's frames only: where in *their* converter it raised
+            lines.extend(["", user.rstrip("\n"), ""])
         if self.counterexample is not None:
             lines.append("minimal counterexample: " + json.dumps(self.counterexample,
                                                                  sort_keys=True))
-        notes = [n for n in getattr(exc, "__notes__", []) or []
-                 if "reproduce_failure" in n]
         seed_arg = f" {OPTION_SEED}={self.config.stash[_SEED]}" if self.seed else ""
         here = Path(self.config.invocation_params.dir)
         node = os.path.relpath(self.path, here) + "::" + self.nodeid.split("::", 1)[1]
-        lines.append(f"replay: pytest '{node}'{seed_arg}  (the failing example is "
-                     "also replayed first from the example database)")
-        lines.extend(notes)
+        # No @reproduce_failure hint: a declared API has no test function to decorate.
+        why = ("  (replays the failing example first from the example database)"
+               if getattr(self, "replays_from_database", False) else "")
+        lines.append(f"replay: pytest '{node}'{seed_arg}{why}")
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -44,8 +44,8 @@ def test_breaking_exits_1_and_shows_witness(pair: tuple[str, str, str],
     assert main(["diff", old, new, "--budget", "30", "--whole-budget", "10"]) == 1
     out = capsys.readouterr().out
     assert "bound-tightened" in out and "spec.replicas [maximum]" in out
-    # the old bound itself is the cheapest witness: valid under OLD, rejected by NEW
-    assert "witness (request) at spec.replicas: 10 -> rejected by NEW" in out
+    # the smallest witness: one past the new bound (issue 10: not the old bound)
+    assert "witness (request) at spec.replicas: 6 -> rejected by NEW" in out
 
 
 def test_json_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,14 +56,14 @@ def test_json_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[s
     [f] = doc["findings"]
     assert (f["rule"], f["path"], f["old"], f["new"], f["breaks"]) == (
         "bound-tightened", "spec.replicas", 10, 5, ["request"])
-    assert f["status"] == "confirmed" and f["witness"]["value"] == 10
+    assert f["status"] == "confirmed" and f["witness"]["value"] == 6
 
 
 def test_github_format(pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
     old, new, _ = pair
     assert main(["diff", old, new, "--format", "github", "--no-dynamic"]) == 1
     line = capsys.readouterr().out.strip()
-    assert line.startswith(f"::error file={new},title=compatfuzz bound-tightened::")
+    assert line.startswith(f"::error file={new},line=1,title=compatfuzz bound-tightened::")
     assert "spec.replicas" in line and "(old: 10, new: 5)" in line
 
 
@@ -214,9 +214,9 @@ def test_hash_picks_one_definition_of_a_multi_schema_document(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old = _write(tmp_path, "old.json", _openapi(10))
     new = _write(tmp_path, "new.json", _openapi(5))
-    # Without a pick: a usage error whose fix is the #NAME syntax.
-    assert main(["diff", old, new]) == 2
-    assert f"fix: append #NAME to pick one: {old}#<name>" in capsys.readouterr().err
+    # One side picked, the other whole: a usage error that says so.
+    assert main(["diff", old, f"{new}#Order"]) == 2
+    assert "name a definition on both sides with FILE#NAME" in capsys.readouterr().err
     assert main(["diff", f"{old}#Order", f"{new}#/components/schemas/Order"]) == 1
     out = capsys.readouterr().out
     assert "bound-tightened" in out and "qty" in out
@@ -224,3 +224,109 @@ def test_hash_picks_one_definition_of_a_multi_schema_document(
     capsys.readouterr()
     assert main(["diff", f"{old}#Nope", new]) == 2
     assert "no definition 'Nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("old_max", "new_max"), [(100, 50), (90, 45), (60, 41)])
+def test_a_tightened_max_length_is_proved_by_the_shortest_string_printed_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], old_max: int,
+        new_max: int) -> None:
+    """Issue 10, item 9: 100 -> 50 is proved by 51 characters, shown once."""
+    def schema(n: int) -> dict[str, Any]:
+        return {"type": "object", "properties": {"name": {"type": "string", "maxLength": n}}}
+
+    old = _write(tmp_path, "old.json", schema(old_max))
+    new = _write(tmp_path, "new.json", schema(new_max))
+    assert main(["diff", old, new, "--format", "json"]) == 1
+    [finding] = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["witness"]["value"] == "a" * (new_max + 1)
+    assert main(["diff", old, new]) == 1
+    out = capsys.readouterr().out
+    assert out.count("a" * (new_max + 1)) == 1
+    assert f"the value ({new_max + 1} characters) is too long" in out
+
+
+@pytest.mark.parametrize(("new_extra", "because"), [
+    ({}, "NEW's object is open, so it accepts any value under 'b' and may return one that "
+         "old clients reject (they expect integer)"),
+    ({"additionalProperties": False}, "NEW rejects objects that still set it"),
+])
+def test_a_removed_field_says_why_it_breaks(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str],
+                                            new_extra: dict[str, Any], because: str) -> None:
+    old = _write(tmp_path, "old.json", {"type": "object", "properties": {
+        "a": {"type": "string"}, "b": {"type": "integer"}}})
+    new = _write(tmp_path, "new.json", {"type": "object", "properties": {
+        "a": {"type": "string"}}, **new_extra})
+    assert main(["diff", old, new, "--no-dynamic"]) == 1
+    assert f"field 'b' removed: {because}" in capsys.readouterr().out
+
+
+OPENAPI_YAML = """\
+openapi: 3.0.3
+info: {{title: shop, version: "1"}}
+paths: {{}}
+components:
+  schemas:
+    Order:
+      type: object
+      properties:
+        qty:
+          type: integer
+          maximum: {maximum}
+        note:
+          type: string
+"""
+
+
+def _openapi_yaml(tmp_path: Path, name: str, maximum: int) -> Path:
+    path = tmp_path / name
+    path.write_text(OPENAPI_YAML.format(maximum=maximum))
+    return path
+
+
+def test_github_annotations_carry_the_line_of_the_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, item 9: ``line=`` from the JSON path mapped back to the YAML."""
+    old = _openapi_yaml(tmp_path, "old.yaml", 10)
+    new = _openapi_yaml(tmp_path, "new.yaml", 5)
+    assert main(["diff", f"{old}#Order", f"{new}#Order", "--format", "github",
+                 "--no-dynamic"]) == 1
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"::error file={new},line=11,title=compatfuzz bound-tightened::")
+    assert new.read_text().splitlines()[10].strip() == "maximum: 5"
+
+
+def test_sarif_for_code_scanning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10, item 9: SARIF 2.1.0 with rules, levels, a relative URI and the line."""
+    monkeypatch.chdir(tmp_path)
+    _openapi_yaml(tmp_path, "old.yaml", 10)
+    _openapi_yaml(tmp_path, "new.yaml", 5)
+    assert main(["diff", "old.yaml#Order", "new.yaml#Order", "--format", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["bound-tightened"]
+    (result,) = run["results"]
+    assert result["ruleId"] == "bound-tightened" and result["level"] == "error"
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical == {"artifactLocation": {"uri": "new.yaml"}, "region": {"startLine": 11}}
+    assert result["properties"]["witness"]["value"] == 6
+    assert "qty: maximum 10 -> 5" in result["message"]["text"]
+
+
+def test_a_whole_openapi_document_compares_every_component_schema(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, item 9: no #NAME diffs every component schema, paired by name."""
+    old_doc = _openapi(10)
+    old_doc["components"]["schemas"]["Gone"] = {"type": "string"}
+    new_doc = _openapi(5)
+    new_doc["components"]["schemas"]["Fresh"] = {"type": "integer"}
+    old = _write(tmp_path, "old.json", old_doc)
+    new = _write(tmp_path, "new.json", new_doc)
+    assert main(["diff", old, new, "--format", "json", "-v"]) == 1
+    found = {(f["rule"], f["version"], f["path"])
+             for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found == {("bound-tightened", "Order", "qty"), ("definition-removed", "Gone", "$"),
+                     ("definition-added", "Fresh", "$")}
+    assert main(["diff", old, old]) == 0

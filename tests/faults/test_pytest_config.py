@@ -41,3 +41,16 @@ def test_a_broken_rootdir_config_outside_testpaths_is_a_usage_error(
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output
     assert "INTERNALERROR" not in output and "invalid TOML" in output
+
+
+def test_a_broken_collected_config_shows_the_message_without_compatfuzz_frames(
+        pytester: pytest.Pytester) -> None:
+    """Issue 10, item 7: the collection error is the message (file, key, fix) alone."""
+    (pytester.path / "compatfuzz.toml").write_text(
+        '[[api]]\nname = "a"\nschemas = { v1 = "v1.json", v2 = "v2.json" }\n'
+        'convert = "conv:convert"\n')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, output
+    assert "at $.api[0].convert: cannot import 'conv'" in output and "fix: " in output
+    assert "_config.py" not in output and "raise " not in output

@@ -28,8 +28,9 @@ from compatfuzz.compat import (
     load_revision,
     parse_severity,
 )
+from compatfuzz.compat._lines import finding_line
 
-__all__ = ["add_arguments", "render_github", "render_text", "run"]
+__all__ = ["add_arguments", "render_github", "render_sarif", "render_text", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which way values travel: request (clients send), response (server sends), "
         "both; auto = Kubernetes (status: response, everything else: both)",
     )
-    parser.add_argument("--format", choices=["text", "json", "github"], default="text",
-                        dest="output_format")
+    parser.add_argument("--format", choices=["text", "json", "github", "sarif"],
+                        default="text", dest="output_format",
+                        help="text (default), json, github (workflow annotations with "
+                        "file and line), sarif (SARIF 2.1.0 for code scanning)")
     parser.add_argument("--ignore", metavar="FILE",
                         help="YAML/JSON file: ignore entries (rule, path, reason) and "
                         "severity overrides")
@@ -122,7 +125,79 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) 
             msg += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
         msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         title = f"compatfuzz {f.rule}".replace(",", "%2C").replace("::", "%3A%3A")
-        out.write(f"::{level} file={_file_of(started.new)},title={title}::{msg}\n")
+        line = finding_line(started.new, f)
+        where = f"file={_file_of(started.new)}" + (f",line={line}" if line else "")
+        out.write(f"::{level} {where},title={title}::{msg}\n")
+
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:
+    """Write a SARIF 2.1.0 log (GitHub code scanning's upload format): one result per shown
+    finding, located at the NEW file's line for its field; the witness as a property."""
+    from compatfuzz import __version__
+
+    results = []
+    used: dict[str, int] = {}
+    for f in findings:
+        if f.severity is Severity.OFF:
+            continue
+        used.setdefault(f.rule, len(used))
+        text = f"{f.location}: {f.message}"
+        if f.witness is not None:
+            text += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
+        location: dict[str, Any] = {"artifactLocation": {"uri": _uri(_file_of(started.new))}}
+        line = finding_line(started.new, f)
+        if line:
+            location["region"] = {"startLine": line}
+        result: dict[str, Any] = {
+            "ruleId": f.rule, "ruleIndex": used[f.rule],
+            "level": _SARIF_LEVEL.get(f.severity, "warning") if f.breaking else "note",
+            "message": {"text": text},
+            "locations": [{"physicalLocation": location,
+                           "logicalLocations": [{"fullyQualifiedName": f.location}]}],
+            "properties": {"breaking": f.breaking, "status": str(f.status),
+                           "old": f.old, "new": f.new,
+                           "witness": f.witness.to_json() if f.witness else None},
+        }
+        if f.ignored:
+            result["suppressions"] = [{"kind": "external",
+                                       "justification": f.ignore_reason or "ignored"}]
+        results.append(result)
+    rules = [{"id": rule_id, "shortDescription": {"text": RULES[rule_id].summary},
+              "defaultConfiguration": {"level": _SARIF_LEVEL.get(RULES[rule_id].severity,
+                                                                  "warning")}}
+             if rule_id in RULES else {"id": rule_id}
+             for rule_id in used]
+    json.dump({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "compatfuzz", "version": __version__,
+                                "informationUri": "https://pypi.org/project/compatfuzz/",
+                                "rules": rules}},
+            "properties": {"old": started.old, "new": started.new,
+                           "direction": str(started.direction)},
+            "results": results,
+        }],
+    }, out, indent=2, default=str)
+    out.write("\n")
+
+
+def _uri(path: str) -> str:
+    """A SARIF artifact URI: relative to the working directory (the repository root in
+    CI) when the file is under it, else a file: URI."""
+    import os
+    from pathlib import Path
+
+    if path.startswith("kubernetes:") or path.startswith("k8s:"):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        rel = ".."
+    return Path(rel).as_posix() if not rel.startswith("..") else Path(path).resolve().as_uri()
 
 
 def _file_of(spec: str) -> str:
@@ -130,7 +205,7 @@ def _file_of(spec: str) -> str:
     GitHub's ``file=``; a ``kubernetes:...`` built-in kind has no file."""
     from compatfuzz.compat._engine import split_spec
 
-    return spec if spec.startswith("kubernetes:") else str(split_spec(spec)[0])
+    return spec if spec.startswith(("kubernetes:", "k8s:")) else str(split_spec(spec)[0])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,6 +245,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     elif args.output_format == "github":
         render_github(started, findings, sys.stdout)
+    elif args.output_format == "sarif":
+        render_sarif(started, findings, sys.stdout)
     else:
         render_text(started, findings, sys.stdout, verbose=args.verbose)
     return fin.exit_code

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import sys
@@ -77,15 +78,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=_positive, default=1, metavar="N",
                         help="processes sharing one example database (default: 1)")
     parser.add_argument("--database", metavar="DIR|redis://HOST:PORT/DB",
-                        help="example database (default: Hypothesis's .hypothesis/examples, "
-                        "shared with pytest; 'none' for none)")
+                        help="example database (default: .hypothesis/examples next to the "
+                        "config file, shared with pytest; 'none' for none)")
     parser.add_argument("--report", metavar="report.json", type=Path,
                         help="write a JSON report (kept up to date while running)")
     parser.add_argument("--junit", metavar="junit.xml", type=Path, help="write JUnit XML")
+    parser.add_argument("--html", metavar="report.html", type=Path,
+                        help="write a self-contained HTML page: the version-pair matrix, "
+                        "each failure with its counterexample, diff and replay command")
     parser.add_argument("--counterexamples", metavar="DIR", type=Path,
                         help="folder for counterexample files (default: "
-                        "compatfuzz-counterexamples next to the report, or in the working "
-                        "directory)")
+                        "compatfuzz-counterexamples next to the report, or next to the "
+                        "config file)")
     parser.add_argument("--replay", metavar="FILE", type=Path,
                         help="re-check one saved counterexample file and exit")
     parser.add_argument("-q", "--quiet", action="store_true",
@@ -111,7 +115,8 @@ def _load(args: argparse.Namespace, config: str | None = None) -> list[Any]:
             raise SchemaLoadError(
                 "no compatfuzz.toml, and no [tool.compatfuzz] in pyproject.toml",
                 source=str(Path.cwd()),
-                hint="pass --config PATH or create compatfuzz.toml (see docs/roundtrip.md)",
+                hint="pass --config PATH, or write one for your CRD or schema file with "
+                     "'compatfuzz init FILE' (it asks nothing, then edit the convert line)",
             )
         path = str(found)
     return load_config(path, api=args.api, ref_roots=args.allow_ref_root)
@@ -133,6 +138,7 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
     print(f"  {shrunk}: {_json(cx.object)}", file=out)
     for line in cx.error.splitlines():
         print(f"    {line}", file=out)
+    _user_details(cx.traceback, cx.output, out)
     if run_seed is not None:
         print(f"  seed: {run_seed} (rerun with --seed {run_seed} for the same examples)",
               file=out)
@@ -143,15 +149,79 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
               "replays it first", file=out)
     if cx_file:
         print(f"  replay: compatfuzz fuzz --replay {cx_file}", file=out)
-    if cx.reproduce:
-        print(f"  or in a test: {cx.reproduce}", file=out)
+    node = pytest_node(cx)
+    if node is not None:
+        # not @reproduce_failure: a config-declared API has no test function to decorate
+        if run_seed is not None:
+            print(f"  or: pytest '{node}' --compatfuzz-seed={run_seed}", file=out)
+        elif saved_in is not None and cx.error_type != "TimeoutError":
+            print(f"  or: pytest '{node}'  (replays it from the example database)", file=out)
     print("", file=out)
 
 
-class _Progress:
-    """Progress on stderr: one line per finished unit, a live line on terminals."""
+def pytest_node(cx: Any) -> str | None:
+    """The pytest node id of ``cx``'s unit, relative to the working directory, when its API
+    comes from a config file (pytest collects the config file itself)."""
+    if not cx.config:
+        return None
+    path = Path(cx.config)
+    try:
+        where = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        where = str(path)
+    unit = cx.unit
+    kind = f"{unit.kind}::" if unit.show_kind else ""
+    return f"{where}::{unit.api}::{kind}{unit.name}"
 
-    def __init__(self, out: TextIO, quiet: bool) -> None:
+
+def _user_details(traceback: str, output: str, out: TextIO) -> None:
+    """The user's frames of a converter's traceback and what it printed (issue 10)."""
+    if traceback:
+        print("", file=out)
+        for line in traceback.rstrip("\n").splitlines():
+            print(f"    {line}", file=out)
+    if output:
+        print("  captured output of the converters on this example:", file=out)
+        for line in output.rstrip("\n").splitlines():
+            print(f"    | {line}", file=out)
+
+
+def _clock(seconds: float) -> str:
+    """``45s``, ``12m05s``, ``2h03m``."""
+    seconds = max(0, int(seconds + 0.5))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def live_line(*, done: int, total: int, running: list[str], examples: int, elapsed: float,
+              duration: float | None = None, planned_examples: int | None = None,
+              width: int = 120) -> str:
+    """The live progress line: units done, examples so far, their rate and the time left.
+
+    With ``duration`` the time left is the budget's; otherwise it is estimated from the
+    rate and ``planned_examples`` (units x examples per unit), marked ``~``.
+    """
+    rate = examples / elapsed if elapsed > 0 else 0.0
+    parts = [f"[{done}/{total}]", f"{examples:,} examples", f"{rate:,.0f}/s"]
+    if duration is not None:
+        parts.append(f"{_clock(duration - elapsed)} left")
+    elif planned_examples and rate > 0:
+        parts.append(f"~{_clock(max(0, planned_examples - examples) / rate)} left")
+    text = ", ".join(parts)
+    if running:
+        text += f"; running {', '.join(sorted(running))}"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class _Progress:
+    """Progress on stderr: one line per finished unit; on terminals a live line, redrawn
+    every second, with examples so far, rate and time left (issue 10, item 11)."""
+
+    def __init__(self, out: TextIO, quiet: bool, live: Any = None,
+                 interval: float = 1.0) -> None:
         self.out = out
         self.quiet = quiet
         self.tty = out.isatty()
@@ -160,18 +230,49 @@ class _Progress:
         self.running: set[str] = set()
         self.seed: int | None = None
         self.database: str | None = None
+        self.live = live
+        self.started = time.monotonic()
+        self.duration: float | None = None
+        self.per_unit: int | None = None
+        self.lock = threading.RLock()
+        self._ticking = threading.Event()
+        self._interval = interval
+
+    def line(self) -> str:
+        examples = self.live.examples if self.live is not None else 0
+        planned = self.per_unit * self.total if self.per_unit else None
+        return live_line(done=self.done, total=self.total, running=sorted(self.running),
+                         examples=examples, elapsed=time.monotonic() - self.started,
+                         duration=self.duration, planned_examples=planned)
 
     def _live(self) -> None:
-        if self.tty and self.running and not self.quiet:
-            names = ", ".join(sorted(self.running))
-            self.out.write(f"\r\x1b[K[{self.done}/{self.total}] running {names:.100}")
-            self.out.flush()
+        with self.lock:
+            if self.tty and self.running and not self.quiet:
+                self.out.write(f"\r\x1b[K{self.line()}")
+                self.out.flush()
+
+    def _tick(self) -> None:
+        while not self._ticking.wait(self._interval):
+            self._live()
+
+    def start_ticking(self) -> None:
+        """Redraw the live line every second from a thread (terminals only)."""
+        if self.tty and not self.quiet:
+            threading.Thread(target=self._tick, name="compatfuzz progress",
+                             daemon=True).start()
+
+    def stop_ticking(self) -> None:
+        self._ticking.set()
 
     def _clear(self) -> None:
         if self.tty:
             self.out.write("\r\x1b[K")
 
     def handle(self, event: Any, files: dict[str, str], args: argparse.Namespace) -> None:
+        with self.lock:
+            self._handle(event, files, args)
+
+    def _handle(self, event: Any, files: dict[str, str], args: argparse.Namespace) -> None:
         from compatfuzz.roundtrip import (
             Notice,
             RunFinished,
@@ -190,6 +291,12 @@ class _Progress:
         elif isinstance(event, RunStarted):
             self.total = len(event.units)
             self.seed = event.seed
+            self.started = time.monotonic()
+            self.duration = event.duration
+            if event.duration is None:
+                from compatfuzz.roundtrip import get_profile
+
+                self.per_unit = event.max_examples or get_profile(event.profile).max_examples
             self.database = None if event.database == "none" else event.database
             budget = (f"{event.duration:.0f}s" if event.duration else
                       f"max_examples={event.max_examples or 'profile'}")
@@ -259,10 +366,15 @@ def _replay(args: argparse.Namespace) -> int:
                  + ", ".join(sorted(known.values())),
         )
     print(f"replaying {unit.id} on {_json(obj, 500)}", file=sys.stderr)
+    from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+
+    capture = Capture()
     try:
-        check(apis[unit.api], unit, obj)
+        with capture:
+            check(apis[unit.api], unit, obj)
     except (AssertionError, CompatfuzzError) as exc:
         print(f"still failing: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _user_details(find_user_traceback(exc), capture.text, sys.stderr)
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
     return EXIT_OK
@@ -275,12 +387,20 @@ def run(args: argparse.Namespace) -> int:
 
     if args.replay is not None:
         return _replay(args)
+    from compatfuzz.roundtrip._database import project_home
+
     apis = _load(args)
+    # beside the config (or the report), never wherever the command happened to run
+    home = project_home(next((a.source for a in apis if a.source), None))
+    beside = args.report or args.html
     cx_dir = args.counterexamples or (
-        (args.report.parent if args.report else Path.cwd()) / "compatfuzz-counterexamples"
+        (beside.parent if beside else home) / "compatfuzz-counterexamples"
     )
-    writer = ReportWriter(args.report, cx_dir, junit=args.junit)
-    progress = _Progress(sys.stderr, args.quiet)
+    writer = ReportWriter(args.report, cx_dir, junit=args.junit, html=args.html)
+    from compatfuzz.roundtrip._runner import LiveCounts
+
+    live = LiveCounts()
+    progress = _Progress(sys.stderr, args.quiet, live)
     stop = threading.Event()
     signals = {"count": 0}
 
@@ -295,13 +415,14 @@ def run(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     finished: RunFinished | None = None
     started = time.monotonic()
+    progress.start_ticking()
     try:
         for event in run_engine(
             apis, profile=args.profile, max_examples=args.max_examples,
             duration=args.duration, seed=args.seed, workers=args.workers,
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
-            on_failure=writer.found,
+            on_failure=writer.found, live=live,
         ):
             writer.handle(event)
             progress.handle(event, writer.files, args)
@@ -312,6 +433,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"compatfuzz fuzz: aborted after {time.monotonic() - started:.1f}s; "
               "report written", file=sys.stderr)
     finally:
+        progress.stop_ticking()
         for s, handler in previous.items():
             signal.signal(s, handler)
         if args.junit is not None and not writer.doc:

@@ -1,8 +1,8 @@
 """Print objects generated from a schema as JSON lines (one object per line).
 
-For a CRD file pick the version with --version (default: the storage version); for a
-definitions file (OpenAPI, Swagger, JSON Schema $defs) pick one with --definition.
-A built-in Kubernetes kind can be named instead of a file: k8s:apps/v1/Deployment.
+SCHEMA is named as in every command: FILE, FILE#NAME (one definition of a document, or
+one CRD of a file), FILE@VERSION (a CRD version; default: the storage version), or
+k8s:[RELEASE:]API_VERSION:KIND for a built-in kind (k8s:1.25:apps/v1:Deployment).
 """
 
 from __future__ import annotations
@@ -17,16 +17,18 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "schema_file", metavar="SCHEMA_FILE",
-        help="CRD YAML, OpenAPI/Swagger/JSON Schema file, or k8s:GROUP/VERSION/KIND",
-    )
+    from compatfuzz.schema._spec import SPEC_HELP
+
+    parser.add_argument("schema_file", metavar="SCHEMA", help=SPEC_HELP)
     parser.add_argument("--version", dest="api_version", metavar="V",
-                        help="CRD version to generate (default: the storage version)")
+                        help="CRD version to generate, same as SCHEMA@V (default: the "
+                        "storage version)")
     parser.add_argument("--definition", metavar="NAME",
-                        help="definition to generate from a definitions file")
-    parser.add_argument("--release", default="1.37",
-                        help="Kubernetes release for k8s: kinds (default: 1.37)")
+                        help="definition to generate from a definitions file, same as "
+                        "SCHEMA#NAME")
+    parser.add_argument("--release", default=None,
+                        help="Kubernetes release for built-in kinds, same as "
+                        "k8s:RELEASE:... (default: 1.37)")
     parser.add_argument("-n", type=int, default=10, metavar="N",
                         help="number of objects (default: 10)")
     parser.add_argument("--seed", type=int, default=None, metavar="S",
@@ -36,15 +38,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "schema file's folder); repeatable")
 
 
-def _load(args: argparse.Namespace) -> Any:
-    from compatfuzz.schema import load_kubernetes, load_schema
+def _one(flag: str, from_flag: str | None, from_spec: str | None, spec: str) -> str | None:
+    if from_flag is not None and from_spec is not None and from_flag != from_spec:
+        from compatfuzz.errors import SchemaLoadError
 
-    source: str = args.schema_file
-    if source.startswith("k8s:"):
-        group_version, _, kind = source[4:].rpartition("/")
-        return load_kubernetes(group_version, kind, release=args.release)
-    return load_schema(source, version=args.api_version, definition=args.definition,
-                       ref_roots=args.allow_ref_root)
+        raise SchemaLoadError(
+            f"{flag} {from_flag} contradicts {spec!r}", source=spec,
+            hint=f"give it once: in the name or as {flag}",
+        )
+    return from_flag if from_flag is not None else from_spec
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.schema import load_kubernetes, load_schema
+    from compatfuzz.schema._spec import parse_spec, spec_hint
+
+    spec = parse_spec(args.schema_file)
+    if spec.builtin:
+        assert spec.api_version is not None and spec.kind is not None
+        release = _one("--release", args.release, spec.release, spec.text) or "1.37"
+        return load_kubernetes(spec.api_version, spec.kind, release=release)
+    assert spec.path is not None
+    version = _one("--version", args.api_version, spec.version, spec.text)
+    definition = _one("--definition", args.definition, spec.definition, spec.text)
+    try:
+        return load_schema(spec.path, version=version, definition=definition,
+                           ref_roots=args.allow_ref_root)
+    except SchemaLoadError as exc:
+        raise spec_hint(exc, str(spec.path)) from None
 
 
 def run(args: argparse.Namespace) -> int:

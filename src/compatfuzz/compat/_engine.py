@@ -51,9 +51,6 @@ from compatfuzz.schema import CRD, Schema
 
 __all__ = ["Report", "Revision", "check", "diff", "load_revision"]
 
-_K8S_SPEC = re.compile(r"^(?:k8s|kubernetes):(?P<release>[\d.]+):(?P<api>[^:]+):(?P<kind>\w+)$")
-
-
 @dataclass(frozen=True)
 class Revision:
     """One side of a comparison: a single schema, or a CRD with its served versions."""
@@ -61,9 +58,14 @@ class Revision:
     label: str
     schema: Schema | None = None
     crd: CRD | None = None
+    #: every component schema of a whole OpenAPI / Swagger document, by name
+    definitions: Mapping[str, Schema] | None = None
 
     def schemas(self) -> dict[str, Schema]:
-        """Served versions by name (``{"": schema}`` for a single schema)."""
+        """Served versions by name (``{"": schema}`` for a single schema; definitions by
+        name for a whole document)."""
+        if self.definitions is not None:
+            return dict(self.definitions)
         if self.crd is None:
             assert self.schema is not None
             return {"": self.schema}
@@ -74,16 +76,10 @@ class Revision:
 def split_spec(text: str) -> tuple[Path, str | None, str | None]:
     """``FILE[#NAME][@VERSION]`` -> (file, definition, version); a file that exists under
     the whole name wins (a path may contain ``#`` or ``@``)."""
-    path, definition, version = Path(text), None, None
-    if not path.exists() and "@" in text:
-        head, _, version = text.rpartition("@")
-        path = Path(head)
-    if not path.exists() and "#" in str(path):
-        head, _, definition = str(path).partition("#")
-        path = Path(head)
-        if definition.startswith("/"):
-            definition = "#" + definition
-    return path, definition, version
+    from compatfuzz.schema._spec import parse_spec
+
+    spec = parse_spec(text)
+    return spec.path or Path(text), spec.definition, spec.version
 
 
 def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = None
@@ -104,13 +100,17 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
         InvalidArgument: a CRD file holds several CRDs, or ``@VERSION`` does not exist.
     """
     from compatfuzz import schema as schema_mod
+    from compatfuzz.schema._spec import parse_spec, spec_hint
 
     text = str(spec)
-    m = _K8S_SPEC.match(text)
-    if m:
-        s = schema_mod.load_kubernetes(m["api"], m["kind"], release=m["release"])
+    parsed = parse_spec(text)
+    if parsed.builtin:
+        assert parsed.api_version is not None and parsed.kind is not None
+        s = schema_mod.load_kubernetes(parsed.api_version, parsed.kind,
+                                       release=parsed.release or "1.37")
         return Revision(text, schema=s)
-    path, definition, version = split_spec(text)
+    assert parsed.path is not None
+    path, definition, version = parsed.path, parsed.definition, parsed.version
     docs = schema_mod.read_documents(path)
     is_crd = any(isinstance(d, Mapping) and d.get("kind") == "CustomResourceDefinition"
                  for d in docs)
@@ -120,14 +120,20 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
                 f"{path}: @{version} selects a CRD version, but {path} is not a CRD; "
                 f"drop '@{version}'"
             )
+        components = _component_names(docs) if definition is None else None
+        if components is not None and len(components) > 1:
+            # a whole OpenAPI document: every component schema, paired by name (issue 10)
+            try:
+                return Revision(text, definitions={
+                    name: schema_mod.load_schema(path, definition=name, ref_roots=ref_roots)
+                    for name in components})
+            except SchemaLoadError as exc:
+                raise spec_hint(exc, str(path)) from None
         try:
             return Revision(text, schema=schema_mod.load_schema(path, definition=definition,
                                                                 ref_roots=ref_roots))
         except SchemaLoadError as exc:
-            if "definition=" not in exc.hint:
-                raise
-            raise SchemaLoadError(exc.reason, source=exc.source, pointer=exc.pointer,
-                                  hint=f"append #NAME to pick one: {path}#<name>") from None
+            raise spec_hint(exc, str(path)) from None
     crds: list[CRD] = schema_mod.load_crds(path)
     if definition is not None:
         crds = [c for c in crds if definition in (c.name, c.kind, c.plural)]
@@ -144,10 +150,32 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
     crd = crds[0]
     if version is None:
         return Revision(text, crd=crd)
+    served = [x.name for x in crd.versions]
+    if version not in served:
+        raise SchemaLoadError(
+            f"CRD {crd.name} has no version {version!r}; its versions are: "
+            f"{', '.join(served)}", source=str(path),
+            hint=f"append @VERSION to the file name ({path}@VERSION), one of: "
+                 f"{', '.join(served)}",
+        )
     v = crd.version(version)
     if v.schema is None:
         raise InvalidArgument(f"{path}@{version}: this version has no schema to compare")
     return Revision(text, schema=v.schema)
+
+
+def _component_names(docs: list[Any]) -> list[str] | None:
+    """The component schema names of an OpenAPI 3 / Swagger 2 document, else ``None``."""
+    if len(docs) != 1 or not isinstance(docs[0], Mapping):
+        return None
+    doc = docs[0]
+    if "openapi" in doc:
+        table = (doc.get("components") or {}).get("schemas")
+    elif "swagger" in doc:
+        table = doc.get("definitions")
+    else:
+        return None
+    return [str(k) for k in table] if isinstance(table, Mapping) else None
 
 
 def _as_revision(value: Any, what: str) -> Revision:
@@ -306,6 +334,18 @@ def _same(v: Any) -> Any:
     return v
 
 
+def _document_level(old: Mapping[str, Schema], new: Mapping[str, Schema]
+                    ) -> Iterator[Finding]:
+    """Component schemas only one side of a whole-document diff has."""
+    for name in sorted(set(old) - set(new)):
+        yield Finding("definition-removed", "$", name, None,
+                      f"component schema {name} removed; operations that use it change",
+                      BOTH, version=name, keyword="components.schemas")
+    for name in sorted(set(new) - set(old)):
+        yield Finding("definition-added", "$", None, name, f"component schema {name} added",
+                      NONE, version=name, keyword="components.schemas")
+
+
 def _crd_level(old: CRD, new: CRD) -> Iterator[Finding]:
     oserved = {v.name for v in old.versions if v.served}
     nserved = {v.name for v in new.versions if v.served}
@@ -383,6 +423,13 @@ def check(
     yield Started(o.label, n.label, direction)
 
     pre: list[Finding] = []
+    if (o.definitions is None) != (n.definitions is None):
+        raise InvalidArgument(
+            f"cannot compare a whole OpenAPI document with one schema ({o.label} vs "
+            f"{n.label}); name a definition on both sides with FILE#NAME, or on neither"
+        )
+    if o.definitions is not None and n.definitions is not None:
+        pre += list(_document_level(o.definitions, n.definitions))
     if o.crd is not None and n.crd is not None:
         pre += list(_crd_level(o.crd, n.crd))
     elif (o.crd is None) != (n.crd is None):

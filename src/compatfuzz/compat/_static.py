@@ -172,6 +172,20 @@ def _fmt(values: list[Any]) -> str:
         f" (+{len(values) - 6} more)" if len(values) > 6 else "")
 
 
+def _removed_why(name: str, old: Any, *, closed: bool, pruned: bool) -> str:
+    """Why removing field ``name`` breaks clients, in one sentence (issue 10, item 9)."""
+    if closed:
+        return (f"field '{name}' removed: NEW rejects objects that still set it, and old "
+                "clients send it")
+    if pruned:
+        return (f"field '{name}' removed: NEW's API server prunes it, so what old clients "
+                "send there is lost")
+    expected = old.get("type") if isinstance(old, Mapping) else None
+    wanted = f" (they expect {expected})" if isinstance(expected, str) else ""
+    return (f"field '{name}' removed: NEW's object is open, so it accepts any value under "
+            f"'{name}' and may return one that old clients reject{wanted}")
+
+
 class _Walker:
     def __init__(self, old: Schema, new: Schema, *, version: str = "",
                  pruning: bool = False, defaults_only: bool = False) -> None:
@@ -441,7 +455,9 @@ class _Walker:
         for r in removed:
             if r in renames:
                 continue
-            self.add("field-removed", join(path, r), r, None, f"field '{r}' removed",
+            self.add("field-removed", join(path, r), r, None,
+                     _removed_why(r, (o.get("properties") or {}).get(r), closed=n_closed,
+                                  pruned=self.pruning and not n_keeps),
                      removed_breaks(), keyword="properties", definition=d,
                      ctx=self.ctx(o, n, path, field=r, candidates=[With(r)]))
         for a in added:

@@ -14,6 +14,7 @@ would look like a break and removing one would look harmless, both wrong.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -207,7 +208,7 @@ class Judge:
         who = "NEW" if side is Side.REQUEST else "OLD"
         if errs:
             return Verdict(value, tuple(
-                Rejection(str(e.validator), _error_path(e.absolute_path), e.message)
+                Rejection(str(e.validator), _error_path(e.absolute_path), _message(e))
                 for e in errs), who)
         if self.pruning and side is Side.REQUEST and seen != value:
             where = _first_dropped(value, seen)
@@ -216,6 +217,26 @@ class Judge:
                                                  f"NEW drops field {where} (data loss)"),),
                                who)
         return None
+
+
+def _message(error: Any) -> str:
+    """The validator's message without a long repeat of the value it rejected (the
+    witness line prints the value once already): ``the value (51 characters) is too
+    long`` instead of 51 ``a``s twice (issue 10, item 9)."""
+    message = str(error.message)
+    shown = repr(error.instance)
+    if len(shown) <= 40 or shown not in message:
+        return message
+    instance = error.instance
+    if isinstance(instance, str):
+        what = f"the value ({len(instance)} characters)"
+    elif isinstance(instance, list):
+        what = f"the value ({len(instance)} items)"
+    elif isinstance(instance, dict):
+        what = f"the object ({len(instance)} fields)"
+    else:
+        what = "the value"
+    return message.replace(shown, what, 1)
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -255,7 +276,9 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
         rest = tuple(r for r in v.rejections if r is not hits[0])
         return Verdict(v.value, (hits[0], *rest), v.who)
 
-    for cand in candidates or []:
+    # smallest first: the witness is the least that proves the finding (maxLength 100 ->
+    # 50 is shown by 51 characters, not 99)
+    for cand in sorted(candidates or [], key=_size):
         verdict = pick(judge.check(side, cand))
         if verdict is not None:
             return Witness(side, path, verdict.value, verdict.reason), verdict, ""
@@ -290,6 +313,17 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
     if verdict is None:  # pragma: no cover - find() only returns satisfying values
         return None, None, "witness did not reproduce"
     return Witness(side, path, verdict.value, verdict.reason), verdict, ""
+
+
+def _size(value: Any) -> tuple[int, float]:
+    """Sort key: the JSON length, then the magnitude of a number (51 before 99)."""
+    try:
+        length = len(json.dumps(value, default=str))
+    except (TypeError, ValueError):
+        length = len(repr(value))
+    magnitude = abs(value) if isinstance(value, int | float) and not isinstance(
+        value, bool) else 0.0
+    return length, float(magnitude)
 
 
 def _keeps_unknown(node: Mapping[str, Any], pruning: bool) -> bool:

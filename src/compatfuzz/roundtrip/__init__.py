@@ -30,7 +30,7 @@ from compatfuzz.roundtrip._events import (
 from compatfuzz.roundtrip._model import API, Kind
 from compatfuzz.roundtrip._profiles import get_profile
 from compatfuzz.roundtrip._properties import build_test, check, units
-from compatfuzz.roundtrip._runner import run, run_unit
+from compatfuzz.roundtrip._runner import LiveCounts, run, run_unit
 from compatfuzz.roundtrip._webhook import WebhookError, WebhookUnavailable, webhook_converter
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Counterexample",
     "Event",
     "Kind",
+    "LiveCounts",
     "Notice",
     "Property",
     "RunFinished",

@@ -17,6 +17,7 @@ from any working directory (and in worker processes, which reload it).  Mistakes
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Iterable, Mapping
@@ -35,7 +36,8 @@ __all__ = ["find_config", "load_config", "resolve_object"]
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
-         "webhook_timeout", "pipeline"}
+         "webhook_timeout", "pipeline", "semantic"}
+_SEMANTIC_KEYS = {"go_durations", "empty_struct_is_absent", "comparators", "canonicalisers"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
 
@@ -70,52 +72,145 @@ def find_config(start: str | Path | None = None) -> Path | None:
 
 def resolve_object(spec: str, base: Path, *, source: str = "<config>",
                    pointer: str = "") -> Any:
-    """Import ``module:attr`` (or ``module.attr``), looking first in the folder ``base``."""
+    """Import ``module:attr`` (or ``module.attr``), looking first in the folder ``base``.
+
+    Mistakes name the module file that is missing, suggest the closest module or function
+    names there are, and show the ``module:function`` form (issue 10, item 3).
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep:
         module_name, _, attr = spec.rpartition(".")
     if not module_name or not attr:
         raise SchemaLoadError(
             f"{spec!r} is not a dotted path to a function", source=source, pointer=pointer,
-            hint="write it as 'package.module:function'",
+            hint=f"write it as 'module:function' (e.g. '{spec or 'conversion'}:convert'), "
+                 "the module relative to the config file's folder",
         )
     base = base.resolve()
-    local = base.joinpath(*module_name.split("."))
-    is_local = local.with_suffix(".py").is_file() or (local / "__init__.py").is_file()
-    if is_local:
-        if str(base) not in sys.path:
-            sys.path.insert(0, str(base))
-        # Another config's module of the same name (e.g. two 'conversion.py') must not win.
-        loaded = sys.modules.get(module_name)
-        file = getattr(loaded, "__file__", None)
-        if loaded is not None and (file is None or not Path(file).resolve().is_relative_to(
-                base)):
-            for name in [m for m in sys.modules
-                         if m == module_name.split(".")[0]
-                         or m.startswith(module_name.split(".")[0] + ".")]:
-                del sys.modules[name]
-            importlib.invalidate_caches()
-        if str(base) in sys.path:
-            sys.path.remove(str(base))
-        sys.path.insert(0, str(base))
+    _put_first_on_path(module_name, base)
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if not sep and _module_file(spec, base) is not None:
+            # 'pkg.conversion' without ':': the module itself was meant, with no function
+            raise _names_a_module(spec, base, source, pointer) from None
+        missing = exc.name or module_name
+        if module_name == missing or module_name.startswith(missing + "."):
+            raise _missing_module(spec, module_name, attr, base, source=source,
+                                      pointer=pointer) from None
         raise SchemaLoadError(
-            f"cannot import {module_name!r} for {spec!r}: {exc}", source=source,
-            pointer=pointer,
-            hint=f"put {module_name.replace('.', '/')}.py next to the config file or install it",
+            f"importing {module_name!r} for {spec!r} failed: {exc} (your module imports "
+            f"a module that is not installed)", source=source, pointer=pointer,
+            hint=f"install {missing.split('.')[0]!r} in this environment",
+        ) from None
+    except Exception as exc:  # SyntaxError, or anything the module raises at import
+        from compatfuzz.roundtrip._usercode import user_traceback
+
+        frames = user_traceback(exc).rstrip("\n")
+        raise SchemaLoadError(
+            f"importing {module_name!r} for {spec!r} raised {type(exc).__name__}: {exc}"
+            + (f"\n{frames}" if frames else ""), source=source, pointer=pointer,
+            hint=f"fix the error in {module_name.replace('.', '/')}.py",
         ) from None
     try:
         obj = module
         for part in attr.split("."):
             obj = getattr(obj, part)
     except AttributeError:
+        if not sep and _module_file(spec, base) is not None:
+            raise _names_a_module(spec, base, source, pointer) from None
+        names = _functions(module)
+        close = difflib.get_close_matches(attr, names, n=1)
+        where = getattr(module, "__file__", None) or module_name
         raise SchemaLoadError(
-            f"module {module_name!r} has no attribute {attr!r}", source=source,
-            pointer=pointer, hint="check the function name after the ':'",
+            f"module {module_name!r} ({where}) has no function {attr!r}"
+            + (f"; it defines: {', '.join(names[:10])}" if names else ""),
+            source=source, pointer=pointer,
+            hint=(f"did you mean '{module_name}:{close[0]}'? " if close else "")
+            + "write it as 'module:function'",
         ) from None
     return obj
+
+
+def _put_first_on_path(module_name: str, base: Path) -> None:
+    """Make ``base`` (the config's folder) the first place imports look, forgetting a
+    module of the same name another config loaded from elsewhere."""
+    top = module_name.split(".", maxsplit=1)[0]
+    if not ((base / f"{top}.py").is_file() or (base / top).is_dir()):
+        return  # an installed module
+    # Another config's module of the same name (e.g. two 'conversion.py') must not win.
+    loaded = sys.modules.get(module_name) or sys.modules.get(top)
+    file = getattr(loaded, "__file__", None)
+    if loaded is not None and (file is None or not Path(file).resolve().is_relative_to(base)):
+        for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+    if str(base) in sys.path:
+        sys.path.remove(str(base))
+    sys.path.insert(0, str(base))
+
+
+def _module_file(dotted: str, base: Path) -> Path | None:
+    local = base.joinpath(*dotted.split("."))
+    for candidate in (local.with_suffix(".py"), local / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _local_modules(base: Path, limit: int = 500) -> list[str]:
+    """Dotted names of the ``.py`` files under ``base`` (three levels, no hidden or
+    virtualenv folders): the candidates for a misspelt module."""
+    names: list[str] = []
+    skip = {"site-packages", "node_modules", "__pycache__", "build", "dist"}
+    for depth in range(3):
+        for file in sorted(base.glob("/".join(["*"] * depth + ["*.py"]))):
+            rel = file.relative_to(base).parts
+            if any(p.startswith(".") or p in skip or "venv" in p for p in rel[:-1]):
+                continue
+            stem = rel[-1][:-3]
+            names.append(".".join([*rel[:-1]] if stem == "__init__" else [*rel[:-1], stem]))
+            if len(names) >= limit:
+                return names
+    return [n for n in names if n]
+
+
+def _missing_module(spec: str, module_name: str, attr: str, base: Path, *, source: str,
+                    pointer: str) -> SchemaLoadError:
+    rel = module_name.replace(".", "/")
+    close = difflib.get_close_matches(module_name, _local_modules(base), n=2, cutoff=0.6)
+    hint = (f"did you mean {' or '.join(repr(f'{c}:{attr}') for c in close)}? "
+            if close else f"put {rel}.py in {base} or install the package; ")
+    return SchemaLoadError(
+        f"cannot import {module_name!r} for {spec!r}: there is no {rel}.py (or "
+        f"{rel}/__init__.py) in the config's folder {base}, and no installed module of "
+        "that name", source=source, pointer=pointer,
+        hint=hint + "write it as 'module:function', the module relative to the config "
+             "file's folder",
+    )
+
+
+def _names_a_module(spec: str, base: Path, source: str, pointer: str) -> SchemaLoadError:
+    file = _module_file(spec, base)
+    try:
+        names = _functions(importlib.import_module(spec))
+    except Exception:  # the module's own import error is not this message's business
+        names = []
+    example = next((n for n in names if n == "convert"), names[0] if names else "convert")
+    return SchemaLoadError(
+        f"{spec!r} names a module ({file}), not a function in it"
+        + (f"; it defines: {', '.join(names[:10])}" if names else ""),
+        source=source, pointer=pointer,
+        hint=f"write it as 'module:function', e.g. '{spec}:{example}'",
+    )
+
+
+def _functions(module: Any) -> list[str]:
+    """The public functions a module defines itself (not the ones it imports)."""
+    name = getattr(module, "__name__", "")
+    return sorted(k for k, v in vars(module).items()
+                  if not k.startswith("_") and callable(v)
+                  and getattr(v, "__module__", None) == name)
 
 
 def load_config(path: str | Path, *, api: str | None = None,
@@ -147,7 +242,12 @@ def load_config(path: str | Path, *, api: str | None = None,
         raise SchemaLoadError(f"cannot read the config: {exc.strerror}", source=source,
                               hint="check the path and its permissions") from None
     except tomllib.TOMLDecodeError as exc:
-        raise SchemaLoadError(f"invalid TOML: {exc}", source=source) from None
+        raise SchemaLoadError(
+            f"invalid TOML: {exc}", source=source,
+            hint="fix the TOML at that line: strings need double quotes (convert = "
+                 '"conversion:convert"), an API is a [[api]] table, and a key appears once '
+                 "per table",
+        ) from None
     except RecursionError:
         raise SchemaLoadError("nested too deeply to read (thousands of [ or { levels)",
                               source=source, hint="a config holds a few flat tables: "
@@ -155,13 +255,23 @@ def load_config(path: str | Path, *, api: str | None = None,
     table, prefix = _table(doc, path)
     if table is None:
         raise SchemaLoadError("no [tool.compatfuzz] table", source=source,
-                              hint="add [[tool.compatfuzz.api]] entries, see docs/roundtrip.md")
+                              hint="add an API:\n" + _EXAMPLE.replace("[[api]]",
+                                                                     "[[tool.compatfuzz.api]]")
+                              + "\n  (or run 'compatfuzz init CRD_OR_SCHEMA_FILE')")
+    _check_top_keys(table, source, prefix)
     entries = table.get("api")
+    if isinstance(entries, Mapping):
+        raise SchemaLoadError(
+            "api is a single table ([api]); APIs are an array of tables", source=source,
+            pointer=f"{prefix}/api",
+            hint=f"write [[{'tool.compatfuzz.' if prefix else ''}api]] (double brackets)",
+        )
     if not isinstance(entries, list) or not entries:
         raise SchemaLoadError(
             "no APIs declared", source=source, pointer=f"{prefix}/api",
-            hint=f"add a [[{'tool.compatfuzz.' if prefix else ''}api]] table with name, crd "
-            "(or schemas) and convert (or to_hub/from_hub)",
+            hint="add an API:\n" + (_EXAMPLE.replace("[[api]]", "[[tool.compatfuzz.api]]")
+                                    if prefix else _EXAMPLE)
+            + "\n  (or run 'compatfuzz init CRD_OR_SCHEMA_FILE')",
         )
     base = path.parent
     roots = [base, *_ref_roots(table, base, source, prefix), *map(Path, ref_roots)]
@@ -182,6 +292,30 @@ def load_config(path: str | Path, *, api: str | None = None,
     for a in apis:
         a.source = str(path.resolve())
     return apis
+
+
+_TOP_KEYS = {"api", "allow_ref_roots"}
+_EXAMPLE = """  [[api]]
+  name = "widgets"
+  crd = "config/crd/widgets.yaml"         # or: schemas = { v1 = "v1.json", v2 = "v2.json" }
+  convert = "widgets.conversion:convert"  # module:function, relative to this file"""
+
+
+def _check_top_keys(table: Mapping[str, Any], source: str, prefix: str) -> None:
+    """``[[apis]]`` is a typo of ``[[api]]``, not "no APIs declared" (issue 10, item 7)."""
+    for key in table:
+        if key in _TOP_KEYS:
+            continue
+        close = difflib.get_close_matches(key, sorted(_TOP_KEYS | _KEYS), n=1, cutoff=0.6)
+        if close and close[0] in _KEYS:
+            fix = (f"{key!r} belongs inside an API: put it under its "
+                   f"[[{'tool.compatfuzz.' if prefix else ''}api]] table")
+        elif close:
+            fix = f"did you mean {close[0]!r}?"
+        else:
+            fix = f"the top-level keys are: {', '.join(sorted(_TOP_KEYS))}"
+        raise SchemaLoadError(f"unknown key {key!r}", source=source,
+                              pointer=f"{prefix}/{key}", hint=fix)
 
 
 def _ref_roots(table: Mapping[str, Any], base: Path, source: str, prefix: str) -> list[Path]:
@@ -210,9 +344,12 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
               roots: list[Path]) -> API:
     unknown = set(entry) - _KEYS
     if unknown:
+        guesses = [f"{k!r} -> {c[0]!r}" for k in sorted(unknown)
+                   if (c := difflib.get_close_matches(k, sorted(_KEYS), n=1, cutoff=0.6))]
         raise SchemaLoadError(
             f"unknown key(s) {', '.join(sorted(unknown))}", source=source, pointer=where,
-            hint=f"the keys are: {', '.join(sorted(_KEYS))}",
+            hint=(f"did you mean {', '.join(guesses)}? " if guesses else "")
+            + f"the keys are: {', '.join(sorted(_KEYS))}",
         )
     name = entry.get("name")
     if not isinstance(name, str) or not name:
@@ -253,6 +390,9 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
                 source=source, pointer=where,
                 hint='add hub = "<version>": the version objects are stored in',
             )
+    if "semantic" in entry:
+        options.update(_semantic(_mapping(entry, "semantic", source, where), base, source,
+                                 f"{where}/semantic", fn))
     if "converters" in entry:
         pairs = {}
         for pair, spec in _mapping(entry, "converters", source, where).items():
@@ -274,6 +414,7 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
             "exactly one of crd and schemas is needed", source=source, pointer=where,
             hint='crd = "path/to/crd.yaml" or schemas = { v1 = "v1.json", v2 = "v2.json" }',
         )
+    key = f"{where}/crd"
     try:
         if "crd" in entry:
             crd_path = base / str(entry["crd"])
@@ -286,6 +427,7 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
             return API.from_crd(name, crd_path, kind=entry.get("kind"), **options)
         schemas = {}
         for version, spec in _mapping(entry, "schemas", source, where).items():
+            key = f"{where}/schemas/{version}"
             schema_path = base / str(spec)
             if not schema_path.is_file():
                 raise SchemaLoadError(
@@ -294,13 +436,114 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
                     hint="paths are relative to the config file's folder",
                 )
             schemas[version] = schema_path
-        return API.from_schemas(name, schemas, kind=entry.get("kind"),
+        from compatfuzz.schema import load_schema
+
+        loaded = {}
+        for version, schema_path in schemas.items():
+            key = f"{where}/schemas/{version}"
+            loaded[version] = load_schema(schema_path, ref_roots=roots)
+        key = where
+        return API.from_schemas(name, loaded, kind=entry.get("kind"),
                                 group=str(entry.get("group", "")), ref_roots=roots,
                                 **options)
-    except SchemaLoadError:
-        raise
+    except SchemaLoadError as exc:
+        if exc.source == source:
+            raise
+        raise _named_by(exc, source, key) from exc
     except CompatfuzzError as exc:
         raise SchemaLoadError(str(exc), source=source, pointer=where) from exc
+
+
+def _named_by(exc: SchemaLoadError, config: str, pointer: str) -> SchemaLoadError:
+    """``exc`` (about a schema file) also naming the config key that pointed at the file."""
+    from compatfuzz.errors import _pointer_to_path
+
+    named = type(exc)(f"{exc.reason}\n  named by: {config} at {_pointer_to_path(pointer)}",
+                      source=exc.source, pointer=exc.pointer, hint=exc.hint)
+    return named
+
+
+# (config file, JSON pointer of the rule) -> the rule registered for it, so that loading a
+# config again replaces its rules instead of stacking copies
+_RULES: dict[tuple[str, str], Any] = {}
+
+
+def _semantic(table: Mapping[str, Any], base: Path, source: str, where: str,
+              fn: Any) -> dict[str, Any]:
+    """``[api.semantic]``: the semantic settings otherwise set in Python (issue 10, item 10).
+
+    ``go_durations`` and ``empty_struct_is_absent = true`` become the API's options;
+    ``empty_struct_is_absent = [globs]``, ``comparators`` and ``canonicalisers``
+    (``{ glob = "module:function" }``) are registered with ``compatfuzz.semantic`` by path,
+    so they apply wherever that path appears.
+    """
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.semantic import PathGlob, register_canonicaliser, register_comparator
+
+    unknown = sorted(set(table) - _SEMANTIC_KEYS)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], sorted(_SEMANTIC_KEYS), n=1)
+        raise SchemaLoadError(
+            f"unknown key(s) {', '.join(unknown)} in semantic", source=source, pointer=where,
+            hint=(f"did you mean {close[0]!r}? " if close else "")
+            + f"the keys are: {', '.join(sorted(_SEMANTIC_KEYS))}",
+        )
+
+    def globs(key: str, value: Any) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SchemaLoadError(
+                f"{key} must be a list of field-path globs, got {value!r}", source=source,
+                pointer=f"{where}/{key}", hint=f'write {key} = ["spec.timeout", "spec.**.ttl"]',
+            )
+        for i, glob in enumerate(value):
+            try:
+                PathGlob.parse(glob)
+            except InvalidArgument as exc:
+                raise SchemaLoadError(str(exc), source=source, pointer=f"{where}/{key}/{i}",
+                                      hint="field-path globs: spec.x, spec.items[*].y, "
+                                           "**.name") from None
+        return list(value)
+
+    def register(key: str, glob: str, rule: Any) -> None:
+        pointer = f"{where}/{key}/{_escape(glob)}"
+        old = _RULES.pop((source, pointer), None)
+        if old is not None:
+            old.unregister()
+        try:
+            _RULES[(source, pointer)] = rule(glob)
+        except InvalidArgument as exc:
+            raise SchemaLoadError(str(exc), source=source, pointer=pointer,
+                                  hint="the key is a field-path glob, the value "
+                                       "'module:function'") from None
+
+    options: dict[str, Any] = {}
+    if "go_durations" in table:
+        options["go_durations"] = globs("go_durations", table["go_durations"])
+    empty = table.get("empty_struct_is_absent", False)
+    if isinstance(empty, bool):
+        options["empty_struct_is_absent"] = empty
+    else:
+        for glob in globs("empty_struct_is_absent", empty):
+            register("empty_struct_is_absent", glob,
+                     lambda g: register_canonicaliser(_empty_is_absent, path=g))
+    for key, registrar in (("comparators", register_comparator),
+                           ("canonicalisers", register_canonicaliser)):
+        if key in table:
+            for glob, spec in _mapping(table, key, source, where).items():
+                function = fn(f"semantic/{key}/{_escape(glob)}", spec)
+                register(key, glob,
+                         lambda g, f=function, r=registrar: r(f, path=g))
+    return options
+
+
+def _escape(key: str) -> str:
+    """A key as one JSON-pointer step (``/`` and ``~`` escaped)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _empty_is_absent(value: Any) -> Any:
+    """``{}`` means absent (``None``); anything else is left to the built-in comparison."""
+    return None if value == {} else NotImplemented
 
 
 def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> Any:

@@ -30,7 +30,15 @@ from hypothesis.database import (
 
 from compatfuzz.errors import InvalidArgument
 
-__all__ = ["FallbackDatabase", "database_label", "namespaced", "open_database"]
+__all__ = [
+    "FallbackDatabase",
+    "database_label",
+    "default_database_path",
+    "is_hypothesis_default",
+    "namespaced",
+    "open_database",
+    "project_home",
+]
 
 
 class NamespacedDatabase(ExampleDatabase):
@@ -130,16 +138,59 @@ def namespaced(db: ExampleDatabase, namespace: str) -> ExampleDatabase:
     return NamespacedDatabase(db, namespace)
 
 
-def open_database(spec: str | None) -> ExampleDatabase | None:
+_PROJECT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+
+def project_home(config: str | Path | None = None, start: str | Path | None = None) -> Path:
+    """The folder compatfuzz keeps its files in (``.hypothesis/``, counterexamples).
+
+    The config file's folder when there is one; else the nearest folder from ``start``
+    (default: the working directory) upwards holding a ``pyproject.toml``, ``setup.cfg``,
+    ``setup.py`` or ``.git``; else ``start``.  Running from a subfolder therefore uses the
+    same example database as running from the project root, and as pytest (issue 10,
+    item 6).
+    """
+    if config:
+        return Path(config).resolve().parent
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            return folder
+    return here
+
+
+def default_database_path(home: Path) -> Path:
+    """``home/.hypothesis/examples``, unless ``HYPOTHESIS_STORAGE_DIRECTORY`` says where
+    Hypothesis keeps its files (then its ``examples`` folder, as Hypothesis's own)."""
+    where = os.getenv("HYPOTHESIS_STORAGE_DIRECTORY")
+    return Path(where) / "examples" if where else home / ".hypothesis" / "examples"
+
+
+def is_hypothesis_default(db: Any) -> bool:
+    """Whether ``db`` is Hypothesis's own default (``.hypothesis/examples`` under the
+    working directory when Hypothesis was imported), which compatfuzz moves to the
+    project's folder; a database a user's profile chose stays."""
+    path = getattr(db, "path", None)
+    return (isinstance(db, DirectoryBasedExampleDatabase) and path is not None
+            and Path(path).parts[-2:] == (".hypothesis", "examples")
+            and not os.getenv("HYPOTHESIS_STORAGE_DIRECTORY"))
+
+
+def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatabase | None:
     """Return the database ``spec`` names: a directory, ``redis://...``, ``:memory:``, ``none``.
+
+    ``""`` is ``home/.hypothesis/examples`` (see :func:`project_home`), or Hypothesis's
+    default database when ``home`` is ``None``.
 
     Raises:
         InvalidArgument: a ``redis://`` URL without the ``redis`` package installed, or
             an unusable URL, or a Redis server that does not answer.
     """
     if spec is None or spec == "":
-        # Not a path of our own: pytest's Hypothesis tests use this one, and it follows
-        # HYPOTHESIS_STORAGE_DIRECTORY, so the CLI and pytest replay each other's failures.
+        # The plugin uses the same folder, and both follow HYPOTHESIS_STORAGE_DIRECTORY,
+        # so the CLI and pytest replay each other's failures.
+        if home is not None:
+            return DirectoryBasedExampleDatabase(default_database_path(home))
         return settings.get_profile("default").database
     if spec.lower() == "none":
         return None
@@ -168,21 +219,23 @@ def open_database(spec: str | None) -> ExampleDatabase | None:
                 f"cannot reach the Redis example database --database {spec!r} ({exc}); "
                 "start redis-server there, or pass a directory"
             ) from None
-        local = settings.get_profile("default").database or InMemoryExampleDatabase()
+        local = open_database("", home=home) or InMemoryExampleDatabase()
         return FallbackDatabase(
             RedisExampleDatabase(client, key_prefix=b"compatfuzz:"), local, label=spec,
-            local_label=database_label(""), errors=(redis.exceptions.RedisError, OSError),
+            local_label=database_label("", home=home),
+            errors=(redis.exceptions.RedisError, OSError),
         )
     return DirectoryBasedExampleDatabase(Path(spec))
 
 
-def database_label(spec: str) -> str:
+def database_label(spec: str, *, home: Path | None = None) -> str:
     """How the run header names the database ``spec`` opens (a path relative to cwd)."""
     if spec.lower() == "none":
         return "none"
     if spec:
         return spec
-    path = getattr(settings.get_profile("default").database, "path", None)
+    path = (default_database_path(home) if home is not None else
+            getattr(settings.get_profile("default").database, "path", None))
     if path is None:
         return "hypothesis default"
     relative = os.path.relpath(path)

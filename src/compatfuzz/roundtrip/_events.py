@@ -147,6 +147,8 @@ class Counterexample:
     reproduce: str = ""
     shrunk: bool = True
     config: str | None = None
+    traceback: str = ""
+    output: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -160,6 +162,8 @@ class Counterexample:
             "reproduce_failure": self.reproduce,
             "shrunk": self.shrunk,
             "config": self.config,
+            "traceback": self.traceback,
+            "output": self.output,
         }
 
 

@@ -12,6 +12,7 @@ a converter raises in :class:`~compatfuzz.errors.ConverterError` naming the step
 from __future__ import annotations
 
 import itertools
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,30 @@ def _describe(exc: BaseException) -> str:
         return (f"SystemExit({exc.code!r}) (a converter must return the converted object; "
                 "exiting, even with status 0, fails the property)")
     return f"{type(exc).__name__}: {exc}"
+
+
+def _beside_caller(path: str | Path, frame: Any) -> Path:
+    """A relative ``path`` read from the folder of the file that declared the API, as the
+    TOML form reads it from the config's folder (issue 10, item 6); a path that exists only
+    relative to the working directory still works."""
+    p = Path(path)
+    if p.is_absolute():
+        return p
+    declaring = frame.f_code.co_filename
+    if declaring and not declaring.startswith("<"):
+        beside = Path(declaring).resolve().parent / p
+        if beside.exists() or not p.exists():
+            return beside
+    return p
+
+
+def _wrapped(error: ConverterError, cause: BaseException) -> ConverterError:
+    """``error`` carrying the user's frames of ``cause`` (issue 10: the file and line in
+    *their* converter, not ours)."""
+    from compatfuzz.roundtrip._usercode import user_traceback
+
+    error.user_traceback = user_traceback(cause)
+    return error
 
 
 def _check_callable(name: str, value: Any) -> None:
@@ -162,6 +187,10 @@ class API:
     case they take precedence for their pair.  ``defaulters={"v1": f}`` maps a version to
     ``f(obj) -> obj`` (or ``None`` after defaulting in place).
 
+    ``go_durations`` (field-path globs holding Go durations, ``"90m" == "1h30m"``) and
+    ``empty_struct_is_absent`` are passed to :func:`compatfuzz.semantic.equal` for every
+    comparison of this API's objects (``[api.semantic]`` in ``compatfuzz.toml``).
+
     ``pipeline`` says how a round trip is judged. ``"apiserver"`` (the default for CRDs)
     moves every object through a model of the Kubernetes API server
     (``compatfuzz.apiserver``): pruning, defaulting and ObjectMeta decoding by each
@@ -194,6 +223,8 @@ class API:
         defaulters: Mapping[str, DefaultFn] | None = None,
         source: str | None = None,
         pipeline: str | None = None,
+        go_durations: Iterable[str] = (),
+        empty_struct_is_absent: bool = False,
     ) -> None:
         if not isinstance(name, str) or not name or "::" in name or "[" in name:
             raise InvalidArgument(
@@ -245,6 +276,13 @@ class API:
         self.hub = hub
         self.source = source
         self.pipeline = _pipeline_mode(name, kinds, pipeline, hub)
+        if isinstance(go_durations, str):
+            raise InvalidArgument(
+                f"Expected a list of field-path globs but got go_durations={go_durations!r}; "
+                f"write go_durations=[{go_durations!r}]"
+            )
+        self.go_durations = tuple(go_durations)
+        self.empty_struct_is_absent = bool(empty_struct_is_absent)
         self._servers: dict[str, Any] = {}
         self._convert = convert
         self._to_hub = to_hub
@@ -277,6 +315,7 @@ class API:
         if isinstance(crd, (str, Path)):
             from compatfuzz.schema import load_crds
 
+            crd = _beside_caller(crd, sys._getframe(1))
             crds = list(load_crds(crd))
         elif isinstance(crd, CRD):
             crds = [crd]
@@ -316,6 +355,7 @@ class API:
         schema file's own, whose files a ``$ref`` may read.
         """
         loaded: dict[str, Schema] = {}
+        caller = sys._getframe(1)
         for version, value in schemas.items():
             if isinstance(value, Schema):
                 loaded[version] = value
@@ -324,7 +364,8 @@ class API:
             else:
                 from compatfuzz.schema import load_schema
 
-                loaded[version] = load_schema(value, ref_roots=ref_roots)
+                loaded[version] = load_schema(_beside_caller(value, caller),
+                                              ref_roots=ref_roots)
         if len(loaded) < 2:
             raise InvalidArgument(
                 f"API {name!r} needs at least two versions to round-trip but got "
@@ -335,6 +376,12 @@ class API:
             for s in loaded.values()
         )
         return cls(name, [Kind(kind or name, loaded, group=group, typed=typed)], **options)
+
+    @property
+    def semantic_options(self) -> dict[str, Any]:
+        """The keyword arguments this API's round trips pass to ``semantic.equal``."""
+        return {"go_durations": self.go_durations,
+                "empty_struct_is_absent": self.empty_struct_is_absent}
 
     # -- conversion -----------------------------------------------------------------
 
@@ -408,10 +455,10 @@ class API:
         except (KeyboardInterrupt, GeneratorExit):
             raise  # Ctrl-C, and the runner's own deadline and stop signals
         except BaseException as exc:  # SystemExit(0) too: it must not end the run as a pass
-            raise ConverterError(
+            raise _wrapped(ConverterError(
                 f"{self.name}: {what} raised {_describe(exc)} "
                 f"(converting {kind.name} {a} -> {b})"
-            ) from exc
+            ), exc) from exc
 
     def _step(self, kind: Kind, obj: Obj, a: str, b: str) -> Obj:
         pair = self._pairs.get((a, b))
@@ -474,9 +521,9 @@ class API:
         except (KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as exc:
-            raise ConverterError(
+            raise _wrapped(ConverterError(
                 f"{self.name}: defaulter for {k.name} {version} raised {_describe(exc)}"
-            ) from exc
+            ), exc) from exc
         out = obj if out is None else out
         if not isinstance(out, dict):
             raise ConverterError(

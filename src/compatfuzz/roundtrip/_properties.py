@@ -117,13 +117,56 @@ def diff_to_json(changes: Any) -> list[dict[str, Any]]:
     return out
 
 
+def literal_diff(old: Any, new: Any, path: str = "") -> list[Any]:
+    """The exact differences between two JSON values as ``semantic.Change`` rows.
+
+    Unlike ``semantic.diff`` nothing is equal by meaning: ``[]`` and an absent key differ,
+    as do ``1`` and ``1.0`` and two orders of a list.  A key present on one side only is
+    ``lost`` or ``added`` (its other side is ``None``); other differences are ``changed``
+    or ``type-changed``.
+    """
+    from compatfuzz.semantic import Change, ChangeKind
+    from compatfuzz.semantic._diff import join_name
+
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[Any] = []
+        for key in old:
+            where = join_name(path, key)
+            if key not in new:
+                out.append(Change(where, ChangeKind.LOST, old[key], None, "key removed"))
+            else:
+                out.extend(literal_diff(old[key], new[key], where))
+        out.extend(Change(join_name(path, key), ChangeKind.ADDED, None, new[key], "key added")
+                   for key in new if key not in old)
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        out = []
+        for i, (x, y) in enumerate(zip(old, new, strict=False)):
+            out.extend(literal_diff(x, y, f"{path}[{i}]"))
+        out.extend(Change(f"{path}[{i}]", ChangeKind.LOST, old[i], None, "item removed")
+                   for i in range(len(new), len(old)))
+        out.extend(Change(f"{path}[{i}]", ChangeKind.ADDED, None, new[i], "item added")
+                   for i in range(len(old), len(new)))
+        return out
+    if type(old) is type(new) and old == new:
+        return []
+    kind = ChangeKind.CHANGED if type(old) is type(new) else ChangeKind.TYPE_CHANGED
+    return [Change(path, kind, old, new)]
+
+
 def _render(changes: Any, limit: int = 20) -> str:
     rows = diff_to_json(changes)
     lines = []
-    for row in rows[:limit]:
+    for change, row in zip(changes or (), rows[:limit], strict=False):
         old, new = row["old"], row["new"]
-        lines.append(f"  {row['path'] or '<root>'}: {row['kind']}: "
-                     f"{json.dumps(old)} -> {json.dumps(new)}")
+        detail = getattr(change, "detail", "")
+        if detail in ("key removed", "item removed"):
+            text = f"{json.dumps(old)} -> (absent: {detail})"
+        elif detail in ("key added", "item added"):
+            text = f"(absent) -> {json.dumps(new)} ({detail})"
+        else:
+            text = f"{json.dumps(old)} -> {json.dumps(new)}"
+        lines.append(f"  {row['path'] or '<root>'}: {row['kind']}: {text}")
     if len(rows) > limit:
         lines.append(f"  ... and {len(rows) - limit} more changes")
     return "\n".join(lines)
@@ -161,13 +204,14 @@ def _explain(changes: Any, trace: list[Any] | None) -> str:
 
 
 def _expect_equal(expected: Any, actual: Any, kind: Kind, version: str, what: str, *,
-                  trace: list[Any] | None = None) -> None:
+                  trace: list[Any] | None = None, api: API | None = None) -> None:
     from compatfuzz.semantic import diff, equal
 
     schema = kind.schema(version)
-    if equal(expected, actual, schema=schema):
+    options = api.semantic_options if api is not None else {}
+    if equal(expected, actual, schema=schema, **options):
         return
-    changes = diff(expected, actual, schema=schema)
+    changes = diff(expected, actual, schema=schema, **options)
     raise NotEquivalent(f"{what}:\n{_render(changes)}{_explain(changes, trace)}",
                         diff=changes)
 
@@ -197,7 +241,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
             _expect_equal(written, server.as_written(back, written, a), kind, a,
                           f"what a {a} client wrote is not what it reads back after a {b} "
                           f"client read and updated it (stored as {server.storage}: {route})",
-                          trace=trace)
+                          trace=trace, api=api)
         elif prop is Property.VALID:
             a, b = vs
             seen = server.read(server.write(obj, a, trace), b, trace)
@@ -216,7 +260,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
             s = server.storage
             _expect_equal(server.write(direct, c), server.write(via, c), kind, s,
                           f"read as {c} after a {b} client updated it differs from read as {c} "
-                          f"directly, as stored in {s} (the storage version)", trace=trace)
+                          f"directly, as stored in {s} (the storage version)", trace=trace, api=api)
     except Rejected as exc:
         raise ConverterError(f"{api.name}: {exc}") from exc
 
@@ -250,7 +294,8 @@ def check(api: API, unit: Unit, obj: Any) -> None:
         a, b = vs
         there = api.convert(kind, json_copy(obj), a, b)
         back = api.convert(kind, there, b, a)
-        _expect_equal(obj, back, kind, a, f"{a} -> {b} -> {a} did not give back the original")
+        _expect_equal(obj, back, kind, a, f"{a} -> {b} -> {a} did not give back the original",
+                      api=api)
     elif prop is Property.VALID:
         a, b = vs
         out = api.convert(kind, json_copy(obj), a, b)
@@ -264,9 +309,9 @@ def check(api: API, unit: Unit, obj: Any) -> None:
         probe = json_copy(obj)
         api.convert(kind, probe, a, b)
         if probe != obj:
-            from compatfuzz.semantic import diff
-
-            changes = diff(obj, probe, schema=kind.schema(a))
+            # the exact change, not the semantic one: popping an empty list is a mutation
+            # semantic equality cannot see (issue 10)
+            changes = literal_diff(obj, probe)
             raise NotEquivalent(
                 f"converting {a} -> {b} mutated its input:\n{_render(changes)}", diff=changes
             )
@@ -282,20 +327,22 @@ def check(api: API, unit: Unit, obj: Any) -> None:
             _expect_equal(api.convert(kind, json_copy(direct), c, hub),
                           api.convert(kind, json_copy(via), c, hub), kind, hub,
                           f"{a} -> {b} -> {c} differs from {a} -> {c}, as the hub {hub} "
-                          "sees them")
+                          "sees them", api=api)
         else:
-            _expect_equal(direct, via, kind, c, f"{a} -> {b} -> {c} differs from {a} -> {c}")
+            _expect_equal(direct, via, kind, c, f"{a} -> {b} -> {c} differs from {a} -> {c}",
+                          api=api)
     elif prop is Property.DEFAULT_IDEMPOTENT:
         (a,) = vs
         once = api.default(kind, a, json_copy(obj))
         twice = api.default(kind, a, json_copy(once))
-        _expect_equal(once, twice, kind, a, f"defaulting {a} twice differs from once")
+        _expect_equal(once, twice, kind, a, f"defaulting {a} twice differs from once", api=api)
     elif prop is Property.DEFAULT_COMMUTES:
         a, b = vs
         first = api.convert(kind, api.default(kind, a, json_copy(obj)), a, b)
         second = api.default(kind, b, api.convert(kind, json_copy(obj), a, b))
         _expect_equal(second, first, kind, b,
-                      f"default({a}) then convert to {b} differs from convert then default({b})")
+                      f"default({a}) then convert to {b} differs from convert then default({b})",
+                      api=api)
     else:  # pragma: no cover - Property is closed
         raise AssertionError(prop)
 
@@ -314,6 +361,7 @@ class Recorder:
                  coverage: Any = None) -> None:
         self.calls = 0
         self.failure: tuple[Any, BaseException] | None = None
+        self.output = ""  # stdout/stderr of the converters on the failing example
         self.stop = stop
         self.deadline = deadline
         self.coverage = coverage  # a compatfuzz.strategies Coverage, or None
@@ -334,8 +382,10 @@ class Recorder:
                 and time.monotonic() > self.deadline):
             raise _OutOfTime
 
-    def failed(self, obj: Any, exc: BaseException) -> None:
+    def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
+        """``obj`` failed with ``exc``; ``output`` is what the converters printed on it."""
         self.failure = (obj, exc)
+        self.output = output
 
 
 class _OutOfTime(KeyboardInterrupt):
@@ -368,6 +418,7 @@ def build_test(
 
     from compatfuzz.roundtrip._database import namespaced
     from compatfuzz.roundtrip._profiles import get_profile
+    from compatfuzz.roundtrip._usercode import Capture
 
     base = settings if settings is not None else get_profile("default")
     db = base.database
@@ -376,13 +427,17 @@ def build_test(
     strategy = strategy_for(api, kind, unit.versions[0])
 
     def compatfuzz_property(obj: Any) -> None:
-        if recorder is not None:
-            recorder.before(obj)
-        try:
+        if recorder is None:
             check(api, unit, obj)
+            return
+        recorder.before(obj)
+        # each example's output is kept with its failure, not printed (issue 10)
+        capture = Capture()
+        try:
+            with capture:
+                check(api, unit, obj)
         except Exception as exc:
-            if recorder is not None:
-                recorder.failed(obj, exc)
+            recorder.failed(obj, exc, capture.text)
             raise
 
     compatfuzz_property.__qualname__ = compatfuzz_property.__name__ = re.sub(

@@ -1,4 +1,5 @@
-"""Event consumers that write files: the JSON report, counterexample files, JUnit XML.
+"""Event consumers that write files: the JSON report, counterexample files, JUnit XML and
+the HTML page (rendered by ``_html`` from the same document as the JSON report).
 
 The report and the JUnit file are rewritten atomically (temp file + rename) when a unit
 starts or ends, so a run killed at any point, even by SIGKILL, leaves complete, parseable
@@ -84,9 +85,10 @@ class ReportWriter:
     folder up to date.  :meth:`found` takes the runner's ``on_failure`` callbacks."""
 
     def __init__(self, report: Path | None, counterexamples: Path,
-                 junit: Path | None = None) -> None:
+                 junit: Path | None = None, html: Path | None = None) -> None:
         self.report = report
         self.junit = junit
+        self.html = html
         self.counterexamples = counterexamples
         self.doc: dict[str, Any] = {}
         self.results: list[UnitResult] = []
@@ -177,6 +179,10 @@ class ReportWriter:
                "notices": self.notices}
         if self.report is not None:
             atomic_write(self.report, json.dumps(doc, indent=2) + "\n")
+        if self.html is not None and self.doc:
+            from compatfuzz.roundtrip._html import render_html
+
+            atomic_write(self.html, render_html(doc, self.planned))
         if self.junit is not None and self.doc:
             write_junit(self.junit, self.results, planned=self.planned,
                         running=set(self.running))

@@ -58,9 +58,10 @@ from compatfuzz.roundtrip._properties import (
     iter_failures,
     units,
 )
+from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.schema._limits import check_generation_limits
 
-__all__ = ["DEFAULT_EXAMPLE_DEADLINE", "run", "run_unit", "unit_seed"]
+__all__ = ["DEFAULT_EXAMPLE_DEADLINE", "Count", "LiveCounts", "run", "run_unit", "unit_seed"]
 
 _UNBOUNDED = 1_000_000_000
 #: Seconds one example (generating and checking it) may take before its unit fails.
@@ -97,8 +98,9 @@ class _Watch(Recorder):
 
     def __init__(self, *, unit: Unit, api: API, seed: int | None, coverage: Any,
                  stop: Any, alarm: Alarm, on_failure: FailureCallback | None,
-                 heartbeat: Any) -> None:
+                 heartbeat: Any, counter: Any = None) -> None:
         super().__init__(stop=stop, coverage=coverage)
+        self.counter = counter
         self.unit = unit
         self.api = api
         self.seed = seed
@@ -113,13 +115,15 @@ class _Watch(Recorder):
         self.current = obj
         if self.heartbeat is not None:
             self.heartbeat.value = time.monotonic()
+        if self.counter is not None:
+            self.counter.value += 1
         if self.setup_error is not None:
             raise _SetupFailed
         self.alarm.arm()
         super().before(obj)
 
-    def failed(self, obj: Any, exc: BaseException) -> None:
-        super().failed(obj, exc)
+    def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
+        super().failed(obj, exc, output)
         if self.setup_error is None and _setup_error(exc) is not None:
             self.setup_error = exc
             return
@@ -137,6 +141,7 @@ class _Watch(Recorder):
             error_type=type(failure).__name__,
             diff=diff_to_json(getattr(failure, "diff", None)), seed=self.seed,
             reproduce=reproduce, shrunk=shrunk, config=self.api.source,
+            traceback=find_user_traceback(failure), output=self.output,
         )
 
 
@@ -188,6 +193,7 @@ def run_unit(
     example_deadline: float | None = DEFAULT_EXAMPLE_DEADLINE,
     on_failure: FailureCallback | None = None,
     heartbeat: Any = None,
+    counter: Any = None,
 ) -> UnitResult:
     """Run one unit to completion (or to ``budget`` seconds, or until ``stop`` is set).
 
@@ -213,7 +219,8 @@ def run_unit(
                           f"{type(exc).__name__}: {exc}")
     alarm = Alarm(example_deadline)
     recorder = _Watch(unit=unit, api=api, seed=seed, coverage=coverage, stop=stop,
-                      alarm=alarm, on_failure=on_failure, heartbeat=heartbeat)
+                      alarm=alarm, on_failure=on_failure, heartbeat=heartbeat,
+                      counter=counter)
     base = get_profile(profile)
     overrides: dict[str, Any] = {"database": database, "verbosity": Verbosity.quiet,
                                  "print_blob": True}
@@ -297,6 +304,40 @@ def run_unit(
                       coverage_json)
 
 
+class Count:
+    """A number another thread may read while a unit runs (``.value``, like a
+    ``multiprocessing.Value``, which workers use instead)."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class LiveCounts:
+    """Examples run so far across the units of a :func:`run`, readable from another thread
+    while the run is busy inside a unit: the CLI's live line shows them with a rate and the
+    time left (issue 10, item 11)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, Any] = {}
+        self.finished = 0
+
+    def start(self, unit: Unit, counter: Any) -> None:
+        with self._lock:
+            self._running[unit.id] = counter
+
+    def finish(self, unit: Unit, examples: int) -> None:
+        with self._lock:
+            self._running.pop(unit.id, None)
+            self.finished += examples
+
+    @property
+    def examples(self) -> int:
+        """Examples run by finished units plus the running units' so far."""
+        with self._lock:
+            return self.finished + sum(int(c.value) for c in self._running.values())
+
+
 def notice_of(db: Any) -> Notice | None:
     """A ``Notice`` if ``db`` (a ``FallbackDatabase``) gave up on its shared database."""
     message = getattr(db, "notice", None)
@@ -339,6 +380,7 @@ def run(
     stop: threading.Event | None = None,
     example_deadline: float | None = DEFAULT_EXAMPLE_DEADLINE,
     on_failure: FailureCallback | None = None,
+    live: LiveCounts | None = None,
 ) -> Iterator[Event]:
     """Run every property for every version pair of ``apis``; yield events as they happen.
 
@@ -353,7 +395,8 @@ def run(
     longer.  ``on_failure(counterexample)`` is called, in this process, the moment a unit
     finds its first failure (unshrunk, ``shrunk=False``) and then at most every 2 s while
     it shrinks: a generator cannot yield from inside a running Hypothesis test, and a
-    failure must reach the disk before a kill can lose it.
+    failure must reach the disk before a kill can lose it.  ``live`` (a
+    :class:`LiveCounts`) counts examples as they run, for a progress display.
 
     Example::
 
@@ -367,7 +410,12 @@ def run(
 
     .. versionadded:: 0.1
     """
-    from compatfuzz.roundtrip._database import database_label, open_database
+    from compatfuzz.roundtrip._database import (
+        database_label,
+        default_database_path,
+        open_database,
+        project_home,
+    )
     from compatfuzz.roundtrip._profiles import profile_name
 
     profile_name(profile)
@@ -385,8 +433,16 @@ def run(
     deadline = _deadline_arg(example_deadline)
     run_seed = seed
     selected = _select(api_list, properties, only)
-    if isinstance(database, str):
-        db_obj, db_label = open_database(database), database_label(database)
+    # beside the (first) config, not in the working directory (issue 10, item 6)
+    source = next((a.source for a in api_list if a.source), None)
+    home = project_home(source) if source is not None else None
+    if database == "" and home is not None:
+        db_label = database_label("", home=home)
+        database = str(default_database_path(home))  # workers open the same folder
+        db_obj = open_database(database)
+    elif isinstance(database, str):
+        db_obj = open_database(database, home=home)
+        db_label = database_label(database, home=home)
     elif database is None:
         db_obj, db_label = None, "none"
     else:
@@ -412,9 +468,13 @@ def run(
         while queue and not stop.is_set():
             api, unit = queue.popleft()
             yield UnitStarted(unit)
+            counter = Count()
+            if live is not None:
+                live.start(unit, counter)
             try:
                 result = run_unit(api, unit, database=db_obj, stop=stop,
-                                  on_failure=on_failure, **options(unit, len(queue) + 1))
+                                  on_failure=on_failure, counter=counter,
+                                  **options(unit, len(queue) + 1))
             except KeyboardInterrupt:  # pragma: no cover - outside the test body
                 stop.set()
                 result = UnitResult(unit, Status.INTERRUPTED, 0, 0.0, None, None,
@@ -424,6 +484,8 @@ def run(
                 told = True
                 yield notice
             results.append(result)
+            if live is not None:
+                live.finish(unit, result.examples)
             yield UnitFinished(result)
             if result.status is Status.INTERRUPTED:
                 stop.set()
@@ -432,7 +494,7 @@ def run(
 
         yield from run_pool(api_list, selected, workers=workers, database=database,
                              db_obj=db_obj, stop=stop, options=options, results=results,
-                             on_failure=on_failure, deadline=deadline)
+                             on_failure=on_failure, deadline=deadline, live=live)
     reason = StopReason.INTERRUPTED if stop.is_set() else StopReason.COMPLETED
     if reason is StopReason.COMPLETED and duration is not None:
         reason = StopReason.DURATION

@@ -103,7 +103,7 @@ def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
     _WORKER["stop"] = stop
 
 
-def _worker_main(job: dict[str, Any], conn: Any, heartbeat: Any) -> None:
+def _worker_main(job: dict[str, Any], conn: Any, heartbeat: Any, counter: Any = None) -> None:
     """A worker process: run one unit, send ``("failure", cx)`` updates, a possible
     ``("notice", Notice)``, then ``("result", UnitResult)``.
 
@@ -118,7 +118,7 @@ def _worker_main(job: dict[str, Any], conn: Any, heartbeat: Any) -> None:
     try:
         _init_worker(job["sources"], job["database"], job["stop"])
         result = run_unit(_WORKER["apis"][unit.api], unit, database=_WORKER["database"],
-                          stop=_WORKER["stop"], heartbeat=heartbeat,
+                          stop=_WORKER["stop"], heartbeat=heartbeat, counter=counter,
                           on_failure=lambda cx: conn.send(("failure", cx)), **options)
     except BaseException as exc:  # never leave the parent without an answer
         result = UnitResult(unit, Status.ERROR, 0, 0.0, options.get("seed"), None,
@@ -139,7 +139,9 @@ class _Worker:
         self.unit = unit
         self.conn, child_conn = ctx.Pipe(duplex=False)
         self.heartbeat = ctx.Value("d", 0.0, lock=False)
-        self.process = ctx.Process(target=target, args=(job, child_conn, self.heartbeat),
+        self.examples = ctx.Value("q", 0, lock=False)  # read by the live progress line
+        self.process = ctx.Process(target=target, args=(job, child_conn, self.heartbeat,
+                                                        self.examples),
                                    daemon=True, name=f"compatfuzz {unit.id}")
         self.process.start()
         child_conn.close()
@@ -198,7 +200,7 @@ class _Worker:
 def run_pool(api_list: list[API], selected: list[tuple[API, Unit]], *, workers: int,
               database: Any, db_obj: Any, stop: threading.Event, options: Any,
               results: list[UnitResult], on_failure: FailureCallback | None,
-              deadline: float | None) -> Iterator[Event]:
+              deadline: float | None, live: Any = None) -> Iterator[Event]:
     methods = multiprocessing.get_all_start_methods()
     forkable = "fork" in methods and os.name == "posix"
     if not forkable and any(a.source is None for a in api_list):
@@ -227,6 +229,8 @@ def run_pool(api_list: list[API], selected: list[tuple[API, Unit]], *, workers: 
                 running[unit] = _Worker(ctx, unit, _worker_main, {
                     "parent": parent, "sources": sources, "database": spec,
                     "stop": mp_stop, "unit": unit, "options": opts})
+                if live is not None:
+                    live.start(unit, running[unit].examples)
             if mp_stop.is_set() and not running:
                 break
             try:
@@ -260,6 +264,8 @@ def run_pool(api_list: list[API], selected: list[tuple[API, Unit]], *, workers: 
                     told = True
                     yield w.notice
                 results.append(result)
+                if live is not None:
+                    live.finish(unit, result.examples)
                 if result.status is Status.INTERRUPTED:
                     stop.set()
                 yield UnitFinished(result)

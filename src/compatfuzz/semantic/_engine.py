@@ -1258,6 +1258,10 @@ class Compiler:
         if fmt == "date-time":
             return done(TimeNode())
         if fmt == "duration":
+            # Kubernetes validates format: duration as a Go duration (kube-openapi's
+            # strfmt, metav1.Duration): "90m" == "1h30m0s", not ISO 8601 (issue 10)
+            if self.schema is not None and self.schema.kubernetes:
+                return done(GoDurationNode())
             return done(DurationNode())
         if fmt == "int-or-string":
             return done(self.any(state))

@@ -1,0 +1,213 @@
+"""Write a commented compatfuzz.toml for a CRD, or for one schema file per version.
+
+Then the first run is one more command: compatfuzz fuzz.  FILE is one CRD file, or one
+schema file per version (VERSION=FILE, or FILE whose name is the version: v1.json
+v2.json).  Without --convert a starter converter module is written next to the config
+(never over an existing file): edit it to do the real conversion.  The written config is
+loaded before this command returns, so a mistake shows now, with its fix.  Exit status:
+0 written, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "run"]
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", metavar="FILE", nargs="+",
+                        help="a CRD file, or one schema file per version (VERSION=FILE)")
+    parser.add_argument("--config", metavar="FILE", type=Path,
+                        default=Path("compatfuzz.toml"),
+                        help="the config to write (default: ./compatfuzz.toml)")
+    parser.add_argument("--name", help="the API's name in test ids (default: from the CRD "
+                        "or the schema folder)")
+    parser.add_argument("--convert", metavar="MODULE:FUNCTION",
+                        help="your converter, convert(obj, desired_api_version) -> obj "
+                        "(default: write a starter module to edit)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite an existing config")
+
+
+def _rel(path: Path, folder: Path) -> str:
+    try:
+        return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
+    except ValueError:  # another drive
+        return str(path.resolve())
+
+
+def _toml(value: str) -> str:
+    return json.dumps(value)  # a TOML basic string is a JSON string
+
+
+def _line(code: str, comment: str) -> str:
+    """``code  # comment`` with the comments of a block lined up."""
+    return f"{code:<38}  # {comment}"
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_").lower()
+    return slug or "api"
+
+
+def _crd_api(path: Path, folder: Path, name: str | None) -> tuple[list[str], str, bool]:
+    """(config lines, API name, typed) for a CRD file."""
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.schema import load_crds
+
+    crds = load_crds(path)
+    if not crds:
+        raise SchemaLoadError("no CustomResourceDefinition in this file", source=str(path),
+                              hint="name a CRD file, or one schema file per version")
+    lines: list[str] = []
+    first = name or _slug(crds[0].plural or crds[0].kind)
+    served = [v.name for c in crds for v in c.versions if v.served and v.schema]
+    if len(set(served)) < 2:
+        raise SchemaLoadError(
+            f"the CRD serves {len(set(served))} version(s) with a schema ({', '.join(served)}); "
+            "there is no version pair to round-trip", source=str(path),
+            hint="add the other served versions to the CRD, or name one schema file per "
+                 "version: compatfuzz init v1=v1.json v2=v2.json",
+        )
+    kinds = ", ".join(c.kind for c in crds)
+    storage = crds[0].storage_version
+    lines += [
+        "[[api]]",
+        _line(f"name = {_toml(first)}", "short name used in test ids"),
+        _line(f"crd = {_toml(_rel(path, folder))}", "relative to this file"),
+        f"# kinds: {kinds}; served versions: {', '.join(dict.fromkeys(served))}; "
+        f"storage: {storage}",
+        _line(f"# hub = {_toml(storage or served[-1])}",
+              "the version objects convert through (default: storage)"),
+        _line('# pipeline = "apiserver"', 'judged as the API server would (the default for '
+              'CRDs); "plain" compares dicts'),
+    ]
+    return lines, first, True
+
+
+def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list[str], str,
+                                                                          bool]:
+    from compatfuzz.errors import SchemaLoadError
+
+    versions: dict[str, Path] = {}
+    for item in files:
+        version, sep, file = item.partition("=")
+        path = Path(file if sep else item)
+        if not sep:
+            version = path.stem
+        if not path.is_file():
+            raise SchemaLoadError("file not found", source=str(path),
+                                  hint="check the path (VERSION=FILE names a version)")
+        if version in versions:
+            raise SchemaLoadError(
+                f"two files for version {version!r}", source=str(path),
+                hint="name the versions: compatfuzz init v1=a/schema.json v2=b/schema.json",
+            )
+        versions[version] = path
+    if len(versions) < 2:
+        raise SchemaLoadError(
+            "one schema file is one version; a round trip needs two or more",
+            source=files[0],
+            hint="name one schema file per version: compatfuzz init v1=schemas/v1.json "
+                 "v2=schemas/v2.json (or name a CRD file)",
+        )
+    first_parent = next(iter(versions.values())).resolve().parent
+    api = name or _slug(first_parent.name)
+    table = ", ".join(f"{_toml(v) if not re.fullmatch(r'[A-Za-z0-9_-]+', v) else v} = "
+                      f"{_toml(_rel(p, folder))}" for v, p in versions.items())
+    lines = [
+        "[[api]]",
+        _line(f"name = {_toml(api)}", "short name used in test ids"),
+        _line(f"schemas = {{ {table} }}", "version = file, relative to this file"),
+        _line('# kind = "Order"', "with group =, objects carry apiVersion group/version"),
+        '# group = "example.com"',
+    ]
+    return lines, api, False
+
+
+_STUB = '''"""Convert {what} between versions (a starter written by `compatfuzz init`: edit it).
+
+compatfuzz calls convert(obj, desired_api_version) for every pair of versions and checks
+that nothing is lost on the way: `compatfuzz fuzz`, or `pytest`.
+"""
+
+
+def convert(obj, desired_api_version):
+    out = dict(obj)  # never change obj itself: the no_mutation property checks that
+    # TODO: move the fields that were renamed, split or restructured between versions.
+{typed}    return out
+'''
+
+
+def run(args: argparse.Namespace) -> int:
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.roundtrip import load_config
+    from compatfuzz.schema import read_documents
+
+    config: Path = args.config
+    if config.is_dir():
+        config = config / "compatfuzz.toml"
+    if config.exists() and not args.force:
+        print(f"compatfuzz init: error: {config} exists; pass --force to overwrite it, or "
+              "--config OTHER.toml", file=sys.stderr)
+        return EXIT_USAGE
+    folder = config.parent
+    first = Path(args.files[0].partition("=")[2] or args.files[0])
+    is_crd = len(args.files) == 1 and first.is_file() and any(
+        isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
+        for d in read_documents(first))
+    if len(args.files) == 1 and not first.is_file():
+        raise SchemaLoadError("file not found", source=str(first),
+                              hint="name a CRD file, or one schema file per version")
+    lines, name, typed = (_crd_api(first, folder, args.name) if is_crd
+                          else _schemas_api(args.files, folder, args.name))
+    stub: Path | None = None
+    convert = args.convert
+    if convert is None:
+        module = f"{_slug(name)}_conversion"
+        stub = folder / f"{module}.py"
+        convert = f"{module}:convert"
+    lines.append(_line(f"convert = {_toml(convert)}",
+                       "module:function, the module relative to this file"))
+    lines += [
+        '# or: to_hub = "mod:to_hub" and from_hub = "mod:from_hub"; or converters = '
+        '{ "v1->v2" = "mod:f", ... }',
+        _line('# defaulters = { v1 = "mod:default_v1" }', "adds the default_* properties"),
+        _line('# webhook = "https://127.0.0.1:9443/convert"', "or test a running webhook"),
+    ]
+    header = [
+        f"# compatfuzz.toml: written by `compatfuzz init {' '.join(args.files)}`.",
+        "# Run every property for every version pair:  compatfuzz fuzz",
+        "# ... or as tests:                            pytest",
+        "# Every key: compatfuzz fuzz --help, and the README's Commands section.",
+        "",
+    ]
+    folder.mkdir(parents=True, exist_ok=True)
+    config.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+    wrote = [str(config)]
+    if stub is not None and not stub.exists():
+        stub.write_text(_STUB.format(
+            what="objects" if not is_crd else name,
+            typed=("    out[\"apiVersion\"] = desired_api_version  # the API server needs it\n"
+                   if typed else "")), encoding="utf-8")
+        wrote.append(f"{stub} (a starter converter: edit it)")
+    try:
+        apis: list[Any] = load_config(config)
+    except SchemaLoadError as exc:
+        print(f"compatfuzz init: wrote {', '.join(wrote)}, but it does not load yet:",
+              file=sys.stderr)
+        raise exc from None
+    pairs = sum(len(k.versions) * (len(k.versions) - 1) for a in apis for k in a.kinds)
+    print(f"compatfuzz init: wrote {', '.join(wrote)}", file=sys.stderr)
+    where = "" if folder.resolve() == Path.cwd().resolve() else f" --config {config}"
+    print(f"  {pairs} version pairs to check; next: compatfuzz fuzz{where}", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,78 @@
+"""``compatfuzz init``: a commented config for a CRD or schema files, so that the first
+run is two commands (issue 10)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compatfuzz.cli import main
+from compatfuzz.roundtrip import load_config
+
+REPO = Path(__file__).resolve().parents[1]
+FROBBER = REPO / "examples" / "frobber"
+
+
+def test_init_for_a_crd_then_fuzz_is_the_whole_first_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(FROBBER / "crd.yaml", tmp_path / "crd.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "crd.yaml"]) == 0
+    text = (tmp_path / "compatfuzz.toml").read_text()
+    assert 'crd = "crd.yaml"' in text and 'convert = "frobbers_conversion:convert"' in text
+    assert "# kinds: Frobber; served versions: v6, v7beta1; storage: v6" in text
+    assert "compatfuzz fuzz" in capsys.readouterr().err
+    (api,) = load_config(tmp_path / "compatfuzz.toml")
+    assert api.name == "frobbers" and list(api.kinds[0].versions) == ["v6", "v7beta1"]
+    # the starter converter runs: the only failures are the real schema differences
+    rc = main(["fuzz", "--database", "none", "--max-examples", "10", "--seed", "1"])
+    assert rc in (0, 1)
+    err = capsys.readouterr().err
+    assert "error" not in err.lower().replace("errors", "")
+    assert "pruned" in err  # v6's param and v7beta1's widthInInches are not in the other
+
+
+def test_init_for_schema_files_writes_a_config_that_passes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    for v in ("v1", "v2"):
+        (tmp_path / "schemas").mkdir(exist_ok=True)
+        (tmp_path / "schemas" / f"{v}.json").write_text(json.dumps(schema))
+    config = tmp_path / "compatfuzz.toml"
+    assert main(["init", "--config", str(config), f"alpha={tmp_path / 'schemas' / 'v1.json'}",
+                 str(tmp_path / "schemas" / "v2.json")]) == 0
+    text = config.read_text()
+    assert 'schemas = { alpha = "schemas/v1.json", v2 = "schemas/v2.json" }' in text
+    assert main(["fuzz", "--config", str(config), "--database", "none",
+                 "--max-examples", "10"]) == 0
+
+
+@pytest.mark.parametrize(("setup", "args", "needle"), [
+    ("exists", ["crd.yaml"], "pass --force"),
+    ("", ["one.json"], "fix: name one schema file per version"),
+    ("", ["missing.yaml"], "missing.yaml: file not found"),
+])
+def test_init_mistakes_exit_2_with_a_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         setup: str, args: list[str], needle: str) -> None:
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.chdir(tmp_path)
+    try:
+        _mistake(tmp_path, capsys, setup, args, needle)
+    finally:
+        monkeypatch.undo()
+
+
+def _mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str], setup: str,
+             args: list[str], needle: str) -> None:
+    shutil.copy(FROBBER / "crd.yaml", tmp_path / "crd.yaml")
+    (tmp_path / "one.json").write_text('{"type": "object"}')
+    if setup == "exists":
+        (tmp_path / "compatfuzz.toml").write_text("# mine\n")
+    assert main(["init", *args]) == 2
+    assert needle in capsys.readouterr().err
+    if setup == "exists":
+        assert (tmp_path / "compatfuzz.toml").read_text() == "# mine\n"
