@@ -81,10 +81,10 @@ def examples_to_failure(api: Any, unit: Any, seed: int, cap: int) -> int | None:
     class FirstFailure(Recorder):
         first: int | None = None
 
-        def failed(self, obj: Any, exc: BaseException) -> None:
+        def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
             if self.first is None:
                 self.first = self.calls
-            super().failed(obj, exc)
+            super().failed(obj, exc, output)
 
     recorder = FirstFailure()
     test_settings = settings(get_profile("default"), max_examples=cap, database=None,

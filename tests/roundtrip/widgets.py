@@ -114,8 +114,13 @@ def canonical_time(value: Any) -> Any:
         instant = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return value
-    utc = instant.astimezone(datetime.timezone.utc)
-    text = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        utc = instant.astimezone(datetime.timezone.utc)
+    except OverflowError:  # 0001-01-01T00:30:00+01:00 is in year 0: leave it as written
+        return value
+    # strftime("%Y") does not zero-pad years before 1000 on glibc ("1-01-01T...", a bug
+    # the swarm generator's zero time found in this converter)
+    text = f"{utc.year:04d}" + utc.strftime("-%m-%dT%H:%M:%S")
     if m.group(1):
         text += m.group(1)
     return text + "Z"
