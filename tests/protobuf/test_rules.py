@@ -152,6 +152,41 @@ def test_rule(rule: str, new_body: str, path: str, witnessed: bool) -> None:
                             else Status.UNCONFIRMED)
 
 
+def test_renumbering_onto_a_reused_number() -> None:
+    """Envoy 1.35 MaxMindConfig: number 2 renamed, the old name moved to number 5."""
+    new = _edit(("int32 weight = 3;", "int32 load = 3; int32 weight = 11;"))
+    report = diff_protos(api(BASE), api(new))
+    (f,) = report.by_rule("proto-field-renumbered")
+    assert (f.path, f.old, f.new) == ("demo.v1.Cluster.weight", 3, 11)
+    assert f.status is Status.CONFIRMED and "binary" in f.witness.reason
+    assert not report.by_rule("proto-field-renamed")
+
+
+@pytest.mark.parametrize(("old_rule", "new_rule", "tighter"), [
+    ("uint32 = {gt: 0}", "uint32 = {gte: 0}", False),
+    ("uint32 = {gte: 0}", "uint32 = {gt: 0}", True),
+    ("uint32 = {lte: 10}", "uint32 = {lt: 10}", True),
+    ("uint32 = {lt: 10}", "uint32 = {lt: 11}", False),
+    ("uint32 = {gt: 1}", "uint32 = {gt: 1, lt: 9}", True),
+])
+def test_bounds_compare_as_bounds(old_rule: str, new_rule: str, tighter: bool) -> None:
+    body = "message B { uint32 v = 1 [(validate.rules).RULE]; }\n"
+    report = diff_protos(api(body.replace("RULE", old_rule)),
+                         api(body.replace("RULE", new_rule)), budget=80)
+    rules = {f.rule for f in report.findings}
+    assert rules == {"proto-validate-tightened" if tighter else "proto-validate-relaxed"}
+    if tighter:
+        assert report.findings[0].status is Status.CONFIRMED
+
+
+def test_skip_relaxes() -> None:
+    body = ("message In { string s = 1 [(validate.rules).string.min_len = 1]; }\n"
+            "message Out { In in = 1 SKIP; }\n")
+    report = diff_protos(api(body.replace("SKIP", "")),
+                         api(body.replace("SKIP", "[(validate.rules).message.skip = true]")))
+    assert [f.rule for f in report.findings] == ["proto-validate-relaxed"]
+
+
 def test_every_breaking_rule_has_a_case() -> None:
     covered = {c[0] for c in CASES} | {"proto-package-removed", "proto-field-default-changed"}
     breaking = {r for r, rule in PROTO_RULES.items() if rule.severity is Severity.ERROR}
@@ -201,6 +236,13 @@ XDS_MSG = ('syntax = "proto3";\npackage demo.v3;\nimport "xds/annotations/v3/sta
 XDS_FIELD = ('syntax = "proto3";\npackage demo.v3;\nimport "xds/annotations/v3/status.proto";\n'
              "message M { int32 a = 1;\n"
              "  int32 b = 2 [(xds.annotations.v3.field_status).work_in_progress = true]; }\n")
+
+
+def test_removed_wip_package_is_exempt() -> None:
+    old = compile_text(UDPA_WIP)
+    new = compile_text('syntax = "proto3";\npackage demo.other;\nmessage Z { int32 a = 1; }\n')
+    (f,) = diff_protos(old, new).by_rule("proto-package-removed")
+    assert f.ignored and "work in progress" in f.ignore_reason
 
 
 @pytest.mark.parametrize(("text", "reason"), [

@@ -335,13 +335,17 @@ def _proto_targets(paths: Sequence[Path], include: list[Path]) -> list[str]:
     for given in paths:
         p = given.resolve()
         if p.is_dir():
-            if p not in include:
-                include.insert(0, p)
             found = sorted(p.rglob("*.proto"))
             if not found:
                 raise SchemaLoadError("the folder holds no .proto file", source=str(p),
                                       hint="point at the root of the .proto tree")
-            targets.extend(str(f.relative_to(p)) for f in found)
+            # a folder inside an include folder is named from that root (so its imports,
+            # written from the root, name the same files); otherwise it is the root
+            root = next((folder for folder in include if p.is_relative_to(folder)), None)
+            if root is None:
+                include.insert(0, p)
+                root = p
+            targets.extend(str(f.relative_to(root)) for f in found)
             continue
         for folder in include:
             try:

@@ -265,7 +265,8 @@ def _enum(fd: FieldDescriptor, s: dict[str, Any], ctx: _Ctx) -> st.SearchStrateg
 
 
 def _nanos_split(total: int) -> tuple[int, int]:
-    seconds = int(total / 10**9)
+    """Seconds and nanos with the same sign (the Duration JSON mapping requires it)."""
+    seconds = abs(total) // 10**9 * (1 if total >= 0 else -1)
     return seconds, total - seconds * 10**9
 
 

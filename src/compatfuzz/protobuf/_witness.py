@@ -65,12 +65,35 @@ def by_name(msg: Message) -> Any:
 
 
 def _canon(msg: Message, *, by_name: bool) -> Any:
+    if msg.DESCRIPTOR.full_name == "google.protobuf.Any":
+        inner = _unpack(msg)
+        if inner is not None:  # packed bytes differ with map order: compare the contents
+            return ("any", msg.type_url, _canon(inner, by_name=by_name))
     out: dict[Any, Any] = {}
     for fd, value in msg.ListFields():
         if fd.is_extension:
             continue
         out[fd.name if by_name else fd.number] = _value_key(fd, value, by_name)
     return tuple(sorted(out.items(), key=lambda kv: str(kv[0])))
+
+
+def _unpack(msg: Message) -> Message | None:
+    from google.protobuf import message_factory
+
+    name = msg.type_url.rsplit("/", 1)[-1]
+    try:
+        desc = msg.DESCRIPTOR.file.pool.FindMessageTypeByName(name)
+        inner: Message = message_factory.GetMessageClass(desc).FromString(
+            msg.value)
+    except (KeyError, DecodeError):
+        return None
+    return inner
+
+
+def _named(msg: Message, names: set[str]) -> Any:
+    """Top-level fields in ``names``, keyed by name, values compared by number."""
+    return sorted((fd.name, _value_key(fd, v, False)) for fd, v in msg.ListFields()
+                  if fd.name in names and not fd.is_extension)
 
 
 def _scalar_key(fd: FieldDescriptor, v: Any, by_name: bool) -> Any:
@@ -149,7 +172,10 @@ def _breaks(old: ProtoSchema, new: ProtoSchema, name: str, old_msg: Message
         parsed = new_cls.FromString(data)
     except DecodeError as exc:
         return Break("binary", _binary_value(old, old_msg, data), f"NEW cannot decode it: {exc}")
-    if by_number(parsed) != old_key:
+    # by number, and by name for the fields both sides name: a number now holding another
+    # field (its old name moved to a new number) reads "the same" by number only
+    shared = set(old_msg.DESCRIPTOR.fields_by_name) & set(new_cls.DESCRIPTOR.fields_by_name)
+    if by_number(parsed) != old_key or _named(parsed, shared) != _named(old_msg, shared):
         try:
             reading = json_format.MessageToDict(parsed, preserving_proto_field_name=True,
                                                 descriptor_pool=new.pool)
