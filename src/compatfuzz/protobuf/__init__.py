@@ -14,21 +14,35 @@ import contextlib
 
 from compatfuzz.protobuf._diff import PROTO_RULES, ProtoReport, check_protos, diff_protos
 from compatfuzz.protobuf._load import ProtoSchema, load_protos
+from compatfuzz.protobuf._roundtrip import (
+    ENCODINGS,
+    Trip,
+    check_converter,
+    equivalent,
+    roundtrip_message,
+    roundtrip_test,
+)
 from compatfuzz.protobuf._strategies import from_message, to_json
 from compatfuzz.protobuf._validate import Violation, violations
 from compatfuzz.protobuf._witness import by_name, by_number
 
 __all__ = [
+    "ENCODINGS",
     "PROTO_RULES",
     "ProtoReport",
     "ProtoSchema",
+    "Trip",
     "Violation",
     "by_name",
     "by_number",
+    "check_converter",
     "check_protos",
     "diff_protos",
+    "equivalent",
     "from_message",
     "load_protos",
+    "roundtrip_message",
+    "roundtrip_test",
     "to_json",
     "violations",
 ]
