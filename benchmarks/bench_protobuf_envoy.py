@@ -81,6 +81,13 @@ def run_buf(buf: str, old: Path, new: Path, config: dict[str, Any]) -> tuple[lis
     return out, elapsed
 
 
+def _collector(seen: list[Any]) -> Any:
+    def draw(msg: Any) -> None:
+        seen.append(msg)
+
+    return draw
+
+
 def generate_check(schema: Any, *, examples: int, limit: int | None) -> dict[str, Any]:
     """Draw messages for each envoy.*.v3 message with validate rules; parse back binary and
     JSON; re-check rules. Counts failures per kind."""
@@ -103,7 +110,8 @@ def generate_check(schema: Any, *, examples: int, limit: int | None) -> dict[str
         seen: list[Any] = []
         draw = settings(max_examples=examples, database=None, deadline=None,
                         suppress_health_check=list(HealthCheck), phases=[Phase.generate])(
-            given(from_message(name, schema=schema, max_depth=2, max_items=2))(seen.append))
+            given(from_message(name, schema=schema, max_depth=2, max_items=2))(
+                _collector(seen)))
 
         try:
             with warnings.catch_warnings(record=True) as caught:

@@ -549,6 +549,45 @@ def _make(cls: type[Message], chunks: Iterable[list[tuple[FieldDescriptor, Any]]
     return msg
 
 
+_NESTING: dict[str, float] = {}
+
+
+def _nesting(fd: FieldDescriptor) -> float:
+    """How deep a smallest valid value of ``fd`` must nest (inf: it cannot end)."""
+    if fd.message_type is None or (fd.is_repeated and not _required_by_rules(fd)):
+        return 0
+    return 1 + _type_nesting(fd.message_type)
+
+
+def _type_nesting(desc: Descriptor) -> float:
+    name = desc.full_name
+    if name in _NESTING:
+        return _NESTING[name]
+    _NESTING[name] = math.inf  # in progress: a cycle through required fields never ends
+    need = 0.0
+    seen: set[str] = set()
+    for fd in desc.fields:
+        oneof = fd.containing_oneof
+        if oneof is not None and not _synthetic(oneof):
+            if oneof.name in seen or not oneof_required(oneof.GetOptions()):
+                continue
+            seen.add(oneof.name)
+            need = max(need, min(_nesting(m) for m in oneof.fields))
+        elif _required_by_rules(fd):
+            need = max(need, _nesting(fd))
+    _NESTING[name] = need
+    return need
+
+
+def _required_by_rules(fd: FieldDescriptor) -> bool:
+    found = rules_of(fd)
+    rules = found[1] if found else None
+    if _required(fd, rules):
+        return True
+    sub = _sub(rules, "repeated") or _sub(rules, "map")
+    return bool(sub.get("min_items") or sub.get("min_pairs"))
+
+
 def _synthetic(oneof: Any) -> bool:
     """proto3 ``optional`` fields live in a synthetic one-member oneof named ``_name``."""
     return len(oneof.fields) == 1 and oneof.name == "_" + oneof.fields[0].name \
@@ -563,10 +602,11 @@ def _oneof(oneof: Any, ctx: _Ctx, depth: int, deep: bool
     if deep and not required and not forced:
         return st.just([])
     if deep or ctx.minimal:
-        scalars = [fd for fd in members if fd.message_type is None]
-        members = forced or scalars or members[:1] if required or forced else members
         if not (required or forced):
             return st.just([])
+        # the member needing the least nesting, so a required oneof inside a recursive
+        # type (Envoy's Matcher -> OnMatch -> Matcher) still bottoms out
+        members = forced or [min(members, key=_nesting)]
     options = [_field_value(fd, ctx, depth).map(functools.partial(_one, fd))
                for fd in members]
     chosen = st.one_of(options)

@@ -310,7 +310,7 @@ def _check_value(field: FieldDescriptor, value: Any, rules: Message, path: str,
         if kind == "any":
             if s.get("required") and not has:
                 yield Violation(path, "any.required", "value is required")
-            elif has:
+            elif has and full == "google.protobuf.Any":
                 url = value.type_url
                 if s.get("in") and url not in list(s["in"]):
                     yield Violation(path, "any.in", f"type {url!r} not allowed")
@@ -361,6 +361,9 @@ def _violations(msg: Message, path: str, depth: int) -> Iterator[Violation]:
                             "one member of the oneof must be set")
     for field in desc.fields:
         fpath = _join(path, field.name)
+        oneof = field.containing_oneof
+        if oneof is not None and msg.WhichOneof(oneof.name) != field.name:
+            continue  # PGV: a oneof member's rules (and proto3 optional's) apply when set
         value = getattr(msg, field.name)
         found = rules_of(field)
         rules = found[1] if found else None
