@@ -93,6 +93,12 @@ CASES: list[tuple[str, str, str, bool]] = [
      "demo.v1.Cluster.name", True),
     ("proto-validate-tightened", _edit(("max_items: 5", "max_items: 5, unique: true")),
      "demo.v1.Cluster.tags", True),
+    # past the sizes the generator reaches on its own: found by the near-bound search
+    ("proto-validate-tightened",
+     _edit(("string name = 1;", "string name = 1 [(validate.rules).string.max_len = 60];")),
+     "demo.v1.Cluster.name", True),
+    ("proto-validate-tightened", _edit(("max_items: 5", "max_items: 4")),
+     "demo.v1.Cluster.tags", True),
     ("proto-enum-removed", _edit(("  Mode mode = 4;\n", ""),
                                  ("enum Mode { MODE_UNSPECIFIED = 0; FAST = 1; SLOW = 2; }\n",
                                   "")), "demo.v1.Mode", False),
@@ -315,6 +321,17 @@ def test_cli_list_rules_and_mixed_inputs(tmp_path: Path,
     schema.write_text("{}")
     assert main(["diff", old, str(schema)]) == 2
     assert "one revision is protobuf" in capsys.readouterr().err
+
+
+def test_example_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[2] / "examples" / "protobuf"
+    assert main(["diff", str(root / "old"), str(root / "new"), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    confirmed = {f["rule"] + ":" + f["path"].rsplit(".", 1)[1] for f in doc["findings"]
+                 if f["status"] == "confirmed"}
+    assert confirmed == {"proto-validate-tightened:name", "proto-validate-tightened:tags",
+                         "proto-field-renamed:max_requests",
+                         "proto-enum-value-removed:RANDOM"}
 
 
 def test_cli_envoy_exception_flag(tmp_path: Path) -> None:

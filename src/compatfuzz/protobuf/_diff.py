@@ -26,6 +26,7 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
+from hypothesis import strategies as st
 
 from compatfuzz.compat import (
     Direction,
@@ -605,6 +606,10 @@ def _witness(pair: _Pair, f: Finding, budget: int, seed: int) -> Break | None:
         strategy = from_message(msg_name, schema=pair.old, minimal=True, force=force,
                                 max_depth=3, validate=False)
         found = search(pair.old, pair.new, msg_name, strategy, budget=budget, seed=seed)
+        if found is None and ctx[0] == "validate":
+            near = _near_bound(pair, msg_name, field_name, f.new, strategy)
+            if near is not None:
+                found = search(pair.old, pair.new, msg_name, near, budget=budget, seed=seed)
     except Exception:  # a message we cannot generate: stays unconfirmed
         found = None
     if found is not None or ctx[0] != "field":
@@ -623,6 +628,46 @@ def _witness(pair: _Pair, f: Finding, budget: int, seed: int) -> Break | None:
     return None if back is None else Break(back.encoding, back.value,
                                            back.reason.replace("NEW", "OLD") + " (written by NEW)",
                                            back.message, Side.RESPONSE)
+
+
+def _near_bound(pair: _Pair, msg_name: str, field_name: str, bound: Any,
+                base: st.SearchStrategy[Message]) -> st.SearchStrategy[Message] | None:
+    """Messages whose field sits just past NEW's bound (a string of ``max_len + 1``
+    characters, ``max_items + 1`` items, ``lte + 1``): sizes the generator rarely reaches
+    on its own. The search still checks that OLD accepts and NEW rejects them."""
+    try:
+        number = int(str(bound).split()[-1])
+    except (TypeError, ValueError):
+        return None
+    fd = pair.old.message(msg_name).fields_by_name[field_name.rsplit(".", 1)[1]]
+    values: list[Any] = []
+    if fd.is_repeated and fd.message_type is None and not _is_map(fd):
+        one: Any = "" if fd.type == FieldDescriptor.TYPE_STRING else 0
+        for n in (number - 1, number + 1):
+            if n >= 0:
+                values.append([f"v{i}" if isinstance(one, str) else i for i in range(n)])
+    elif fd.type == FieldDescriptor.TYPE_STRING and not fd.is_repeated:
+        values = ["a" * n for n in (number - 1, number + 1) if n >= 0]
+    elif fd.message_type is None and fd.enum_type is None and not fd.is_repeated and \
+            fd.type not in (FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_BYTES):
+        values = [number - 1, number, number + 1]
+    if not values:
+        return None
+
+    def place(pair_: tuple[Message, Any]) -> Message:
+        msg, value = pair_
+        out = type(msg)()
+        out.CopyFrom(msg)
+        try:
+            if fd.is_repeated:
+                getattr(out, fd.name)[:] = value
+            else:
+                setattr(out, fd.name, value)
+        except (TypeError, ValueError):  # out of the field's range
+            return msg
+        return out
+
+    return st.tuples(base, st.sampled_from(values)).map(place)
 
 
 def _counterpart(pair: _Pair, msg_name: str, old_field: str) -> str | None:
