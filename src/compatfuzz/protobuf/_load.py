@@ -23,7 +23,6 @@ import types
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor
@@ -453,24 +452,3 @@ def _is_descriptor_set(path: Path) -> bool:
     except UnicodeDecodeError:
         return True
     return False
-
-
-def looks_like_protobuf(spec: str) -> bool:
-    """Whether a command-line revision spec names protobuf input (for ``compatfuzz diff``)."""
-    if spec.startswith(("module:", "proto:")):
-        return True
-    p = Path(spec)
-    if p.suffix == ".proto" or p.suffix in _SET_SUFFIXES:
-        return True
-    if p.is_dir():
-        return any(p.rglob("*.proto"))
-    return False
-
-
-def message_json_name_map(desc: Descriptor) -> dict[str, Any]:
-    """``{json_name or name: field}`` for every field of ``desc`` (both spellings)."""
-    out: dict[str, Any] = {}
-    for f in desc.fields:
-        out[f.name] = f
-        out[f.json_name] = f
-    return out
