@@ -20,6 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "apiserver": {"schema", "strategies"},
     "roundtrip": {"schema", "strategies", "semantic", "apiserver"},
     "compat": {"schema", "strategies", "semantic"},
+    "protobuf": {"schema", "strategies", "semantic", "roundtrip", "compat"},
 }
 PARTS = set(ALLOWED) | {"cli", "pytest_plugin", "_commands"}
 

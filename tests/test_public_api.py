@@ -16,6 +16,7 @@ PUBLIC_MODULES = [
     "compatfuzz.apiserver",
     "compatfuzz.roundtrip",
     "compatfuzz.compat",
+    "compatfuzz.protobuf",
 ]
 
 

@@ -2,7 +2,9 @@
 
 OLD and NEW are files (CRD, OpenAPI, JSON Schema), FILE@VERSION (one served version of a
 CRD), FILE#NAME (one definition of a document, or one CRD of a file), or
-kubernetes:RELEASE:API_VERSION:KIND (a built-in kind). Exit status: 0 compatible,
+kubernetes:RELEASE:API_VERSION:KIND (a built-in kind). Protobuf APIs (Envoy's versioning
+policy): a .proto file or a folder of them, a descriptor set (.binpb/.pb/.desc/.protoset),
+module:pkg.foo_pb2, or proto:PATH to force it. Exit status: 0 compatible,
 1 breaking, 2 usage or input error.
 """
 
@@ -62,15 +64,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also show info-level findings")
     parser.add_argument("--list-rules", action="store_true",
                         help="list the rule ids and exit")
+    parser.add_argument("--proto-path", "-I", metavar="DIR", action="append", default=[],
+                        help="protobuf: an import folder for .proto inputs (protoc -I); "
+                        "repeatable")
+    parser.add_argument("--no-envoy-exceptions", action="store_true",
+                        help="protobuf: also fail on vNalpha packages and work-in-progress "
+                        "annotated elements (Envoy's policy exempts them)")
     parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
                         help="also let a $ref read files under DIR (default: only the "
                         "schema file's folder); repeatable")
 
 
-def _policy(args: argparse.Namespace) -> Policy:
-    policy = load_policy(args.ignore) if args.ignore else Policy()
-    overrides = dict(parse_severity(s) for s in args.severity)
+def _policy(args: argparse.Namespace, rules: Any = RULES) -> Policy:
+    policy = load_policy(args.ignore, rules=rules) if args.ignore else Policy()
+    overrides = dict(parse_severity(s, rules=rules) for s in args.severity)
     return policy.merged(Policy((), overrides)) if overrides else policy
+
+
+_PROTO_SUFFIXES = (".proto", ".binpb", ".pb", ".desc", ".protoset")
+
+
+def _is_protobuf(spec: str) -> bool:
+    """Protobuf input: ``proto:``/``module:`` prefixes, .proto or descriptor-set files, or a
+    folder holding .proto files (checked without importing protobuf)."""
+    from pathlib import Path
+
+    if spec.startswith(("proto:", "module:")):
+        return True
+    p = Path(spec)
+    if p.suffix in _PROTO_SUFFIXES:
+        return True
+    return p.is_dir() and next(iter(p.rglob("*.proto")), None) is not None
+
+
+def _protobuf() -> Any:
+    try:
+        import compatfuzz.protobuf as proto
+    except ImportError as exc:
+        from compatfuzz.errors import SchemaLoadError
+
+        raise SchemaLoadError(f"protobuf support is not installed ({exc.name} is missing)",
+                              source="compatfuzz diff",
+                              hint="pip install 'compatfuzz[protobuf]'") from None
+    return proto
 
 
 def _shown(f: Finding, verbose: bool) -> bool:
@@ -212,19 +248,40 @@ def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         for rule in RULES.values():
             print(f"{rule.id:<28} {rule.severity!s:<8} {rule.summary}")
+        try:
+            from compatfuzz.protobuf import PROTO_RULES
+        except ImportError:  # the protobuf extra is not installed
+            return 0
+        for rule in PROTO_RULES.values():
+            print(f"{rule.id:<28} {rule.severity!s:<8} {rule.summary}")
         return 0
     if args.old is None or args.new is None:
         print("compatfuzz diff: error: OLD and NEW are required", file=sys.stderr)
         return 2
-    policy = _policy(args)
     started: Started | None = None
     findings: tuple[Finding, ...] = ()
     notes: list[Note] = []
-    old, new = (load_revision(spec, ref_roots=args.allow_ref_root)
-                for spec in (args.old, args.new))
-    for event in check(old, new, direction=args.direction, policy=policy,
+    proto_inputs = [_is_protobuf(spec) for spec in (args.old, args.new)]
+    if any(proto_inputs):
+        if not all(proto_inputs):
+            print("compatfuzz diff: error: one revision is protobuf, the other is not\n"
+                  "  fix: compare two .proto trees / descriptor sets (or prefix both with "
+                  "proto:)", file=sys.stderr)
+            return 2
+        proto = _protobuf()
+        policy = _policy(args, proto.PROTO_RULES)
+        events: Any = proto.check_protos(
+            args.old, args.new, policy=policy, budget=args.budget,
+            dynamic=not args.no_dynamic, seed=args.seed,
+            envoy_exceptions=not args.no_envoy_exceptions, include=args.proto_path)
+    else:
+        policy = _policy(args)
+        old, new = (load_revision(spec, ref_roots=args.allow_ref_root)
+                    for spec in (args.old, args.new))
+        events = check(old, new, direction=args.direction, policy=policy,
                        budget=args.budget, whole_budget=args.whole_budget,
-                       dynamic=not args.no_dynamic, seed=args.seed):
+                       dynamic=not args.no_dynamic, seed=args.seed)
+    for event in events:
         if isinstance(event, Started):
             started = event
         elif isinstance(event, Note):

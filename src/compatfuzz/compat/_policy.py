@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compatfuzz.compat._model import RULES, Finding, Severity
+from compatfuzz.compat._model import RULES, Finding, Rule, Severity
 from compatfuzz.errors import InvalidArgument, SchemaLoadError
 
 __all__ = ["IgnoreEntry", "Policy", "load_policy", "parse_severity"]
@@ -77,11 +77,12 @@ class Policy:
         return Policy(self.ignores + other.ignores, {**self.severities, **other.severities})
 
 
-def _rule_id(value: Any, *, source: str, pointer: str, allow_star: bool) -> str:
+def _rule_id(value: Any, *, source: str, pointer: str, allow_star: bool,
+             known: Mapping[str, Rule] = RULES) -> str:
     if allow_star and value == "*":
         return "*"
-    if not isinstance(value, str) or value not in RULES:
-        close = difflib.get_close_matches(str(value), list(RULES), n=1)
+    if not isinstance(value, str) or value not in known:
+        close = difflib.get_close_matches(str(value), list(known), n=1)
         hint = (f"did you mean {close[0]!r}?" if close else
                 "run `compatfuzz diff --list-rules` for the rule ids")
         raise SchemaLoadError(f"unknown rule id {value!r}", source=source, pointer=pointer,
@@ -99,20 +100,24 @@ def _severity(value: Any, *, source: str, pointer: str) -> Severity:
         ) from None
 
 
-def parse_severity(text: str) -> tuple[str, Severity]:
-    """Parse a ``RULE=LEVEL`` command-line override."""
+def parse_severity(text: str, *, rules: Mapping[str, Rule] = RULES) -> tuple[str, Severity]:
+    """Parse a ``RULE=LEVEL`` command-line override; ``rules`` are the valid ids (another
+    rule family, such as protobuf's, passes its own)."""
     rule, sep, level = text.partition("=")
     if not sep:
         raise InvalidArgument(
             f"Expected RULE=LEVEL but got --severity={text!r}; "
             "for example --severity enum-value-added=warning"
         )
-    return (_rule_id(rule.strip(), source="--severity", pointer="", allow_star=False),
+    return (_rule_id(rule.strip(), source="--severity", pointer="", allow_star=False,
+                     known=rules),
             _severity(level.strip(), source="--severity", pointer=""))
 
 
-def load_policy(path: str | Path) -> Policy:
+def load_policy(path: str | Path, *, rules: Mapping[str, Rule] = RULES) -> Policy:
     """Read an ignore file (YAML or JSON); errors name the file, the entry and the fix.
+
+    ``rules`` are the valid rule ids (default: compat's; protobuf passes its own).
 
     Raises:
         SchemaLoadError: the file is unreadable or an entry is malformed.
@@ -157,7 +162,7 @@ def load_policy(path: str | Path) -> Policy:
             raise SchemaLoadError("ignore entry has no 'reason'", source=source,
                                   pointer=ptr, hint="say why this break is acceptable")
         rule = _rule_id(item.get("rule"), source=source, pointer=ptr + "/rule",
-                        allow_star=True)
+                        allow_star=True, known=rules)
         pattern = item.get("path", "*")
         if not isinstance(pattern, str):
             raise SchemaLoadError("'path' must be a string glob", source=source,
@@ -173,7 +178,7 @@ def load_policy(path: str | Path) -> Policy:
         raise SchemaLoadError("'severity' must map rule ids to levels", source=source,
                               pointer="/severity")
     severities = {
-        _rule_id(k, source=source, pointer=f"/severity/{k}", allow_star=False):
+        _rule_id(k, source=source, pointer=f"/severity/{k}", allow_star=False, known=rules):
             _severity(v, source=source, pointer=f"/severity/{k}")
         for k, v in sev_raw.items()
     }

@@ -1,0 +1,178 @@
+"""Round trips of protobuf messages: across encodings, and through version converters.
+
+Envoy reads the same config as binary (xDS), proto3 JSON and YAML (bootstrap files), with
+original field names or json names. A message must survive each of those trips; and a
+user's converter between package versions (``v2 -> v3`` style) must give a message NEW
+accepts and convert back to the original. Equality is protobuf-aware
+(:func:`equivalent`): presence counts (an explicit ``optional`` zero is not "unset"),
+implicit defaults equal unset, NaN equals NaN, map order and ``Any`` packing order do not
+matter, unknown fields are ignored. Differences are reported with semantic's field-path
+diff of the two JSON forms.
+
+Not yet wired into ``roundtrip``'s runner, ``compatfuzz fuzz`` config or the pytest plugin
+(issue 12 follow-up): today these are functions and a test builder for plain pytest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from hypothesis import given
+
+from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
+from compatfuzz.protobuf._load import ProtoSchema
+from compatfuzz.protobuf._strategies import from_message
+from compatfuzz.protobuf._validate import violations
+from compatfuzz.protobuf._witness import by_name, by_number
+
+__all__ = ["ENCODINGS", "Trip", "check_converter", "equivalent", "roundtrip_message",
+           "roundtrip_test"]
+
+ENCODINGS = ("binary", "json", "json-names", "yaml")
+
+
+@dataclass(frozen=True)
+class Trip:
+    """One failed trip: the encoding, the text/bytes sent, and what came back differently."""
+
+    encoding: str
+    sent: Any
+    problem: str
+
+
+def equivalent(a: Message, b: Message) -> bool:
+    """Whether two messages mean the same (see the module docstring for the relation).
+
+    Reflexive, symmetric and transitive: both sides are reduced to one canonical form.
+    """
+    return bool(by_number(a) == by_number(b) and by_name(a) == by_name(b))
+
+
+def _json(msg: Message, *, original_names: bool) -> Any:
+    return json_format.MessageToDict(msg, preserving_proto_field_name=original_names,
+                                     descriptor_pool=msg.DESCRIPTOR.file.pool)
+
+
+def _explain(a: Message, b: Message) -> str:
+    from compatfuzz.semantic import diff
+
+    try:
+        changes = diff(_json(a, original_names=True), _json(b, original_names=True))
+    except Exception:  # a message JSON cannot write: show both
+        return f"{a} != {b}"
+    text = str(changes)
+    return text if text else "the messages differ in a way JSON does not show (binary only)"
+
+
+def _trip(msg: Message, encoding: str) -> tuple[Any, Message]:
+    cls = type(msg)
+    pool = msg.DESCRIPTOR.file.pool
+    if encoding == "binary":
+        data = msg.SerializeToString()
+        return data, cls.FromString(data)
+    if encoding in ("json", "json-names"):
+        text = json_format.MessageToJson(msg, preserving_proto_field_name=encoding == "json",
+                                         descriptor_pool=pool)
+        return text, json_format.Parse(text, cls(), descriptor_pool=pool)
+    if encoding == "yaml":
+        plain = json.loads(json_format.MessageToJson(msg, preserving_proto_field_name=True,
+                                                     descriptor_pool=pool))
+        text = yaml.safe_dump(plain, sort_keys=False)
+        return text, json_format.ParseDict(yaml.safe_load(text), cls(), descriptor_pool=pool)
+    raise InvalidArgument(f"Expected one of {ENCODINGS} but got encoding={encoding!r}")
+
+
+def roundtrip_message(msg: Message, *, via: Iterable[str] = ENCODINGS) -> list[Trip]:
+    """Send ``msg`` through each encoding and back; the trips that changed it (empty: all
+    good). JSON uses original field names (``json``, as Envoy's YAML does) or json names
+    (``json-names``); YAML is the JSON form dumped by PyYAML."""
+    failed: list[Trip] = []
+    for encoding in via:
+        try:
+            sent, back = _trip(msg, encoding)
+        except (json_format.Error, ValueError, TypeError, yaml.YAMLError) as exc:
+            failed.append(Trip(encoding, None, f"{type(exc).__name__}: {exc}"))
+            continue
+        if not equivalent(msg, back):
+            failed.append(Trip(encoding, sent, _explain(msg, back)))
+    return failed
+
+
+def check_converter(msg: Message, new: ProtoSchema, message: str,
+                    up: Callable[[Message], Message],
+                    down: Callable[[Message], Message] | None = None) -> None:
+    """``up(msg)`` must be a ``message`` of NEW that passes its validate rules, and
+    ``down(up(msg))`` must be equivalent to ``msg``.
+
+    Raises:
+        ConverterError: a converter raised or returned something else than a message.
+        NotEquivalent: the converted message breaks NEW's rules or does not come back.
+    """
+    try:
+        converted = up(msg)
+    except Exception as exc:
+        raise ConverterError(f"up-converter raised {type(exc).__name__}: {exc}") from exc
+    want = new.message(message).full_name
+    if not isinstance(converted, Message) or converted.DESCRIPTOR.full_name != want:
+        raise ConverterError(f"up-converter returned {type(converted).__name__}, "
+                             f"expected a {want} message")
+    bad = violations(converted)
+    if bad:
+        raise NotEquivalent(f"the converted {want} breaks its validate rules: {bad[0]}", bad)
+    if down is None:
+        return
+    try:
+        back = down(converted)
+    except Exception as exc:
+        raise ConverterError(f"down-converter raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(back, Message) or back.DESCRIPTOR.full_name != msg.DESCRIPTOR.full_name:
+        raise ConverterError(f"down-converter returned {type(back).__name__}, expected a "
+                             f"{msg.DESCRIPTOR.full_name} message")
+    if not equivalent(msg, back):
+        raise NotEquivalent(f"{msg.DESCRIPTOR.full_name} -> {want} -> back changed it: "
+                            + _explain(msg, back))
+
+
+def roundtrip_test(schema: ProtoSchema, message: str, *,
+                   via: Sequence[str] = ENCODINGS,
+                   new: ProtoSchema | None = None, new_message: str | None = None,
+                   up: Callable[[Message], Message] | None = None,
+                   down: Callable[[Message], Message] | None = None,
+                   **strategy_options: Any) -> Callable[[], None]:
+    """Return a Hypothesis test: generated ``message`` values round-trip through ``via``
+    and, with ``up`` (and ``down``), through the converters to NEW's ``new_message``.
+
+    Example::
+
+        test_cluster = roundtrip_test(v2, "envoy.api.v2.Cluster", new=v3,
+                                      new_message="envoy.config.cluster.v3.Cluster",
+                                      up=v2_to_v3, down=v3_to_v2)
+
+    Raises:
+        InvalidArgument: ``up`` without ``new``, or an unknown encoding.
+    """
+    for encoding in via:
+        if encoding not in ENCODINGS:
+            raise InvalidArgument(f"Expected encodings from {ENCODINGS} but got {encoding!r}")
+    if up is not None and new is None:
+        raise InvalidArgument("roundtrip_test(up=...) needs new=load_protos(...) for NEW")
+    target = new_message or message
+
+    @given(from_message(message, schema=schema, **strategy_options))
+    def test(msg: Message) -> None:
+        failed = roundtrip_message(msg, via=via)
+        if failed:
+            raise NotEquivalent("; ".join(f"[{t.encoding}] {t.problem}" for t in failed),
+                                failed)
+        if up is not None:
+            assert new is not None
+            check_converter(msg, new, target, up, down)
+
+    test.__name__ = f"test_roundtrip_{message.rsplit('.', 1)[-1]}"
+    return test
