@@ -308,6 +308,37 @@ def markdown(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """Markdown: each bug's before and after figures side by side, then the summaries."""
+    seeds, cap, budget = (after["meta"][k] for k in ("seeds", "cap", "budget"))
+    lines = [f"| bug | category | field (unit) | caught in {budget} (of {seeds} seeds): "
+             "before / after | median examples to failure: before / after | trigger rate: "
+             "before / after |", "|---|---|---|---|---|---|"]
+    for name, a in after["bugs"].items():
+        b = before["bugs"].get(name, {})
+
+        def rate(x: Mapping[str, Any]) -> str:
+            r = x.get("trigger_rate")
+            return "n/a" if r is None else f"{100 * r:.1f}%"
+
+        lines.append(
+            f"| `{name}` | {a['category']} | `{a['field']}` ({a['unit']}) | "
+            f"{b.get('caught_within_budget', '?')}/{seeds} / {a['caught_within_budget']}/{seeds}"
+            f" | {_fmt_median(b.get('median'), cap)} / {_fmt_median(a['median'], cap)} | "
+            f"{rate(b)} / {rate(a)} |")
+    for label, result in (("before", before), ("after", after)):
+        s = result["summary"]
+        nearly = sum(1 for x in result["bugs"].values()
+                     if x["caught_within_budget"] >= seeds - 1)
+        lines += ["", f"**{label}** ({result['meta'].get('label') or ''}): caught within "
+                      f"{budget} examples on at least {seeds - 1} of {seeds} seeds: "
+                      f"{nearly} of {s['bugs']} bugs (on every seed: "
+                      f"{s['always_caught']}); on no seed: {s['never_caught']}; "
+                      f"(bug, seed) runs caught within {budget}: "
+                      f"{100 * s['catch_rate']:.1f}%."]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bugs", help="comma-separated bug names (default: all)")
@@ -329,7 +360,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="processes for the (bug, seed) runs (default 1; shared machine)")
     parser.add_argument("--label", help="what is measured, e.g. 'before: HEAD abc123'")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                        help="print the before/after table of two --json files and exit")
     args = parser.parse_args(argv)
+    if args.compare:
+        before, after = (json.loads(p.read_text(encoding="utf-8")) for p in args.compare)
+        print(compare(before, after))
+        return 0
 
     from tests.roundtrip.seeded import BUGS, without_local_constants
 

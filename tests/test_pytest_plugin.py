@@ -72,10 +72,10 @@ def test_failures_found_by_the_cli_replay_in_pytest(pytester: pytest.Pytester) -
     _frobber(pytester, "lossy.toml")
     narrow = ["-p", "no:cacheprovider", "--compatfuzz-max-examples=1",
               "compatfuzz.toml::frobber::roundtrip[v7beta1->v6]"]
-    # One example is not enough to find the bug from scratch ...
-    pytester.runpytest_subprocess(*narrow).assert_outcomes(passed=1)
+    # (Whether one fresh example finds this bug is up to the generator: the swarm
+    # generator's long lists often do, so only the replay is asserted.)
     shutil.rmtree(pytester.path / ".hypothesis", ignore_errors=True)
-    # ... but after the nightly CLI found it, the shared database replays it first.
+    # After the nightly CLI found it, the shared database replays it first.
     cli = subprocess.run(
         [sys.executable, "-m", "compatfuzz.cli", "fuzz", "--property", "roundtrip", "-q"],
         cwd=pytester.path, capture_output=True, text=True, check=False,

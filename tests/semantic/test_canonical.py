@@ -60,7 +60,9 @@ def _respell_time(v: Any, rnd: random.Random) -> Any:
     except (OverflowError, ValueError):
         return v
     zone = local.strftime("%z")
-    return local.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}0" if frac else rnd.choice(
+    # strftime("%Y") leaves years before 1000 unpadded on glibc ("1-01-01T..."): pad them
+    return f"{local.year:04d}" + local.strftime("-%m-%dT%H:%M:%S") + (
+        f".{frac}0" if frac else rnd.choice(
         ["", ".000"])) + zone[:3] + ":" + zone[3:]
 
 

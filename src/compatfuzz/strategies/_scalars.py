@@ -118,6 +118,14 @@ def _kube_ok(fmt: str) -> Callable[[str], bool]:
     return lambda value: check_format(fmt, value, kubernetes=True)
 
 
+def _upper_keeping_micro(word: str) -> str:
+    return word.upper().replace("\u039c", "\u00b5")
+
+
+def _title_keeping_micro(word: str) -> str:
+    return word.title().replace("\u039c", "\u00b5")
+
+
 # strfmt.ParseDuration's second chance: number + unit words, any case ("2 Hours 5 min").
 _UNIT_WORDS = [
     "ns", "nano", "nanos", "nanoseconds", "us", "\u00b5s", "micro", "microseconds", "ms",
@@ -127,7 +135,8 @@ _UNIT_WORDS = [
 _word_durations = st.tuples(
     st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(["", " "]),
                        st.sampled_from(_UNIT_WORDS),
-                       st.sampled_from([str.lower, str.upper, str.title])),
+                       # "\u00b5s".upper() is Greek "\u039cS", which the server rejects
+                       st.sampled_from([str.lower, _upper_keeping_micro, _title_keeping_micro])),
              min_size=1, max_size=3),
     st.sampled_from(["", " ", ", "]),
 ).map(lambda t: t[1].join(f"{n}{gap}{case(unit)}" for n, gap, unit, case in t[0]))
