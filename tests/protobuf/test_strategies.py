@@ -80,8 +80,10 @@ def test_edges_are_reachable() -> None:
     """One generate-only run of 400 messages meets every edge (no shrinking: fast)."""
     seen: set[str] = set()
 
+    # derandomized: whether 400 random draws meet every edge is a matter of luck (NaN was
+    # missed once in a loaded full run); the fixed sequence meets them all
     @settings(max_examples=400, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+              suppress_health_check=list(HealthCheck), derandomize=True)
     @given(from_message("demo.v1.Sink", schema=SINK))
     def draw(msg: object) -> None:
         seen.update(label for label, condition in EDGES if condition(msg))
