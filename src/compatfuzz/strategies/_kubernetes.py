@@ -9,7 +9,6 @@ milli and nano values, exponents, int64 bounds, time offsets and fractional seco
 from __future__ import annotations
 
 import string
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import strategies as st
@@ -143,25 +142,13 @@ def int_or_strings(allow_int: bool = True, allow_str: bool = True) -> st.SearchS
     return st.one_of(options)
 
 
-_EPOCH = datetime(1970, 1, 1)
 # Seconds since the epoch, one draw, shrinking to 1970-01-01T00:00:00Z.
 _seconds = st.integers(min_value=0, max_value=7_258_118_399)  # up to 2199-12-31
 _micros = st.integers(min_value=0, max_value=999_999)
 
 
 def _render(seconds: int, micros: int, offset_minutes: int, digits: int) -> str:
-    instant = _EPOCH + timedelta(seconds=seconds, microseconds=micros)
-    local = instant.replace(tzinfo=timezone.utc).astimezone(
-        timezone(timedelta(minutes=offset_minutes))
-    )
-    text = local.strftime("%Y-%m-%dT%H:%M:%S")
-    if digits:
-        text += "." + f"{local.microsecond:06d}000"[:digits]
-    if offset_minutes == 0:
-        return text + "Z"
-    sign = "+" if offset_minutes > 0 else "-"
-    hours, minutes = divmod(abs(offset_minutes), 60)
-    return f"{text}{sign}{hours:02d}:{minutes:02d}"
+    return _edges.render_time(seconds, micros * 1000, offset_minutes, digits)
 
 
 # metav1.Time marshals as RFC 3339 seconds in UTC; other offsets and fractions are the
