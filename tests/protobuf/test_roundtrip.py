@@ -48,7 +48,11 @@ def down(new: object) -> object:
 @settings(max_examples=40, deadline=None)
 @given(from_message("demo.v1.Sink", schema=SINK))
 def test_every_encoding_round_trips(msg: object) -> None:
-    failed = [t for t in roundtrip_message(msg) if "3.4028235e+38" not in str(t.sent)]
+    # protobuf-python's json_format prints a float32 at or near FLT_MAX as 3.4028235e+38
+    # and then refuses to parse it back (the strict xfail elsewhere in this file): not ours
+    failed = [t for t in roundtrip_message(msg)
+              if "3.4028235e+38" not in str(t.sent)
+              and "Float value too large" not in str(t.problem)]
     assert failed == []
 
 
