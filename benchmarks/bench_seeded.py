@@ -37,7 +37,6 @@ and the latest figures.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import os
@@ -66,35 +65,12 @@ BARE_KEYS = frozenset({"apiVersion", "kind", "metadata"})
 
 
 def examples_to_failure(api: Any, unit: Any, seed: int, cap: int) -> int | None:
-    """Property calls up to and including the first failing one (None: none in ``cap``).
+    """Property calls up to and including the first failing one (None: none in ``cap``),
+    as ``compatfuzz fuzz --seed SEED`` runs the unit with ``max_examples=cap``."""
+    from tests.roundtrip.seeded import first_failure
 
-    The unit runs with ``max_examples=cap``, the seed ``compatfuzz fuzz --seed SEED``
-    gives it and the ``default`` profile's other settings, generation only.
-    """
-    from hypothesis import Phase, Verbosity, settings
-    from hypothesis import seed as hseed
-
-    from compatfuzz.roundtrip import build_test, get_profile
-    from compatfuzz.roundtrip._properties import Recorder
-    from compatfuzz.roundtrip._runner import unit_seed
-
-    class FirstFailure(Recorder):
-        first: int | None = None
-
-        def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
-            if self.first is None:
-                self.first = self.calls
-            super().failed(obj, exc, output)
-
-    recorder = FirstFailure()
-    test_settings = settings(get_profile("default"), max_examples=cap, database=None,
-                             phases=[Phase.generate], derandomize=False,
-                             verbosity=Verbosity.quiet, print_blob=False)
-    test = hseed(unit_seed(seed, unit))(build_test(api, unit, settings=test_settings,
-                                                   recorder=recorder))
-    with contextlib.suppress(Exception):  # the failure itself; FirstFailure counted it
-        test()
-    return recorder.first
+    found = first_failure(api, unit, seed, cap)
+    return None if found is None else found[0]
 
 
 def _bug_unit(name: str) -> tuple[Any, Any]:

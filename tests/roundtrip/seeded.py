@@ -70,6 +70,41 @@ def without_local_constants() -> Iterator[bool]:
         cache.clear()
 
 
+def first_failure(api: API, unit: Any, seed: int,
+                  max_examples: int = 100) -> tuple[int, Any, BaseException] | None:
+    """(property calls up to and including the first failing one, its object, its error),
+    or None when none of ``max_examples`` fails.
+
+    The unit runs with the seed ``compatfuzz fuzz --seed SEED`` gives it and the
+    ``default`` profile's other settings, generation only: whether a run catches a bug is
+    decided before it shrinks.
+    """
+    from hypothesis import Phase, Verbosity, settings
+    from hypothesis import seed as hseed
+
+    from compatfuzz.roundtrip import build_test, get_profile
+    from compatfuzz.roundtrip._properties import Recorder
+    from compatfuzz.roundtrip._runner import unit_seed
+
+    class First(Recorder):
+        first: tuple[int, Any, BaseException] | None = None
+
+        def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
+            if self.first is None:
+                self.first = (self.calls, obj, exc)
+            super().failed(obj, exc, output)
+
+    recorder = First()
+    test_settings = settings(get_profile("default"), max_examples=max_examples,
+                             database=None, phases=[Phase.generate], derandomize=False,
+                             verbosity=Verbosity.quiet, print_blob=False)
+    test = hseed(unit_seed(seed, unit))(build_test(api, unit, settings=test_settings,
+                                                   recorder=recorder))
+    with contextlib.suppress(Exception):  # the failure itself; First recorded it
+        test()
+    return recorder.first
+
+
 # -- values as Go sees them ---------------------------------------------------------
 
 

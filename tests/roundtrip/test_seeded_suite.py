@@ -10,7 +10,6 @@ the reason, so a change of the generator that flips it shows (and the mark must 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,7 +28,7 @@ from compatfuzz.roundtrip import (
     units,
 )
 
-from .seeded import BUGS, NAME, Bug, Converter, without_local_constants
+from .seeded import BUGS, NAME, Bug, Converter, first_failure, without_local_constants
 
 SEED = 20261124
 SLOW_SEEDS = range(20)
@@ -81,36 +80,11 @@ def _result(bug: Bug, seed: int) -> UnitResult:
 
 
 def _first_failure(bug: Bug, seed: int) -> tuple[int, Any, BaseException] | None:
-    """The first failing example of the bug's unit in a default-profile run with ``seed``
-    (``compatfuzz fuzz --seed`` derives the same unit seed), generation only: whether a
-    run catches the bug is decided before it shrinks, and shrinking 33 bugs through the
-    API-server model would cost minutes of the default test run."""
-    from hypothesis import Phase, Verbosity, settings
-    from hypothesis import seed as hseed
-
-    from compatfuzz.roundtrip import build_test
-    from compatfuzz.roundtrip._properties import Recorder
-    from compatfuzz.roundtrip._runner import unit_seed
-
-    class First(Recorder):
-        first: tuple[int, Any, BaseException] | None = None
-
-        def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
-            if self.first is None:
-                self.first = (self.calls, obj, exc)
-            super().failed(obj, exc, output)
-
+    """The bug unit's first failing example in a default run with ``seed``, generation
+    only: shrinking 33 bugs through the API-server model would cost minutes."""
     api = bug.api()
     (unit,) = [u for u in units(api) if u.id == bug.unit_id]
-    recorder = First()
-    test_settings = settings(get_profile("default"), database=None, phases=[Phase.generate],
-                             derandomize=False,
-                             verbosity=Verbosity.quiet, print_blob=False)
-    test = hseed(unit_seed(seed, unit))(build_test(api, unit, settings=test_settings,
-                                                   recorder=recorder))
-    with contextlib.suppress(Exception):  # the failure itself; First recorded it
-        test()
-    return recorder.first
+    return first_failure(api, unit, seed, get_profile("default").max_examples)
 
 
 @pytest.mark.parametrize("name", [_param(n, NOT_CAUGHT) for n in BUGS])

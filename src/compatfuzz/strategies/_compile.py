@@ -940,7 +940,12 @@ class Compiler:
         sets: a case, padding or NFD variant of an earlier item; atomic lists: an exact
         copy. Variants the item schema rejects fall back to the fresh item.
         """
-        valid = self.validator_for(items).is_valid
+        checker: list[Callable[[Any], bool]] = []  # built on first use: most lists never are
+
+        def valid(value: Any) -> bool:
+            if not checker:
+                checker.append(self.validator_for(items).is_valid)
+            return checker[0](value)
 
         def near(draw: st.DrawFn, out: list[Any], fresh: Any) -> Any:
             base = out[draw(_PICK) % len(out)]

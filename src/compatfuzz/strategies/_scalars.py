@@ -380,8 +380,8 @@ def _bounds(node: Mapping[str, Any]) -> tuple[Any, Any, bool, bool]:
     return lo, hi, lo_excl, hi_excl
 
 
-def integer_edges_for(node: Mapping[str, Any]) -> st.SearchStrategy[int] | None:
-    """The integer edge values (``_edges.integer_edges``) the node's bounds allow."""
+def _integer_range(node: Mapping[str, Any]) -> tuple[int, int]:
+    """The integers the node's bounds, exclusive bounds and int32/int64 format allow."""
     lo, hi, lo_excl, hi_excl = _bounds(node)
     fmt = node.get("format")
     default_lo, default_hi = INT32 if fmt == "int32" else INT64
@@ -389,6 +389,12 @@ def integer_edges_for(node: Mapping[str, Any]) -> st.SearchStrategy[int] | None:
     ihi = default_hi if hi is None else math.ceil(hi) - 1 if hi_excl else math.floor(hi)
     if fmt in ("int32", "int64"):
         ilo, ihi = max(ilo, default_lo), min(ihi, default_hi)
+    return ilo, ihi
+
+
+def integer_edges_for(node: Mapping[str, Any]) -> st.SearchStrategy[int] | None:
+    """The integer edge values (``_edges.integer_edges``) the node's bounds allow."""
+    ilo, ihi = _integer_range(node)
     step = 1
     if node.get("multipleOf") is not None:
         found = _edges.fraction_step(node["multipleOf"])
@@ -437,15 +443,8 @@ def string_edges_for(
 
 def integers_for(node: Mapping[str, Any], *, kubernetes: bool) -> st.SearchStrategy[int]:
     """Integers honouring bounds, exclusive bounds, multipleOf and int32/int64 formats."""
-    lo, hi, lo_excl, hi_excl = _bounds(node)
-    fmt = node.get("format")
-    default_lo, default_hi = INT32 if fmt == "int32" else INT64
-    ilo = default_lo if lo is None else math.floor(lo) + 1 if lo_excl else math.ceil(lo)
-    ihi = default_hi if hi is None else math.ceil(hi) - 1 if hi_excl else math.floor(hi)
-    if lo is not None and fmt in ("int32", "int64"):
-        ilo = max(ilo, default_lo)
-    if hi is not None and fmt in ("int32", "int64"):
-        ihi = min(ihi, default_hi)
+    lo, hi, _, _ = _bounds(node)
+    ilo, ihi = _integer_range(node)
     mult = node.get("multipleOf")
     if mult is not None:
         m = Fraction(str(mult))
