@@ -957,13 +957,20 @@ class Compiler:
                     keep = keys[draw(_PICK) % len(keys)]
                     value.update({k: base[k] for k in keys if k != keep})
                 elif keys and isinstance(base[keys[0]], str):
-                    value[keys[0]] = _edges.key_variant(base[keys[0]], draw(_VARIANT))
+                    key = keys[0]
+                    for variant in _edges.key_variants(base[key], draw(_VARIANT)):
+                        if valid(candidate := {**value, key: variant}):
+                            return candidate
+                    return fresh
                 else:
                     return fresh
             elif not unique:
                 return json.loads(json.dumps(base))
             elif isinstance(base, str):
-                value = _edges.key_variant(base, draw(_VARIANT))
+                for variant in _edges.key_variants(base, draw(_VARIANT)):
+                    if valid(variant):
+                        return variant
+                return fresh
             else:
                 return fresh
             return value if valid(value) else fresh

@@ -144,13 +144,18 @@ def integer_edges(lo: int, hi: int, step: int = 1) -> st.SearchStrategy[int] | N
     return st.one_of(options) if options else None
 
 
-_NUMBER_EDGES = (0, 0.0, 0.1, 0.5, 1, 1.5, -1, -0.5, 1e-7, 0.3333333333333333,
-                 2.5e-324, 1e21, 2**53 + 1, 1e308, 3.4028235e38, 16777217, 0.30000000000000004)
+_NUMBER_CLASSES: tuple[tuple[float | int, ...], ...] = (
+    (0, 0.0),  # zero taken for "unset"
+    (0.1, 0.5, 1, 1.5, -1, -0.5, 0.3333333333333333, 0.30000000000000004),  # rounding
+    (1e-7, 2.5e-324, 1e21, 1e308, 3.4028235e38),  # tiny and huge: float32, exponents
+    (2**53 + 1, 16777217),  # integers float64 / float32 cannot hold
+)
 
 
 def number_edges(lo: float | None, hi: float | None, lo_excl: bool, hi_excl: bool,
                  width: int) -> st.SearchStrategy[float | int] | None:
-    """Zero, float32 and float64 rounding edges, tiny and huge magnitudes, the bounds."""
+    """Zero, float32 and float64 rounding edges, tiny and huge magnitudes, the bounds: a
+    class first, then a value, as for integers."""
     def ok(x: float) -> bool:
         if lo is not None and (x <= lo if lo_excl else x < lo):
             return False
@@ -158,8 +163,10 @@ def number_edges(lo: float | None, hi: float | None, lo_excl: bool, hi_excl: boo
             return False
         return width == 64 or abs(x) <= 3.4028235e38
 
-    bounds = [b for b in (lo, hi) if b is not None]
-    return _sampled([x for x in (*_NUMBER_EDGES, *bounds) if ok(x)])
+    bounds = tuple(b for b in (lo, hi) if b is not None)
+    options = [s for values in (*_NUMBER_CLASSES, bounds)
+               if (s := _sampled([x for x in values if ok(x)])) is not None]
+    return st.one_of(options) if options else None
 
 
 # ---------------------------------------------------------------------------- strings
@@ -170,8 +177,10 @@ _STRING_CLASSES: tuple[tuple[str, ...], ...] = (
     (" ", " x ", "x ", "\tx", "x\n", "\u00a0x"),  # blank or padded: TrimSpace loses it
     ("0", "007", "42", "-1", "1e3", "2147483648"),  # digit-only: parsed as a number
     ("Ab", "AB", "ab", "Abc", "aBC"),  # case pairs: case folding merges them
-    ("e\u0301", "Cafe\u0301", "A\u030a", "\u212b", "o\u0308", "n\u0303o", "\u2126",
-     "\u00e9", "\ufb01", "\U0001f600", "a\u200bb"),  # NFC changes the first seven
+    # NFC changes each of these: a converter that normalises Unicode loses them
+    ("e\u0301", "Cafe\u0301", "A\u030a", "o\u0308", "n\u0303o"),  # combining marks
+    ("\u212b", "\u2126", "\u037e", "K\u212a"),  # singletons: Angstrom, Ohm, Greek ";", Kelvin
+    ("\u00e9", "\ufb01", "\U0001f600", "a\u200bb"),  # composed, ligature, astral, ZWSP
     ("null", "true", "a/b", "a.b", "\\", '"', "<>&"),  # words and escapes
 )
 
@@ -196,24 +205,28 @@ def string_edges(min_len: int, max_len: int | None) -> st.SearchStrategy[str] | 
 
 
 # ------------------------------------------------------------------- Kubernetes types
-_ZERO_QUANTITIES = ["0", "0m", "0Gi", "0.0", "0k", "-0", "0e3", "+0"]
-_QUANTITY_EDGES = [
-    *_ZERO_QUANTITIES,
+_ZERO_QUANTITIES = ("0", "0m", "0Gi", "0.0", "0k", "-0", "0e3", "+0")
+_QUANTITY_CLASSES: tuple[tuple[str, ...], ...] = (
+    _ZERO_QUANTITIES,
     # many significant digits; digit-only above 2^53 (float64 loses them)
-    "9007199254740993", "123456789123456789", "12345678901234567891", "1.0000000000000000001",
-    "9223372036854775807", "9223372036854775808", "18446744073709551616",
+    ("9007199254740993", "123456789123456789", "12345678901234567891",
+     "1.0000000000000000001", "9223372036854775807", "9223372036854775808",
+     "18446744073709551616"),
     # sub-milli precision: rounding to millis or micros loses it
-    "100500u", "1n", "999999999n", "0.0001", "1500u", "0.1m", "1.0005", "12e-9",
+    ("100500u", "1n", "999999999n", "0.0001", "1500u", "0.1m", "1.0005", "12e-9"),
     # suffix boundaries and exponents
-    "1023Ki", "1024Ki", "1025Ki", "1Mi", "1024Mi", "1Gi", "1.5Gi", "1536Mi", "1000m", "1k",
-    "1000k", "1M", "8Ei", "8E", "1e3", "1E-3", "1e+6", "1e18", "1e-18", ".5", "5.", "+1",
-]
+    ("1023Ki", "1024Ki", "1025Ki", "1Mi", "1024Mi", "1Gi", "1.5Gi", "1536Mi", "1000m", "1k",
+     "1000k", "1M", "8Ei", "8E", "1e3", "1E-3", "1e+6", "1e18", "1e-18", ".5", "5.", "+1"),
+)
 
 
 def quantity_edges(allow_numbers: bool) -> st.SearchStrategy[Any]:
     """Zero quantities in every spelling, more than 18 significant digits, digit-only
-    values above 2^53, sub-milli precision, suffix boundaries and exponents."""
-    options: list[st.SearchStrategy[Any]] = [st.sampled_from(_QUANTITY_EDGES)]
+    values above 2^53, sub-milli precision, suffix boundaries and exponents: a class
+    first, then a value, so that zero ("unset" to many converters) is a quarter of the
+    edge draws rather than one value in six."""
+    options: list[st.SearchStrategy[Any]] = [st.sampled_from(values)
+                                             for values in _QUANTITY_CLASSES]
     if allow_numbers:
         options.append(st.sampled_from([0, 1, 1024, 2**53 + 1, 2**63 - 1]))
     return st.one_of(options)
@@ -310,11 +323,21 @@ def fraction_step(mult: Any) -> int | None:
     return int(m) if m.denominator == 1 else None
 
 
-def key_variant(key: str, which: int) -> str:
-    """A near-duplicate of a map key or set item: case-folded, padded, or NFD-split."""
+def key_variants(key: str, which: int) -> list[str]:
+    """Near-duplicates of a map key or set item (case-folded, padded, NFD-split), the
+    ``which``-th first, then the others in turn, without ``key`` itself: the caller takes
+    the first one its schema accepts, so a pattern that forbids padding still gets a
+    case variant rather than no near-duplicate at all."""
     variants = (key.swapcase(), key.upper(), key.lower(), key + " ", " " + key,
                 key.capitalize(), key + "\u0301", key[:-1] if len(key) > 1 else key + key)
-    return variants[which % len(variants)]
+    start = which % len(variants)
+    ordered = variants[start:] + variants[:start]
+    return [v for v in dict.fromkeys(ordered) if v != key]
+
+
+def key_variant(key: str, which: int) -> str:
+    """The ``which``-th near-duplicate of ``key`` (see :func:`key_variants`)."""
+    return (key_variants(key, which) or [key + key])[0]
 
 
 VARIANTS = 8
