@@ -12,7 +12,9 @@ Reported per kind, as medians over rounds and as *ratios ours/peer of the same r
 (machines here are shared and noisy, so absolute seconds mean little):
 
 * build time: ``from_schema(...)`` plus the first example (both engines are lazy);
-* examples/s after the first example;
+* examples/s after the first example, and *values/s*: examples/s times the scalars and
+  empty containers per example (``leaf_values``), since the two engines' examples differ
+  in size by an order of magnitude and examples/s alone rewards drawing small ones;
 * leaf-path coverage after ``--examples`` examples (``_leafpaths.py`` defines it);
 * validity: examples that pass ``jsonschema`` Draft 2020-12 with format checking.
 
@@ -112,6 +114,16 @@ def run_worker(
     return result
 
 
+def leaf_values(value: Any) -> int:
+    """Scalars and empty containers in one example: how much an example carries, so that
+    a rate of small examples and one of rich examples can be compared."""
+    if isinstance(value, dict):
+        return sum(map(leaf_values, value.values())) if value else 1
+    if isinstance(value, list):
+        return sum(map(leaf_values, value)) if value else 1
+    return 1
+
+
 def _median(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return statistics.median(present) if present else None
@@ -134,6 +146,8 @@ def summarise(
             "rate": _median([r.get("rate") for r in results]),
             "coverage": _median([r.get("coverage") for r in results]),
             "coverage_with_null": _median([r.get("coverage_with_null") for r in results]),
+            "values": _median([r.get("values") for r in results]),
+            "values_rate": _median([r.get("values_rate") for r in results]),
             "valid": sum(r.get("valid", 0) for r in results),
             "examples": n_examples,
             "errors": [r["error"] for r in results if r.get("error")],
@@ -142,7 +156,7 @@ def summarise(
         pairs = list(zip(runs["ours"], runs["peer"], strict=True))
         summary["ratio"] = {
             key: _median([_ratio(o.get(key), p.get(key)) for o, p in pairs])
-            for key in ("build_s", "rate", "coverage")
+            for key in ("build_s", "rate", "coverage", "values_rate")
         }
     summary["leaf_paths"] = total_paths
     return summary
@@ -157,20 +171,22 @@ def markdown_table(results: Mapping[str, Mapping[str, Any]], engines: Sequence[s
     both = "ours" in engines and "peer" in engines
     head = ["kind", "leaf paths"]
     if both:
-        head += ["build ours/peer", "examples/s ours/peer"]
+        head += ["build ours/peer", "examples/s ours/peer", "values/s ours/peer"]
     head += [f"{what} ({'ours / peer' if both else engines[0]})"
-             for what in ("build s", "examples/s", "coverage", "valid")]
+             for what in ("build s", "examples/s", "values per example", "coverage",
+                          "valid")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, res in results.items():
         s = res["summary"]
         row = [label, str(s["leaf_paths"])]
         if both:
-            row += [_fmt(s["ratio"]["build_s"], ".3g"), _fmt(s["ratio"]["rate"], ".3g", "x")]
+            row += [_fmt(s["ratio"]["build_s"], ".3g"), _fmt(s["ratio"]["rate"], ".3g", "x"),
+                    _fmt(s["ratio"].get("values_rate"), ".3g", "x")]
 
         def cell(key: str, spec: str, suffix: str = "", s: Mapping[str, Any] = s) -> str:
             return " / ".join(_fmt(s[e][key], spec, suffix) for e in engines)
 
-        row += [cell("build_s", ".3f"), cell("rate", ".1f"),
+        row += [cell("build_s", ".3f"), cell("rate", ".1f"), cell("values", ".1f"),
                 " / ".join(_fmt(100 * s[e]["coverage"] if s[e]["coverage"] is not None
                                 else None, ".1f", "%") for e in engines),
                 " / ".join(_fmt(100 * s[e]["valid"] / s[e]["examples"] if s[e]["examples"]
@@ -270,6 +286,11 @@ def main(argv: list[str] | None = None) -> int:
                         len(covered_paths(paths, examples, count_null=True)) / len(paths)
                         if examples else None
                     )
+                    res["values"] = (sum(map(leaf_values, examples)) / len(examples)
+                                     if examples else None)
+                    res["values_rate"] = (res["values"] * res["rate"]
+                                          if res["values"] is not None and res.get("rate")
+                                          else None)
                     runs[engine].append(res)
                     print(
                         f"[{label}] round {rnd + 1}/{args.rounds} {engine}: "

@@ -242,20 +242,28 @@ def _driver() -> Any:
 def test_ratios_are_medians_of_per_round_ratios_not_ratios_of_medians() -> None:
     bench = _driver()
     # Round 2 ran while the machine was busy: both sides slowed down 10x.
-    ours = [{"build_s": 0.1, "rate": 100.0, "coverage": 0.9, "n": 300, "valid": 300},
-            {"build_s": 1.0, "rate": 10.0, "coverage": 0.8, "n": 300, "valid": 300},
-            {"build_s": 0.1, "rate": 100.0, "coverage": 0.9, "n": 300, "valid": 300}]
-    peer = [{"build_s": 10.0, "rate": 2.0, "coverage": 0.1, "n": 300, "valid": 270},
-            {"build_s": 100.0, "rate": 0.2, "coverage": 0.1, "n": 300, "valid": 280},
-            {"build_s": 30.0, "rate": 1.0, "coverage": 0.2, "n": 300, "valid": 290}]
+    ours = [{"build_s": 0.1, "rate": 100.0, "coverage": 0.9, "n": 300, "valid": 300,
+             "values": 150.0, "values_rate": 15000.0},
+            {"build_s": 1.0, "rate": 10.0, "coverage": 0.8, "n": 300, "valid": 300,
+             "values": 150.0, "values_rate": 1500.0},
+            {"build_s": 0.1, "rate": 100.0, "coverage": 0.9, "n": 300, "valid": 300,
+             "values": 150.0, "values_rate": 15000.0}]
+    peer = [{"build_s": 10.0, "rate": 2.0, "coverage": 0.1, "n": 300, "valid": 270,
+             "values": 5.0, "values_rate": 10.0},
+            {"build_s": 100.0, "rate": 0.2, "coverage": 0.1, "n": 300, "valid": 280,
+             "values": 5.0, "values_rate": 1.0},
+            {"build_s": 30.0, "rate": 1.0, "coverage": 0.2, "n": 300, "valid": 290,
+             "values": 4.0, "values_rate": 4.0}]
     summary = bench.summarise({"ours": ours, "peer": peer}, total_paths=10)
     assert summary["ratio"]["build_s"] == pytest.approx(0.01)  # 0.01, 0.01, 0.0033
     assert summary["ratio"]["rate"] == pytest.approx(50.0)  # 50, 50, 100
     assert summary["ratio"]["coverage"] == pytest.approx(8.0)  # 9, 8, 4.5
+    assert summary["ratio"]["values_rate"] == pytest.approx(1500.0)  # 1500, 1500, 3750
     assert summary["peer"]["valid"] == 840
     assert summary["ours"]["rate"] == 100.0
     table = bench.markdown_table({"v1 X": {"summary": summary}}, ["ours", "peer"])
-    assert "| v1 X | 10 | 0.01 | 50x | 0.100 / 30.000 |" in table
+    assert "| v1 X | 10 | 0.01 | 50x | 1.5e+03x | 0.100 / 30.000 | 100.0 / 1.0 | 150.0 / 5.0 |" \
+        in table
     assert "93.3%" in table  # the peer's 840 valid of 900
 
 
@@ -275,3 +283,16 @@ def test_kinds_accept_short_names_and_api_version_kind_pairs() -> None:
         ("autoscaling/v2", "HorizontalPodAutoscaler"), ("batch/v1", "Job")]
     with pytest.raises(SystemExit, match=r"unknown kind 'Job'.*API_VERSION:KIND"):
         bench.parse_kinds("Job")
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=2), inner, max_size=3), max_leaves=12)
+
+
+@given(_json, _json)
+def test_leaf_values_count_scalars_and_empty_containers(a: Any, b: Any) -> None:
+    count = _driver().leaf_values
+    assert count(a) >= 1
+    assert count([a, b]) == count(a) + count(b) == count({"x": a, "y": b})
+    assert count([]) == count({}) == count(None) == 1

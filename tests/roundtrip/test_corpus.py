@@ -30,7 +30,7 @@ def test_machinehealthcheck_needs_a_real_converter(corpus_dir: Path) -> None:
 
     def results(api: API) -> dict[str, Any]:
         return {e.result.unit.id: e.result for e in run(
-            api, database="none", seed=1, max_examples=8,
+            api, database="none", seed=1, max_examples=25,
             properties=["roundtrip", "no_mutation", "valid"]) if isinstance(e, UnitFinished)}
 
     on_server, as_dicts = results(served), results(plain)

@@ -172,11 +172,21 @@ def test_sprockets_are_distinct_rarely_bare_and_valid(sprocket_v1: Any,
 
 
 def test_every_edge_class_is_reached_within_the_default_budget(sprocket_v1: Any) -> None:
-    coverage = Coverage(sprocket_v1)
-    for obj in _draw_all(from_schema(sprocket_v1), 100, seed=1):
-        coverage.observe(obj)
-    assert coverage.missing_edges() == []
-    assert coverage.ratio >= 0.95, coverage.missing_paths()
+    # Per seed, not once: the rarest classes (a sub-second duration unit, a leap day) sit
+    # behind one optional field each, at 2-4% of objects, so one fixed seed would pass or
+    # fail with every reshuffle of the choice stream. Each class must be reached within
+    # 100 examples on at least two of three seeds, and all of them on one at least.
+    missed: Counter[str] = Counter()
+    complete = 0
+    for seed in (1, 2, 3):
+        coverage = Coverage(sprocket_v1)
+        for obj in _draw_all(from_schema(sprocket_v1), 100, seed=seed):
+            coverage.observe(obj)
+        missed.update(coverage.missing_edges())
+        complete += not coverage.missing_edges()
+        assert coverage.ratio >= 0.95, coverage.missing_paths()
+    assert not [name for name, n in missed.items() if n > 1], missed
+    assert complete >= 1, missed
 
 
 def _spec(objs: list[dict[str, Any]], field: str) -> list[Any]:

@@ -170,8 +170,7 @@ def number_edges(lo: float | None, hi: float | None, lo_excl: bool, hi_excl: boo
 
 
 # ---------------------------------------------------------------------------- strings
-# One class per line; a hot string picks a class first, so "" is as likely as all the
-# Unicode cases together.
+# One class per line; a hot string picks a class first (string_edges weighs "" twice).
 _STRING_CLASSES: tuple[tuple[str, ...], ...] = (
     ("",),
     (" ", " x ", "x ", "\tx", "x\n", "\u00a0x"),  # blank or padded: TrimSpace loses it
@@ -194,6 +193,10 @@ def string_edges(min_len: int, max_len: int | None) -> st.SearchStrategy[str] | 
         fitting = [v for v in values if min_len <= len(v) <= hi]
         if fitting:
             options.append(st.sampled_from(fitting))
+    if min_len == 0:
+        # "" twice: empty-as-unset (Go's omitempty, a string pointer dropped) is the
+        # commonest string bug, and one class in ten would leave it rare
+        options.insert(1, st.just(""))
     if max_len is not None and 0 < max_len <= 4096 and max_len >= min_len:
         # the longest value: random, or padded with spaces at either end
         padded = " " + "x" * (max_len - 2) + " " if max_len >= 2 else " "
@@ -304,17 +307,21 @@ rfc3339_any = st.tuples(
 ).map(lambda t: render_time(*t))
 
 
-_DURATION_EDGES = [
-    "0s", "0", "1m30s", "90s", "1h0m0s", "1h30m", "1.5h", "0.5s", "1ms", "1us", "1\u00b5s",
-    "1ns", "1h1m1.001s", "-1m30s", "-1ns", "36h", "2562047h47m16.854775807s",
-    "-2562047h47m16.854775808s", "999ms", "59s", "61s", "1m0.5s",
-]
+_DURATION_CLASSES: tuple[tuple[str, ...], ...] = (
+    ("0s", "0"),
+    ("1m30s", "1h0m0s", "1h30m", "1.5h", "36h", "1h1m1.001s"),  # hours and minutes
+    ("90s", "0.5s", "59s", "61s", "1m0.5s"),  # seconds that are not whole minutes
+    ("1ms", "999ms", "1.5ms"),  # one class per sub-second unit: each is its own bug
+    ("1us", "1\u00b5s", "250us"),
+    ("1ns", "999999999ns"),
+    ("-1m30s", "-1ns", "2562047h47m16.854775807s", "-2562047h47m16.854775808s"),
+)
 
 
 def duration_edges() -> st.SearchStrategy[str]:
     """Every Go unit, seconds that are not whole minutes, fractions, negatives, the int64
-    extremes."""
-    return st.sampled_from(_DURATION_EDGES)
+    extremes: a class first, so that each sub-second unit is one edge draw in seven."""
+    return st.one_of([st.sampled_from(values) for values in _DURATION_CLASSES])
 
 
 def fraction_step(mult: Any) -> int | None:
