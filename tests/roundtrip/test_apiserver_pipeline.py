@@ -36,19 +36,20 @@ def test_a_crd_is_judged_through_the_api_server_model() -> None:
 
 @pytest.mark.parametrize("converter", ["correct", "drop-empty"])
 def test_sound_converters_pass_every_property(converter: str) -> None:
-    results = _results(gadgets.api(converter), examples=100)
+    results = _results(gadgets.api(converter))
     assert len(results) == 24  # 6 pairs x roundtrip/valid/no_mutation + 6 paths
     assert _failed(results) == {}
 
 
 def test_an_unstashed_field_is_lost_where_the_server_prunes_it() -> None:
-    failed = _failed(_results(gadgets.api("unstashed")))
+    failed = _failed(_results(gadgets.api("unstashed"), properties=["roundtrip"]))
     message = failed["roundtrip[v1->v1beta1]"]
     assert "spec.note: lost" in message
     assert "spec.note: pruned when the converter's v1beta1 output was decoded " \
            "(not in v1beta1's schema)" in message
     # ...and compared as plain dicts the same converter passes: the bug the model finds
-    plain = _failed(_results(gadgets.api("unstashed", pipeline="plain")))
+    plain = _failed(_results(gadgets.api("unstashed", pipeline="plain"),
+                             properties=["roundtrip"]))
     assert "roundtrip[v1->v1beta1]" not in plain
 
 
