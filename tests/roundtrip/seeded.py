@@ -687,8 +687,9 @@ class StashLostWithOtherAnnotations(Converter):
 @dataclass(frozen=True)
 class Bug:
     """One seeded bug: its converter, the field it corrupts (every diff path of a failure
-    lies under it) and the round-trip unit it shows in, with a witness ``spec`` of the
-    unit's first version that it provably corrupts."""
+    lies under it, or under one of ``also``, the other fields it corrupts on the way) and
+    the round-trip unit it shows in, with a witness ``spec`` of the unit's first version
+    that it provably corrupts."""
 
     name: str
     category: str
@@ -697,6 +698,11 @@ class Bug:
     converter: type[Converter]
     witness: dict[str, Any]
     annotations: dict[str, str] = dataclasses.field(default_factory=dict)
+    also: tuple[str, ...] = ()
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return (self.field, *self.also)
 
     @property
     def unit_id(self) -> str:
@@ -788,7 +794,9 @@ _BUGS = [
     Bug("stash_lost_with_other_annotations",
         "stash annotation not restored when another annotation exists",
         "spec.priorityClassName", B, StashLostWithOtherAnnotations,
-        {"priorityClassName": "high"}, annotations={"example.com/team": "gears"}),
+        {"priorityClassName": "high"}, annotations={"example.com/team": "gears"},
+        # the whole stash is lost: an int64 bufferBytes kept there goes with it
+        also=("spec.bufferBytes",)),
 ]
 #: bug name -> Bug, in the order above (grouped by value class)
 BUGS: dict[str, Bug] = {bug.name: bug for bug in _BUGS}
