@@ -4,7 +4,8 @@ Declare an :class:`API` (in Python, or ``[[api]]`` in ``compatfuzz.toml`` /
 ``[[tool.compatfuzz.api]]`` in ``pyproject.toml``); :func:`units` lists one test per
 (kind, property, version pair); :func:`build_test` turns a unit into an ordinary
 Hypothesis test; :func:`run` runs them all and yields events for the CLI and the pytest
-plugin.  See docs/roundtrip.md.
+plugin.  Other API families (``compatfuzz.protobuf``) plug in as a :class:`Suite`.
+See docs/roundtrip.md.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from compatfuzz.roundtrip._model import API, Kind
 from compatfuzz.roundtrip._profiles import get_profile
 from compatfuzz.roundtrip._properties import build_test, check, units
 from compatfuzz.roundtrip._runner import LiveCounts, run, run_unit
+from compatfuzz.roundtrip._suite import Suite
 from compatfuzz.roundtrip._webhook import WebhookError, WebhookUnavailable, webhook_converter
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "RunStarted",
     "Status",
     "StopReason",
+    "Suite",
     "Unit",
     "UnitFinished",
     "UnitResult",
