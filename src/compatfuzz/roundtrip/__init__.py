@@ -4,7 +4,8 @@ Declare an :class:`API` (in Python, or ``[[api]]`` in ``compatfuzz.toml`` /
 ``[[tool.compatfuzz.api]]`` in ``pyproject.toml``); :func:`units` lists one test per
 (kind, property, version pair); :func:`build_test` turns a unit into an ordinary
 Hypothesis test; :func:`run` runs them all and yields events for the CLI and the pytest
-plugin.  Other API families (``compatfuzz.protobuf``) plug in as a :class:`Suite`.
+plugin.  Other API families (``compatfuzz.protobuf``) plug in as a :class:`Suite`, and
+into config files through the ``compatfuzz.apis`` entry points (:class:`ConfigEntry`).
 See docs/roundtrip.md.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 
-from compatfuzz.roundtrip._config import find_config, load_config
+from compatfuzz.roundtrip._config import ConfigEntry, find_config, load_config
 from compatfuzz.roundtrip._database import namespaced, open_database
 from compatfuzz.roundtrip._events import (
     Counterexample,
@@ -37,6 +38,7 @@ from compatfuzz.roundtrip._webhook import WebhookError, WebhookUnavailable, webh
 
 __all__ = [
     "API",
+    "ConfigEntry",
     "Counterexample",
     "Event",
     "Kind",
