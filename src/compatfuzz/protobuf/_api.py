@@ -41,6 +41,7 @@ from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
 from compatfuzz.protobuf._load import ProtoSchema, load_protos
 from compatfuzz.protobuf._roundtrip import (
     ENCODINGS,
+    check_encodings,
     expect_equivalent,
     expect_valid,
     json_form,
@@ -143,10 +144,7 @@ class ProtoAPI(Suite):
                 f"Expected a mapping of version -> message name for messages but got "
                 f"messages={messages!r}; e.g. {{'v2': 'example.v2.Cluster', "
                 "'v3': 'example.v3.Cluster'}")
-        for encoding in encodings:
-            if encoding not in ENCODINGS:
-                raise InvalidArgument(f"Expected encodings from {ENCODINGS} but got "
-                                      f"{encoding!r}")
+        check_encodings(encodings)
         self.name = name
         self.schema = schema
         self.source = source

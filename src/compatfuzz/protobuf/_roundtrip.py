@@ -38,8 +38,9 @@ from compatfuzz.protobuf._strategies import from_message
 from compatfuzz.protobuf._validate import violations
 from compatfuzz.protobuf._witness import by_name, by_number
 
-__all__ = ["ENCODINGS", "Trip", "check_converter", "equivalent", "expect_equivalent",
-           "expect_valid", "json_form", "roundtrip_message", "roundtrip_test"]
+__all__ = ["ENCODINGS", "Trip", "check_converter", "check_encodings", "equivalent",
+           "expect_equivalent", "expect_valid", "json_form", "roundtrip_message",
+           "roundtrip_test"]
 
 ENCODINGS = ("binary", "json", "json-names", "yaml")
 
@@ -53,6 +54,13 @@ class Trip:
     sent: Any
     problem: str
     changes: Any = None
+
+
+def check_encodings(via: Iterable[str]) -> None:
+    """Raise ``InvalidArgument`` for a name that is not one of :data:`ENCODINGS`."""
+    for encoding in via:
+        if encoding not in ENCODINGS:
+            raise InvalidArgument(f"Expected encodings from {ENCODINGS} but got {encoding!r}")
 
 
 def equivalent(a: Message, b: Message) -> bool:
@@ -206,9 +214,7 @@ def roundtrip_test(schema: ProtoSchema, message: str, *,
     Raises:
         InvalidArgument: ``up`` without ``new``, or an unknown encoding.
     """
-    for encoding in via:
-        if encoding not in ENCODINGS:
-            raise InvalidArgument(f"Expected encodings from {ENCODINGS} but got {encoding!r}")
+    check_encodings(via)
     if up is not None and new is None:
         raise InvalidArgument("roundtrip_test(up=...) needs new=load_protos(...) for NEW")
     target = new_message or message
