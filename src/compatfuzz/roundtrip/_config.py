@@ -364,6 +364,8 @@ class ConfigEntry:
     file, ``pointer`` the table's JSON pointer (``/api/0``), ``ref_roots`` the folders a
     schema's ``$ref`` may read.  The methods resolve values and report mistakes as
     ``SchemaLoadError`` naming the file, the key and a fix.
+
+    .. versionadded:: 0.2
     """
 
     table: Mapping[str, Any]
