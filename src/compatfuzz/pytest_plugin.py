@@ -1,8 +1,9 @@
 """pytest plugin for compatfuzz (registered through the ``pytest11`` entry point).
 
 With a ``compatfuzz.toml`` (or ``[tool.compatfuzz]`` in ``pyproject.toml``), or with a
-module-level ``test_* = API(...)`` in a test module, pytest collects one test per
-(api, property, version pair), with ids like ``frobber::roundtrip[v7beta1->v6]``.
+module-level ``test_* = API(...)`` (or any ``roundtrip.Suite``, e.g. a protobuf
+``ProtoAPI``) in a test module, pytest collects one test per (api, property, version
+pair), with ids like ``frobber::roundtrip[v7beta1->v6]``.
 Each is the same Hypothesis ``@given`` test that ``compatfuzz fuzz`` runs, sharing its
 example database, so a failure the nightly job found is replayed first here.
 
@@ -257,9 +258,9 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str,
                               obj: object) -> pytest.Collector | None:
     if "compatfuzz.roundtrip" not in sys.modules or not name.startswith("test"):
         return None
-    from compatfuzz.roundtrip import API
+    from compatfuzz.roundtrip import API, Suite
 
-    if isinstance(obj, API):
+    if isinstance(obj, (API, Suite)):
         return APINode.from_parent(collector, name=obj.name, api=obj)
     return None
 
@@ -346,10 +347,10 @@ class ConftestAPIs(pytest.File):
         self.module = module
 
     def collect(self) -> Iterator[pytest.Collector]:
-        from compatfuzz.roundtrip import API
+        from compatfuzz.roundtrip import API, Suite
 
         for name, obj in vars(self.module).items():
-            if name.startswith("test") and isinstance(obj, API):
+            if name.startswith("test") and isinstance(obj, (API, Suite)):
                 yield APINode.from_parent(self, name=obj.name, api=obj)
 
 
@@ -434,7 +435,10 @@ class PropertyItem(pytest.Item):
             if recorder.failure is not None:
                 import json
 
-                self.counterexample = recorder.failure[0]
+                from compatfuzz.roundtrip._properties import example_to_json
+
+                self.counterexample = example_to_json(self.api, self.unit,
+                                                      recorder.failure[0])
                 # Machine-readable finding for report consumers (STYLE.md 17).
                 self.add_report_section("call", "compatfuzz", json.dumps(
                     {"unit": self.unit.id, "counterexample": self.counterexample,
@@ -449,7 +453,7 @@ class PropertyItem(pytest.Item):
         """Keep this unit's outcome for ``--compatfuzz-html``."""
         if not self.config.getoption(OPTION_HTML):
             return
-        from compatfuzz.roundtrip._properties import diff_to_json
+        from compatfuzz.roundtrip._properties import diff_to_json, example_to_json
         from compatfuzz.roundtrip._usercode import find_user_traceback
 
         row: dict[str, Any] = {**self.unit.to_json(), "examples": recorder.calls,
@@ -461,8 +465,9 @@ class PropertyItem(pytest.Item):
             if recorder.failure is not None:
                 obj, exc = recorder.failure
                 row["counterexample"] = {
-                    "object": obj, "error": str(exc), "diff": diff_to_json(
-                        getattr(exc, "diff", None)), "traceback": find_user_traceback(exc),
+                    "object": example_to_json(self.api, self.unit, obj), "error": str(exc),
+                    "diff": diff_to_json(getattr(exc, "diff", None)),
+                    "traceback": find_user_traceback(exc),
                     "output": recorder.output, "config": self.api.source, "seed": self.seed}
         self.config.stash[_ROWS].append((self.unit, row))
 

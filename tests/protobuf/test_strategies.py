@@ -167,3 +167,15 @@ def test_numeric_bounds_by_construction(lo: int, width: int, data: st.DataObject
 def test_to_json_uses_json_names() -> None:
     msg = Sink(port=80, tags=["a"], opt=0)
     assert to_json(msg)["port"] == 80 and to_json(msg)["opt"] == 0
+
+
+@pytest.mark.parametrize(("field", "value"), [("big", 2**53 + 1), ("big", -(2**53 + 1)),
+                                              ("ubig", 2**63), ("big", 2**31)])
+def test_wide_integers_reach_the_values_lossy_converters_lose(field: str, value: int) -> None:
+    # 2^53 + 1: the first integer a double (JSON number, float(x)) cannot hold; 2^63 a
+    # uint64 no int64 holds; 2^31 an int64 no int32 holds. Drawn as edges, not by luck.
+    wide = api("message Wide { int64 big = 1; uint64 ubig = 2; }")
+    found = find(from_message("demo.v1.Wide", schema=wide),
+                 lambda m: getattr(m, field) == value,
+                 settings=settings(max_examples=300, database=None, phases=[Phase.generate]))
+    assert getattr(found, field) == value

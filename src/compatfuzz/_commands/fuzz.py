@@ -1,11 +1,12 @@
 """Round-trip every version pair of every API through its converters (the nightly job).
 
-Runs each property (roundtrip, valid, no_mutation, path_independent, default_*) for each
-version pair, shows progress on stderr, writes a JSON report and one replayable JSON file
-per counterexample.  Ctrl-C or SIGTERM stops at the next example and still writes the
-report and every counterexample found; a failure is written the moment it is found, so
-even SIGKILL keeps it.  Exit status: 0 every planned property ran and holds, 1 a property
-failed, 2 usage or config error, 130 interrupted with no failure.
+Runs each property (roundtrip, valid, no_mutation, path_independent, default_*, and
+encodings for protobuf APIs) for each version pair, shows progress on stderr, writes a
+JSON report and one replayable JSON file per counterexample.  Ctrl-C or SIGTERM stops at
+the next example and still writes the report and every counterexample found; a failure is
+written the moment it is found, so even SIGKILL keeps it.  Exit status: 0 every planned
+property ran and holds, 1 a property failed, 2 usage or config error, 130 interrupted
+with no failure.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api", metavar="NAME", help="only this API")
     parser.add_argument("--property", metavar="NAME", action="append", dest="properties",
                         help="only this property (repeatable): roundtrip, valid, "
-                        "no_mutation, path_independent, default_idempotent, default_commutes")
+                        "no_mutation, path_independent, default_idempotent, default_commutes, "
+                        "encodings (protobuf)")
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--max-examples", type=_positive, metavar="N",
                         help="examples per property and pair (default: the profile's)")
@@ -365,13 +367,21 @@ def _replay(args: argparse.Namespace) -> int:
             hint="pass --config with the config the file came from; its units are: "
                  + ", ".join(sorted(known.values())),
         )
+    from compatfuzz.roundtrip._properties import example_from_json
+
+    try:
+        example = example_from_json(apis[unit.api], unit, obj)
+    except ValueError as exc:
+        raise SchemaLoadError(f"the object is not an example of {unit.id}: {exc}",
+                              source=str(path), pointer="/object",
+                              hint="pass --config with the config the file came from") from None
     print(f"replaying {unit.id} on {_json(obj, 500)}", file=sys.stderr)
     from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
 
     capture = Capture()
     try:
         with capture:
-            check(apis[unit.api], unit, obj)
+            check(apis[unit.api], unit, example)
     except (AssertionError, CompatfuzzError) as exc:
         print(f"still failing: {type(exc).__name__}: {exc}", file=sys.stderr)
         _user_details(find_user_traceback(exc), capture.text, sys.stderr)

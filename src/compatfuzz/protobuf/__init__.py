@@ -4,7 +4,9 @@
 or ``_pb2`` modules; ``from_message`` generates messages that meet their protoc-gen-validate
 / protovalidate rules; ``check_protos``/``diff_protos`` apply Envoy's API versioning policy
 and prove each finding with a witness; ``roundtrip_message`` and ``equivalent`` check
-binary <-> JSON <-> YAML round trips. Needs the ``compatfuzz[protobuf]`` extra.
+binary <-> JSON <-> YAML round trips; ``ProtoAPI`` runs them, and the round trips through
+the user's converters between package versions, in ``compatfuzz fuzz`` and the pytest
+plugin (``proto = ...`` in ``compatfuzz.toml``). Needs the ``compatfuzz[protobuf]`` extra.
 See ``docs/protobuf.md``.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 
+from compatfuzz.protobuf._api import ProtoAPI
 from compatfuzz.protobuf._diff import PROTO_RULES, ProtoReport, check_protos, diff_protos
 from compatfuzz.protobuf._load import ProtoSchema, load_protos
 from compatfuzz.protobuf._roundtrip import (
@@ -29,6 +32,7 @@ from compatfuzz.protobuf._witness import by_name, by_number
 __all__ = [
     "ENCODINGS",
     "PROTO_RULES",
+    "ProtoAPI",
     "ProtoReport",
     "ProtoSchema",
     "Trip",

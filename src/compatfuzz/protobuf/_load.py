@@ -358,21 +358,32 @@ def _proto_targets(paths: Sequence[Path], include: list[Path]) -> list[str]:
     return targets
 
 
-def _from_module(module: types.ModuleType | str, label: str) -> ProtoSchema:
-    if isinstance(module, str):
-        try:
-            module = importlib.import_module(module)
-        except ImportError as exc:
-            raise SchemaLoadError(f"cannot import {module!r}: {exc}", source=str(module),
-                                  hint="install the package that ships this _pb2 module, "
-                                  "or check the dotted name") from None
-    fd = getattr(module, "DESCRIPTOR", None)
-    if not isinstance(fd, FileDescriptor):
-        raise SchemaLoadError(f"{module.__name__} is not a generated _pb2 module "
-                              "(no DESCRIPTOR)", source=module.__name__,
-                              hint="pass the module protoc generated (name ends in _pb2)")
-    files = _resolve_installed([fd.name])
-    return ProtoSchema.from_files(label, files, [fd.name], source=label)
+def _from_modules(modules: Sequence[types.ModuleType | str], label: str) -> ProtoSchema:
+    names = []
+    for given in modules:
+        module = given
+        if isinstance(given, str):
+            dotted = given.removeprefix("module:")
+            try:
+                module = importlib.import_module(dotted)
+            except ImportError as exc:
+                raise SchemaLoadError(f"cannot import {dotted!r}: {exc}", source=dotted,
+                                      hint="install the package that ships this _pb2 "
+                                      "module, or check the dotted name") from None
+        assert isinstance(module, types.ModuleType)
+        fd = getattr(module, "DESCRIPTOR", None)
+        if not isinstance(fd, FileDescriptor):
+            raise SchemaLoadError(f"{module.__name__} is not a generated _pb2 module "
+                                  "(no DESCRIPTOR)", source=module.__name__,
+                                  hint="pass the module protoc generated (name ends in _pb2)")
+        names.append(fd.name)
+    files = _resolve_installed(names)
+    return ProtoSchema.from_files(label, files, names, source=label)
+
+
+def _is_module(item: object) -> bool:
+    return isinstance(item, types.ModuleType) or (isinstance(item, str)
+                                                  and item.startswith("module:"))
 
 
 def _from_descriptor_set(path: Path, label: str) -> ProtoSchema:
@@ -390,14 +401,16 @@ def _from_descriptor_set(path: Path, label: str) -> ProtoSchema:
                                   sources={f.name: f"{path}!{f.name}" for f in fds.file})
 
 
-def load_protos(source: str | Path | types.ModuleType | Sequence[str | Path], *,
+def load_protos(source: str | Path | types.ModuleType
+                | Sequence[str | Path | types.ModuleType], *,
                 include: Iterable[str | Path] = (), label: str | None = None) -> ProtoSchema:
     """Load one revision of a protobuf API.
 
     ``source`` is a ``.proto`` file, a folder (every ``.proto`` below it, the folder being
     the import root), a list of ``.proto`` files, a binary ``FileDescriptorSet`` or buf
     image (``.binpb``/``.pb``/``.desc``/``.protoset``, or any file that is not text),
-    ``module:pkg.foo_pb2`` or a ``_pb2`` module object. ``include`` adds import folders
+    ``module:pkg.foo_pb2`` or a ``_pb2`` module object (or a list of those, for the
+    files of several modules in one pool). ``include`` adds import folders
     (protoc's ``-I``); grpcio-tools' well-known types and installed ``_pb2`` modules are
     always available.
 
@@ -412,16 +425,23 @@ def load_protos(source: str | Path | types.ModuleType | Sequence[str | Path], *,
     .. versionadded:: 0.2
     """
     if isinstance(source, types.ModuleType):
-        return _from_module(source, label or source.__name__)
+        return _from_modules([source], label or source.__name__)
     if isinstance(source, str) and source.startswith("module:"):
-        return _from_module(source[len("module:"):], label or source)
+        return _from_modules([source], label or source)
+    if not isinstance(source, (str, Path)) and source and all(map(_is_module, source)):
+        modules = [m for m in source if not isinstance(m, Path)]
+        return _from_modules(modules, label or " ".join(
+            m.__name__ if isinstance(m, types.ModuleType) else str(m) for m in modules))
     inc = [Path(p).resolve() for p in include]
     for p in inc:
         if not p.is_dir():
             raise SchemaLoadError("include folder does not exist", source=str(p),
                                   hint="check the --proto-path / include value")
+    if not isinstance(source, (str, Path)) and any(map(_is_module, source)):
+        raise InvalidArgument("load_protos() got _pb2 modules mixed with files; load "
+                              "modules or .proto files/descriptor sets, not both")
     paths = ([Path(source)] if isinstance(source, (str, Path))
-             else [Path(s) for s in source])
+             else [Path(s) for s in source if not isinstance(s, types.ModuleType)])
     if not paths:
         raise InvalidArgument("load_protos() got an empty list of files; pass at least one "
                               ".proto file or a folder")

@@ -108,8 +108,13 @@ def _int_strategy(ftype: int, s: dict[str, Any]) -> st.SearchStrategy[int]:
         glo, ghi = max(lo, glo), min(hi, ghi)
         if glo > ghi:
             return st.nothing()
-        # small values first: sampled_from shrinks towards its first element
-        edges = list(dict.fromkeys([*(v for v in (0, 1, -1) if glo <= v <= ghi), glo, ghi]))
+        # small values first: sampled_from shrinks towards its first element. Then the
+        # bounds, and where the type reaches them the first integers a double (a JSON
+        # number, float(x)) cannot hold and the signed/unsigned boundary: the values
+        # lossy converters lose (issue 12)
+        wide = [2**53 + 1, -(2**53 + 1), 2**31, 2**63] if hi > 2**32 else [2**31]
+        edges = list(dict.fromkeys([*(v for v in (0, 1, -1) if glo <= v <= ghi), glo, ghi,
+                                    *(v for v in wide if glo <= v <= ghi and lo < v < hi)]))
         base = st.sampled_from(edges) | st.integers(glo, ghi)
     if s.get("not_in"):
         banned = {int(v) for v in s["not_in"]}

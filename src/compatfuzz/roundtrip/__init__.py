@@ -4,14 +4,16 @@ Declare an :class:`API` (in Python, or ``[[api]]`` in ``compatfuzz.toml`` /
 ``[[tool.compatfuzz.api]]`` in ``pyproject.toml``); :func:`units` lists one test per
 (kind, property, version pair); :func:`build_test` turns a unit into an ordinary
 Hypothesis test; :func:`run` runs them all and yields events for the CLI and the pytest
-plugin.  See docs/roundtrip.md.
+plugin.  Other API families (``compatfuzz.protobuf``) plug in as a :class:`Suite`, and
+into config files through the ``compatfuzz.apis`` entry points (:class:`ConfigEntry`).
+See docs/roundtrip.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from compatfuzz.roundtrip._config import find_config, load_config
+from compatfuzz.roundtrip._config import ConfigEntry, find_config, load_config
 from compatfuzz.roundtrip._database import namespaced, open_database
 from compatfuzz.roundtrip._events import (
     Counterexample,
@@ -31,10 +33,12 @@ from compatfuzz.roundtrip._model import API, Kind
 from compatfuzz.roundtrip._profiles import get_profile
 from compatfuzz.roundtrip._properties import build_test, check, units
 from compatfuzz.roundtrip._runner import LiveCounts, run, run_unit
+from compatfuzz.roundtrip._suite import Suite
 from compatfuzz.roundtrip._webhook import WebhookError, WebhookUnavailable, webhook_converter
 
 __all__ = [
     "API",
+    "ConfigEntry",
     "Counterexample",
     "Event",
     "Kind",
@@ -45,6 +49,7 @@ __all__ = [
     "RunStarted",
     "Status",
     "StopReason",
+    "Suite",
     "Unit",
     "UnitFinished",
     "UnitResult",

@@ -13,26 +13,41 @@ The same keys work in both files::
 Files and dotted paths resolve relative to the config file's folder, so the config works
 from any working directory (and in worker processes, which reload it).  Mistakes raise
 :class:`~compatfuzz.errors.SchemaLoadError` naming the file, the key and the fix.
+
+Other API families declare their versions with their own key (``proto = "protos/"``).
+The loader for such a key is an entry point of the ``compatfuzz.apis`` group, named by
+the key: it gets a :class:`ConfigEntry` (the table, where it is, and the helpers that
+resolve functions and report mistakes the way this module does) and returns a
+:class:`~compatfuzz.roundtrip.Suite`.  Loading it by entry point keeps ``roundtrip``
+free of imports of the parts above it, and an extra that is not installed (``proto =``
+without ``compatfuzz[protobuf]``) is an error naming the extra, not a crash.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import CompatfuzzError, SchemaLoadError
 from compatfuzz.roundtrip._model import API
+from compatfuzz.roundtrip._suite import Suite
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["find_config", "load_config", "resolve_object"]
+__all__ = ["ENTRY_POINT_GROUP", "ConfigEntry", "find_config", "load_config",
+           "resolve_object"]
+
+#: Entry points naming the loader of an API family's config key (``proto``).
+ENTRY_POINT_GROUP = "compatfuzz.apis"
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
@@ -101,7 +116,7 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
         raise SchemaLoadError(
             f"importing {module_name!r} for {spec!r} failed: {exc} (your module imports "
             f"a module that is not installed)", source=source, pointer=pointer,
-            hint=f"install {missing.split('.')[0]!r} in this environment",
+            hint=f"install {missing.partition('.')[0]!r} in this environment",
         ) from None
     except Exception as exc:  # SyntaxError, or anything the module raises at import
         from compatfuzz.roundtrip._usercode import user_traceback
@@ -214,7 +229,7 @@ def _functions(module: Any) -> list[str]:
 
 
 def load_config(path: str | Path, *, api: str | None = None,
-                ref_roots: Iterable[str | Path] = ()) -> list[API]:
+                ref_roots: Iterable[str | Path] = ()) -> list[API | Suite]:
     """Return the APIs declared in a ``compatfuzz.toml`` or ``pyproject.toml``.
 
     ``api`` keeps only the API of that name.  A schema's ``$ref`` may read files under
@@ -275,7 +290,7 @@ def load_config(path: str | Path, *, api: str | None = None,
         )
     base = path.parent
     roots = [base, *_ref_roots(table, base, source, prefix), *map(Path, ref_roots)]
-    apis = []
+    apis: list[API | Suite] = []
     names = [e.get("name") for e in entries if isinstance(e, Mapping)]
     if api is not None and api not in names:
         raise SchemaLoadError(
@@ -288,7 +303,7 @@ def load_config(path: str | Path, *, api: str | None = None,
             raise SchemaLoadError("expected a table", source=source, pointer=where)
         if api is not None and entry.get("name") != api:
             continue
-        apis.append(_load_api(entry, base, source, where, roots))
+        apis.append(_load_api(ConfigEntry(entry, base, source, where, tuple(roots))))
     for a in apis:
         a.source = str(path.resolve())
     return apis
@@ -306,8 +321,9 @@ def _check_top_keys(table: Mapping[str, Any], source: str, prefix: str) -> None:
     for key in table:
         if key in _TOP_KEYS:
             continue
-        close = difflib.get_close_matches(key, sorted(_TOP_KEYS | _KEYS), n=1, cutoff=0.6)
-        if close and close[0] in _KEYS:
+        api_keys = _KEYS | set(_families())
+        close = difflib.get_close_matches(key, sorted(_TOP_KEYS | api_keys), n=1, cutoff=0.6)
+        if close and close[0] in api_keys:
             fix = (f"{key!r} belongs inside an API: put it under its "
                    f"[[{'tool.compatfuzz.' if prefix else ''}api]] table")
         elif close:
@@ -340,38 +356,178 @@ def _ref_roots(table: Mapping[str, Any], base: Path, source: str, prefix: str) -
     return roots
 
 
-def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
-              roots: list[Path]) -> API:
-    unknown = set(entry) - _KEYS
-    if unknown:
-        guesses = [f"{k!r} -> {c[0]!r}" for k in sorted(unknown)
-                   if (c := difflib.get_close_matches(k, sorted(_KEYS), n=1, cutoff=0.6))]
-        raise SchemaLoadError(
-            f"unknown key(s) {', '.join(sorted(unknown))}", source=source, pointer=where,
-            hint=(f"did you mean {', '.join(guesses)}? " if guesses else "")
-            + f"the keys are: {', '.join(sorted(_KEYS))}",
-        )
-    name = entry.get("name")
-    if not isinstance(name, str) or not name:
-        raise SchemaLoadError("missing name", source=source, pointer=where,
-                              hint='add name = "widgets"')
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One ``[[api]]`` table and where it is: what the loader of an API family gets.
 
-    def fn(key: str, value: Any) -> Any:
-        if not isinstance(value, str):
-            raise SchemaLoadError(
-                f"expected a dotted path string, got {value!r}", source=source,
-                pointer=f"{where}/{key}", hint='write it as "package.module:function"',
+    ``base`` is the config's folder (relative paths start there), ``source`` the config
+    file, ``pointer`` the table's JSON pointer (``/api/0``), ``ref_roots`` the folders a
+    schema's ``$ref`` may read.  The methods resolve values and report mistakes as
+    ``SchemaLoadError`` naming the file, the key and a fix.
+
+    .. versionadded:: 0.2
+    """
+
+    table: Mapping[str, Any]
+    base: Path
+    source: str
+    pointer: str
+    ref_roots: tuple[Path, ...] = ()
+
+    def error(self, message: str, *, key: str | None = None,
+              hint: str = "") -> SchemaLoadError:
+        """A ``SchemaLoadError`` at this table, or at its ``key`` (``a/b`` for nested)."""
+        pointer = self.pointer if key is None else f"{self.pointer}/{key}"
+        return SchemaLoadError(message, source=self.source, pointer=pointer, hint=hint)
+
+    def check_keys(self, keys: Collection[str]) -> None:
+        """Refuse keys outside ``keys``, suggesting the closest one."""
+        unknown = set(self.table) - set(keys)
+        if unknown:
+            guesses = [f"{k!r} -> {c[0]!r}" for k in sorted(unknown)
+                       if (c := difflib.get_close_matches(k, sorted(keys), n=1, cutoff=0.6))]
+            raise self.error(
+                f"unknown key(s) {', '.join(sorted(unknown))}",
+                hint=(f"did you mean {', '.join(guesses)}? " if guesses else "")
+                + f"the keys are: {', '.join(sorted(keys))}",
             )
-        return resolve_object(value, base, source=source, pointer=f"{where}/{key}")
+
+    def name(self) -> str:
+        """The API's ``name``."""
+        name = self.table.get("name")
+        if not isinstance(name, str) or not name:
+            raise self.error("missing name", hint='add name = "widgets"')
+        return name
+
+    def function(self, key: str, value: Any) -> Any:
+        """The object a ``"module:function"`` value at ``key`` names."""
+        if not isinstance(value, str):
+            raise self.error(f"expected a dotted path string, got {value!r}", key=key,
+                             hint='write it as "package.module:function"')
+        return resolve_object(value, self.base, source=self.source,
+                              pointer=f"{self.pointer}/{key}")
+
+    def mapping(self, key: str) -> Mapping[str, Any]:
+        """The table at ``key``."""
+        return _mapping(self.table, key, self.source, self.pointer)
+
+    def converter_options(self) -> dict[str, Any]:
+        """``convert``, ``to_hub``, ``from_hub``, ``hub`` and ``converters``
+        (``{ "v1->v2" = "mod:f" }``) as keyword arguments for the API's constructor."""
+        options: dict[str, Any] = {}
+        for key in ("convert", "to_hub", "from_hub"):
+            if key in self.table:
+                options[key] = self.function(key, self.table[key])
+        if "hub" in self.table:
+            options["hub"] = str(self.table["hub"])
+        if "converters" in self.table:
+            pairs = {}
+            for pair, spec in self.mapping("converters").items():
+                a, arrow, b = pair.partition("->")
+                if not arrow:
+                    raise self.error(f"converter key {pair!r} is not 'from->to'",
+                                     key="converters", hint='write "v1alpha1->v1" = "mod:f"')
+                pairs[(a.strip(), b.strip())] = self.function(f"converters/{pair}", spec)
+            options["converters"] = pairs
+        return options
+
+    def path(self, key: str, value: Any, *, what: str = "file or folder") -> Path:
+        """``value`` (at ``key``) as a path relative to the config's folder, which must
+        exist."""
+        if not isinstance(value, str) or not value:
+            raise self.error(f"expected a path string, got {value!r}", key=key,
+                             hint="paths are relative to the config file's folder")
+        found = self.base / value
+        if not found.exists():
+            raise self.error(f"{what} {value!r} not found (looked in {self.base})", key=key,
+                             hint="paths are relative to the config file's folder")
+        return found
+
+    def import_module(self, key: str, name: str) -> Any:
+        """Import module ``name``, looking first in the config's folder."""
+        _put_first_on_path(name, self.base.resolve())
+        try:
+            return importlib.import_module(name)
+        except ImportError as exc:
+            raise self.error(
+                f"cannot import {name!r}: {exc}", key=key,
+                hint=f"put {name.replace('.', '/')}.py in {self.base} or install the package "
+                     "that ships it") from None
+
+    def named_by(self, exc: SchemaLoadError, key: str) -> SchemaLoadError:
+        """``exc`` (about a file the config names) also naming this table's ``key``."""
+        if exc.source == self.source:
+            return exc
+        return _named_by(exc, self.source, f"{self.pointer}/{key}")
+
+
+@functools.lru_cache(maxsize=1)
+def _families() -> dict[str, Any]:
+    """The ``compatfuzz.apis`` entry points by name: config key -> loader."""
+    import importlib.metadata
+
+    try:
+        found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception:  # a broken installation: only the built-in CRD/schema keys
+        return {}
+    return {ep.name: ep for ep in found}
+
+
+def _install_hint(ep: Any, missing: str) -> str:
+    """``pip install 'compatfuzz[protobuf]'`` when the entry point names its extra."""
+    extras = list(getattr(ep, "extras", None) or ())
+    dist = getattr(getattr(ep, "dist", None), "name", None)
+    if extras and dist:
+        return f"pip install '{dist}[{','.join(extras)}]'"
+    return f"install the package that provides {missing.partition('.')[0]!r}"
+
+
+def _load_family(key: str, ctx: ConfigEntry) -> API | Suite:
+    """An API of another family, by the loader registered for ``key``."""
+    families = _families()
+    clash = [k for k in ("crd", "schemas", *families) if k in ctx.table and k != key]
+    if clash:
+        raise ctx.error(
+            f"{key} and {', '.join(clash)} both give the API's versions",
+            hint=f"keep one: an API is a CRD (crd), schema files (schemas) or {key} "
+                 "definitions; declare another [[api]] for the other")
+    ep = families[key]
+    try:
+        loader = ep.load()
+    except ImportError as exc:
+        missing = exc.name or str(exc)
+        raise ctx.error(
+            f"{key} = ... needs {missing!r}, which is not installed (its loader "
+            f"{ep.value.split()[0]} cannot be imported: {exc})", key=key,
+            hint=_install_hint(ep, missing)) from None
+    try:
+        api = loader(ctx)
+    except SchemaLoadError as exc:
+        raise ctx.named_by(exc, key) from exc
+    except CompatfuzzError as exc:
+        raise ctx.error(str(exc)) from exc
+    if not isinstance(api, (API, Suite)):
+        raise ctx.error(f"the loader for {key} ({ep.value}) returned {type(api).__name__}, "
+                        "not a compatfuzz.roundtrip.Suite", key=key,
+                        hint=f"fix the {ENTRY_POINT_GROUP} entry point {key!r}")
+    return api
+
+
+def _load_api(ctx: ConfigEntry) -> API | Suite:
+    entry, base, source, where = ctx.table, ctx.base, ctx.source, ctx.pointer
+    roots = list(ctx.ref_roots)
+    others = set(entry) - _KEYS
+    family = sorted(k for k in others if k in _families()) if others else []
+    if family:
+        return _load_family(family[0], ctx)
+    ctx.check_keys(_KEYS | (set(_families()) if others else set()))
+    name = ctx.name()
+    fn = ctx.function
 
     options: dict[str, Any] = {}
     if "webhook" in entry:
         options["convert"] = _webhook(entry, base, source, where)
-    for key in ("convert", "to_hub", "from_hub"):
-        if key in entry:
-            options[key] = fn(key, entry[key])
-    if "hub" in entry:
-        options["hub"] = str(entry["hub"])
+    options.update(ctx.converter_options())
     if "pipeline" in entry:
         from compatfuzz.roundtrip._model import PIPELINES
 
@@ -391,23 +547,12 @@ def _load_api(entry: Mapping[str, Any], base: Path, source: str, where: str,
                 hint='add hub = "<version>": the version objects are stored in',
             )
     if "semantic" in entry:
-        options.update(_semantic(_mapping(entry, "semantic", source, where), base, source,
+        options.update(_semantic(ctx.mapping("semantic"), base, source,
                                  f"{where}/semantic", fn))
-    if "converters" in entry:
-        pairs = {}
-        for pair, spec in _mapping(entry, "converters", source, where).items():
-            a, arrow, b = pair.partition("->")
-            if not arrow:
-                raise SchemaLoadError(
-                    f"converter key {pair!r} is not 'from->to'", source=source,
-                    pointer=f"{where}/converters", hint='write "v1alpha1->v1" = "mod:f"',
-                )
-            pairs[(a.strip(), b.strip())] = fn(f"converters/{pair}", spec)
-        options["converters"] = pairs
     if "defaulters" in entry:
         options["defaulters"] = {
             version: fn(f"defaulters/{version}", spec)
-            for version, spec in _mapping(entry, "defaulters", source, where).items()
+            for version, spec in ctx.mapping("defaulters").items()
         }
     if ("crd" in entry) == ("schemas" in entry):
         raise SchemaLoadError(

@@ -44,6 +44,9 @@ class Property(str, enum.Enum):
     DEFAULT_IDEMPOTENT = "default_idempotent"
     #: convert(default_A(x)) equals default_B(convert(x)).
     DEFAULT_COMMUTES = "default_commutes"
+    #: An example survives every wire and text encoding of its version and back (per
+    #: version; protobuf: binary, proto3 JSON with either field name, YAML).
+    ENCODINGS = "encodings"
 
     def __str__(self) -> str:
         return self.value
@@ -53,7 +56,7 @@ class Property(str, enum.Enum):
         """How many versions one unit of this property names."""
         if self is Property.PATH_INDEPENDENT:
             return 3
-        if self is Property.DEFAULT_IDEMPOTENT:
+        if self in (Property.DEFAULT_IDEMPOTENT, Property.ENCODINGS):
             return 1
         return 2
 

@@ -11,15 +11,15 @@ a converter raises in :class:`~compatfuzz.errors.ConverterError` naming the step
 
 from __future__ import annotations
 
-import itertools
 import sys
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
+from compatfuzz.roundtrip._converters import Converters, call_user, check_callable
+from compatfuzz.roundtrip._suite import check_api_name
 from compatfuzz.schema import CRD, Schema
 
 __all__ = ["API", "Kind", "json_copy"]
@@ -73,15 +73,7 @@ class Kind:
             ) from None
 
 
-def _describe(exc: BaseException) -> str:
-    """``ValueError: msg``; ``SystemExit(0)`` says why exiting counts as a failure."""
-    if isinstance(exc, SystemExit):
-        return (f"SystemExit({exc.code!r}) (a converter must return the converted object; "
-                "exiting, even with status 0, fails the property)")
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _beside_caller(path: str | Path, frame: Any) -> Path:
+def beside_caller(path: str | Path, frame: Any) -> Path:
     """A relative ``path`` read from the folder of the file that declared the API, as the
     TOML form reads it from the config's folder (issue 10, item 6); a path that exists only
     relative to the working directory still works."""
@@ -94,23 +86,6 @@ def _beside_caller(path: str | Path, frame: Any) -> Path:
         if beside.exists() or not p.exists():
             return beside
     return p
-
-
-def _wrapped(error: ConverterError, cause: BaseException) -> ConverterError:
-    """``error`` carrying the user's frames of ``cause`` (issue 10: the file and line in
-    *their* converter, not ours)."""
-    from compatfuzz.roundtrip._usercode import user_traceback
-
-    error.user_traceback = user_traceback(cause)
-    return error
-
-
-def _check_callable(name: str, value: Any) -> None:
-    if value is not None and not callable(value):
-        raise InvalidArgument(
-            f"Expected a function for {name} but got {name}={value!r} "
-            f"(type={type(value).__name__}); pass the function itself, not its result"
-        )
 
 
 PIPELINES = ("apiserver", "plain")
@@ -226,43 +201,16 @@ class API:
         go_durations: Iterable[str] = (),
         empty_struct_is_absent: bool = False,
     ) -> None:
-        if not isinstance(name, str) or not name or "::" in name or "[" in name:
-            raise InvalidArgument(
-                f"Expected a short API name but got name={name!r}; use something like "
-                "'widgets' (no '::' or '[', they separate test ids)"
-            )
+        check_api_name(name)
         kinds = tuple(kinds)
         if not kinds or not all(isinstance(k, Kind) for k in kinds):
             raise InvalidArgument(
                 f"Expected a non-empty sequence of Kind for kinds but got kinds={kinds!r}; "
                 "use API.from_crd() or API.from_schemas() to build them"
             )
-        for label, fn in (("convert", convert), ("to_hub", to_hub), ("from_hub", from_hub)):
-            _check_callable(label, fn)
-        if (to_hub is None) != (from_hub is None):
-            raise InvalidArgument(
-                f"API {name!r}: to_hub and from_hub go together, but only "
-                f"{'to_hub' if to_hub else 'from_hub'} was given; pass both, or use convert="
-            )
-        if convert is not None and to_hub is not None:
-            raise InvalidArgument(
-                f"API {name!r}: pass either convert= or to_hub=/from_hub=, not both"
-            )
-        pairs = dict(converters or {})
-        if convert is None and to_hub is None and not pairs:
-            raise InvalidArgument(
-                f"API {name!r} has no converter; pass convert=, to_hub= and from_hub=, "
-                "or converters={(from_version, to_version): function}"
-            )
         versions = {v for k in kinds for v in k.versions}
-        for pair, fn in pairs.items():
-            if (not isinstance(pair, tuple) or len(pair) != 2
-                    or not all(v in versions for v in pair)):
-                raise InvalidArgument(
-                    f"API {name!r}: converters key {pair!r} is not a pair of known versions; "
-                    f"use (from_version, to_version) with versions from {sorted(versions)}"
-                )
-            _check_callable(f"converters[{pair!r}]", fn)
+        self._converters = Converters(name, versions, convert=convert, to_hub=to_hub,
+                                      from_hub=from_hub, converters=converters)
         self._defaulters = dict(defaulters or {})
         for version, fn in self._defaulters.items():
             if version not in versions:
@@ -270,7 +218,7 @@ class API:
                     f"API {name!r}: defaulters key {version!r} is not a version; "
                     f"the versions are {sorted(versions)}"
                 )
-            _check_callable(f"defaulters[{version!r}]", fn)
+            check_callable(f"defaulters[{version!r}]", fn)
         self.name = name
         self.kinds = kinds
         self.hub = hub
@@ -284,17 +232,8 @@ class API:
         self.go_durations = tuple(go_durations)
         self.empty_struct_is_absent = bool(empty_struct_is_absent)
         self._servers: dict[str, Any] = {}
-        self._convert = convert
-        self._to_hub = to_hub
-        self._from_hub = from_hub
-        self._pairs = pairs
-        self._paths: dict[tuple[str, str], list[str]] = {}
-        if convert is None and to_hub is None:
-            for kind in kinds:
-                for a in kind.versions:
-                    for b in kind.versions:
-                        if a != b:
-                            self._path(a, b)
+        for kind in kinds:
+            self._converters.check_chains(kind.versions)
 
     # -- construction helpers -------------------------------------------------------
 
@@ -315,7 +254,7 @@ class API:
         if isinstance(crd, (str, Path)):
             from compatfuzz.schema import load_crds
 
-            crd = _beside_caller(crd, sys._getframe(1))
+            crd = beside_caller(crd, sys._getframe(1))
             crds = list(load_crds(crd))
         elif isinstance(crd, CRD):
             crds = [crd]
@@ -364,7 +303,7 @@ class API:
             else:
                 from compatfuzz.schema import load_schema
 
-                loaded[version] = load_schema(_beside_caller(value, caller),
+                loaded[version] = load_schema(beside_caller(value, caller),
                                               ref_roots=ref_roots)
         if len(loaded) < 2:
             raise InvalidArgument(
@@ -418,68 +357,6 @@ class API:
     def defaulted_versions(self, kind: Kind) -> list[str]:
         return [v for v in kind.versions if v in self._defaulters]
 
-    def _path(self, a: str, b: str) -> list[str]:
-        """Shortest chain of per-pair converters from ``a`` to ``b`` (BFS)."""
-        key = (a, b)
-        if key in self._paths:
-            return self._paths[key]
-        prev: dict[str, str | None] = {a: None}
-        queue = deque([a])
-        while queue:
-            node = queue.popleft()
-            if node == b:
-                break
-            for (x, y) in self._pairs:
-                if x == node and y not in prev:
-                    prev[y] = node
-                    queue.append(y)
-        if b not in prev:
-            have = ", ".join(f"{x}->{y}" for x, y in self._pairs)
-            raise InvalidArgument(
-                f"API {self.name!r}: no chain of converters leads from {a} to {b} "
-                f"(converters: {have}); add converters[({a!r}, {b!r})] or a hub"
-            )
-        path = [b]
-        while path[-1] != a:
-            step = prev[path[-1]]
-            assert step is not None
-            path.append(step)
-        path.reverse()
-        self._paths[key] = path
-        return path
-
-    def _call(self, what: str, fn: Callable[..., Any], kind: Kind, a: str, b: str,
-              *args: Any) -> Any:
-        try:
-            return fn(*args)
-        except (KeyboardInterrupt, GeneratorExit):
-            raise  # Ctrl-C, and the runner's own deadline and stop signals
-        except BaseException as exc:  # SystemExit(0) too: it must not end the run as a pass
-            raise _wrapped(ConverterError(
-                f"{self.name}: {what} raised {_describe(exc)} "
-                f"(converting {kind.name} {a} -> {b})"
-            ), exc) from exc
-
-    def _step(self, kind: Kind, obj: Obj, a: str, b: str) -> Obj:
-        pair = self._pairs.get((a, b))
-        if pair is not None:
-            return self._checked(kind, self._call(f"converter {a}->{b}", pair, kind, a, b,
-                                                  obj), a, b)
-        if self._convert is not None:
-            return self._checked(kind, self._call("convert()", self._convert, kind, a, b,
-                                                  obj, kind.api_version(b)), a, b)
-        if self._to_hub is not None and self._from_hub is not None:
-            hub = self.hub_for(kind)
-            mid = obj if a == hub else self._call("to_hub()", self._to_hub, kind, a, b, obj)
-            if b == hub:
-                return self._checked(kind, mid, a, b)
-            return self._checked(kind, self._call("from_hub()", self._from_hub, kind, a, b,
-                                                  mid, b), a, b)
-        path = self._path(a, b)
-        for x, y in itertools.pairwise(path):
-            obj = self._step(kind, obj, x, y)
-        return obj
-
     def _checked(self, kind: Kind, out: Any, a: str, b: str) -> Obj:
         if not isinstance(out, dict):
             raise ConverterError(
@@ -508,7 +385,10 @@ class API:
         k = self.kind(kind) if isinstance(kind, str) else kind
         if source == target:
             return obj
-        return self._step(k, obj, source, target)
+        out: Obj = self._converters.convert(
+            obj, source, target, label=k.name, hub=self.hub_for(k), target=k.api_version,
+            check=lambda out, a, b: self._checked(k, out, a, b))
+        return out
 
     def default(self, kind: Kind | str, version: str, obj: Obj) -> Obj:
         """Return ``obj`` with ``version``'s defaulter applied (unchanged if none)."""
@@ -516,14 +396,7 @@ class API:
         fn = self._defaulters.get(version)
         if fn is None:
             return obj
-        try:
-            out = fn(obj)
-        except (KeyboardInterrupt, GeneratorExit):
-            raise
-        except BaseException as exc:
-            raise _wrapped(ConverterError(
-                f"{self.name}: defaulter for {k.name} {version} raised {_describe(exc)}"
-            ), exc) from exc
+        out = call_user(fn, (obj,), f"{self.name}: defaulter for {k.name} {version}")
         out = obj if out is None else out
         if not isinstance(out, dict):
             raise ConverterError(

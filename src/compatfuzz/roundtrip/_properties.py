@@ -21,13 +21,18 @@ from typing import Any
 from compatfuzz.errors import InvalidArgument, NotEquivalent
 from compatfuzz.roundtrip._events import Property, Unit
 from compatfuzz.roundtrip._model import API, Kind, json_copy
+from compatfuzz.roundtrip._suite import Suite
 
 __all__ = [
     "Recorder",
     "build_test",
     "check",
     "diff_to_json",
+    "example_from_json",
+    "example_to_json",
     "iter_failures",
+    "literal_diff",
+    "render_changes",
     "strategy_for",
     "units",
 ]
@@ -45,13 +50,16 @@ def _property(name: Property | str) -> Property:
         ) from None
 
 
-def units(api: API, properties: Iterable[Property | str] | None = None) -> list[Unit]:
+def units(api: API | Suite, properties: Iterable[Property | str] | None = None
+          ) -> list[Unit]:
     """Return every unit of ``api``: one per (kind, property, version tuple).
 
     Pairs are ordered (``v1->v2`` and ``v2->v1`` are separate units) and listed in the
     kinds' version order, so test ids are stable between runs.
     """
     wanted = [_property(p) for p in properties] if properties is not None else _ORDER
+    if isinstance(api, Suite):
+        return api.units(wanted)
     show_kind = len(api.kinds) > 1
     out: list[Unit] = []
     for kind in api.kinds:
@@ -68,6 +76,8 @@ def units(api: API, properties: Iterable[Property | str] | None = None) -> list[
                           if len({a, b, c}) == 3]
             elif prop is Property.DEFAULT_IDEMPOTENT:
                 combos = [(v,) for v in vs if v in defaulted]
+            elif prop is Property.ENCODINGS:
+                combos = []  # JSON objects have one encoding
             else:
                 combos = [p for p in pairs if defaulted & set(p)]
             out.extend(Unit(api.name, kind.name, prop, c, show_kind) for c in combos)
@@ -97,6 +107,20 @@ def strategy_for(api: API, kind: Kind, version: str) -> Any:
             strategy = strategy.map(_typed)
         cache[key] = strategy
     return cache[key]
+
+
+def example_to_json(api: API | Suite, unit: Unit, obj: Any) -> Any:
+    """A copy of ``obj`` as JSON, for reports and counterexample files."""
+    return api.to_json(unit, obj) if isinstance(api, Suite) else json_copy(obj)
+
+
+def example_from_json(api: API | Suite, unit: Unit, data: Any) -> Any:
+    """The example ``data`` (from :func:`example_to_json`) stands for.
+
+    Raises:
+        ValueError: ``data`` is not an example of ``unit``.
+    """
+    return api.from_json(unit, data) if isinstance(api, Suite) else data
 
 
 def diff_to_json(changes: Any) -> list[dict[str, Any]]:
@@ -154,7 +178,8 @@ def literal_diff(old: Any, new: Any, path: str = "") -> list[Any]:
     return [Change(path, kind, old, new)]
 
 
-def _render(changes: Any, limit: int = 20) -> str:
+def render_changes(changes: Any, limit: int = 20) -> str:
+    """``semantic.diff`` changes as indented lines, ``  path: kind: old -> new``."""
     rows = diff_to_json(changes)
     lines = []
     for change, row in zip(changes or (), rows[:limit], strict=False):
@@ -212,7 +237,7 @@ def _expect_equal(expected: Any, actual: Any, kind: Kind, version: str, what: st
     if equal(expected, actual, schema=schema, **options):
         return
     changes = diff(expected, actual, schema=schema, **options)
-    raise NotEquivalent(f"{what}:\n{_render(changes)}{_explain(changes, trace)}",
+    raise NotEquivalent(f"{what}:\n{render_changes(changes)}{_explain(changes, trace)}",
                         diff=changes)
 
 
@@ -265,7 +290,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
         raise ConverterError(f"{api.name}: {exc}") from exc
 
 
-def check(api: API, unit: Unit, obj: Any) -> None:
+def check(api: API | Suite, unit: Unit, obj: Any) -> None:
     """Check one property of ``unit`` on ``obj`` (an object of the unit's first version).
 
     With the API-server pipeline (the default for CRDs) ``roundtrip``, ``valid`` and
@@ -283,6 +308,9 @@ def check(api: API, unit: Unit, obj: Any) -> None:
         ConverterError: a converter or defaulter raised or returned garbage, or the API
             server would reject a conversion response.
     """
+    if isinstance(api, Suite):
+        api.check(unit, obj)
+        return
     kind = api.kind(unit.kind)
     prop, vs = unit.property, unit.versions
     server = api.server(kind)
@@ -313,8 +341,8 @@ def check(api: API, unit: Unit, obj: Any) -> None:
             # semantic equality cannot see (issue 10)
             changes = literal_diff(obj, probe)
             raise NotEquivalent(
-                f"converting {a} -> {b} mutated its input:\n{_render(changes)}", diff=changes
-            )
+                f"converting {a} -> {b} mutated its input:\n{render_changes(changes)}",
+                diff=changes)
     elif prop is Property.PATH_INDEPENDENT:
         a, b, c = vs
         via = api.convert(kind, api.convert(kind, json_copy(obj), a, b), b, c)
@@ -393,7 +421,7 @@ class _OutOfTime(KeyboardInterrupt):
 
 
 def build_test(
-    api: API,
+    api: API | Suite,
     unit: Unit,
     *,
     settings: Any = None,
@@ -423,8 +451,10 @@ def build_test(
     base = settings if settings is not None else get_profile("default")
     db = base.database
     test_settings = hsettings(base, database=namespaced(db, unit.id) if db else None)
-    kind = api.kind(unit.kind)
-    strategy = strategy_for(api, kind, unit.versions[0])
+    if isinstance(api, Suite):
+        strategy = api.strategy(unit)
+    else:
+        strategy = strategy_for(api, api.kind(unit.kind), unit.versions[0])
 
     def compatfuzz_property(obj: Any) -> None:
         if recorder is None:

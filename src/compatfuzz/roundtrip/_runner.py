@@ -49,15 +49,17 @@ from compatfuzz.roundtrip._events import (
     UnitResult,
     UnitStarted,
 )
-from compatfuzz.roundtrip._model import API, json_copy
+from compatfuzz.roundtrip._model import API
 from compatfuzz.roundtrip._properties import (
     Recorder,
     _OutOfTime,
     build_test,
     diff_to_json,
+    example_to_json,
     iter_failures,
     units,
 )
+from compatfuzz.roundtrip._suite import Suite
 from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.schema._limits import check_generation_limits
 
@@ -96,7 +98,7 @@ class _Watch(Recorder):
     flight, publishes the first failure at once, and stops a unit whose converter cannot
     be reached (a setup error: every further example would only fail the same way)."""
 
-    def __init__(self, *, unit: Unit, api: API, seed: int | None, coverage: Any,
+    def __init__(self, *, unit: Unit, api: API | Suite, seed: int | None, coverage: Any,
                  stop: Any, alarm: Alarm, on_failure: FailureCallback | None,
                  heartbeat: Any, counter: Any = None) -> None:
         super().__init__(stop=stop, coverage=coverage)
@@ -136,8 +138,12 @@ class _Watch(Recorder):
     def counterexample(self, *, shrunk: bool, reproduce: str = "") -> Counterexample:
         assert self.failure is not None
         obj, failure = self.failure
+        try:
+            shown = example_to_json(self.api, self.unit, obj)
+        except Exception as exc:  # an example its own API cannot write out: say so
+            shown = f"{obj!r:.2000} (not representable as JSON: {type(exc).__name__}: {exc})"
         return Counterexample(
-            unit=self.unit, object=json_copy(obj), error=str(failure),
+            unit=self.unit, object=shown, error=str(failure),
             error_type=type(failure).__name__,
             diff=diff_to_json(getattr(failure, "diff", None)), seed=self.seed,
             reproduce=reproduce, shrunk=shrunk, config=self.api.source,
@@ -162,12 +168,12 @@ def _setup_error(exc: BaseException) -> BaseException | None:
     return None
 
 
-def _setup_message(api: API, unit: Unit, exc: BaseException) -> str:
+def _setup_message(api: API | Suite, unit: Unit, exc: BaseException) -> str:
     """The error line of a setup failure; an unsupported pattern says where it is."""
     cause = _setup_error(exc) or exc
     message = f"{type(cause).__name__}: {cause}"
     pattern = getattr(cause, "pattern", None)
-    if isinstance(pattern, str):
+    if isinstance(pattern, str) and isinstance(api, API):
         from compatfuzz.errors import _pointer_to_path
         from compatfuzz.schema._pattern import locate_pattern
 
@@ -181,7 +187,7 @@ def _setup_message(api: API, unit: Unit, exc: BaseException) -> str:
 
 
 def run_unit(
-    api: API,
+    api: API | Suite,
     unit: Unit,
     *,
     profile: str = "default",
@@ -210,10 +216,14 @@ def run_unit(
     from compatfuzz.strategies import Coverage
 
     start = time.monotonic()
+    coverage = None
     try:
-        kind = api.kind(unit.kind)
-        coverage = Coverage(kind.schema(unit.versions[0]))
-        check_generation_limits(kind.schema(unit.versions[0]))
+        if isinstance(api, Suite):
+            api.preflight(unit)
+        else:
+            kind = api.kind(unit.kind)
+            coverage = Coverage(kind.schema(unit.versions[0]))
+            check_generation_limits(kind.schema(unit.versions[0]))
     except Exception as exc:
         return UnitResult(unit, Status.ERROR, 0, time.monotonic() - start, seed, None,
                           f"{type(exc).__name__}: {exc}")
@@ -299,7 +309,8 @@ def run_unit(
         if status is Status.INTERRUPTED:
             status = Status.FAILED
             message = "interrupted while shrinking; counterexample not minimal"
-    coverage_json = recorder.coverage.to_json() if recorder.coverage.examples else None
+    coverage_json = (recorder.coverage.to_json()
+                     if recorder.coverage is not None and recorder.coverage.examples else None)
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
                       coverage_json)
 
@@ -346,8 +357,8 @@ def notice_of(db: Any) -> Notice | None:
     return Notice(message, database=getattr(db, "local_label", None))
 
 
-def _select(apis: Sequence[API], properties: Iterable[Property | str] | None,
-            only: Iterable[str] | None) -> list[tuple[API, Unit]]:
+def _select(apis: Sequence[API | Suite], properties: Iterable[Property | str] | None,
+            only: Iterable[str] | None) -> list[tuple[API | Suite, Unit]]:
     selected = [(api, unit) for api in apis for unit in units(api, properties)]
     if only is not None:
         wanted = set(only)
@@ -367,7 +378,7 @@ def _deadline_arg(value: Any) -> float | None:
 
 
 def run(
-    apis: API | Sequence[API],
+    apis: API | Suite | Sequence[API | Suite],
     *,
     profile: str = "default",
     max_examples: int | None = None,
@@ -419,7 +430,7 @@ def run(
     from compatfuzz.roundtrip._profiles import profile_name
 
     profile_name(profile)
-    api_list = [apis] if isinstance(apis, API) else list(apis)
+    api_list = [apis] if isinstance(apis, (API, Suite)) else list(apis)
     if not isinstance(workers, int) or workers < 1:
         raise InvalidArgument(f"Expected workers >= 1 but got workers={workers!r}")
     if max_examples is not None and (not isinstance(max_examples, int) or max_examples < 1):

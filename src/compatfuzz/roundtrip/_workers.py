@@ -43,6 +43,7 @@ from compatfuzz.roundtrip._events import (
     UnitStarted,
 )
 from compatfuzz.roundtrip._model import API
+from compatfuzz.roundtrip._suite import Suite
 
 __all__ = ["run_pool"]
 
@@ -197,10 +198,10 @@ class _Worker:
                           None if cx is None else cx.seed, cx, message)
 
 
-def run_pool(api_list: list[API], selected: list[tuple[API, Unit]], *, workers: int,
-              database: Any, db_obj: Any, stop: threading.Event, options: Any,
-              results: list[UnitResult], on_failure: FailureCallback | None,
-              deadline: float | None, live: Any = None) -> Iterator[Event]:
+def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit]], *,
+             workers: int, database: Any, db_obj: Any, stop: threading.Event, options: Any,
+             results: list[UnitResult], on_failure: FailureCallback | None,
+             deadline: float | None, live: Any = None) -> Iterator[Event]:
     methods = multiprocessing.get_all_start_methods()
     forkable = "fork" in methods and os.name == "posix"
     if not forkable and any(a.source is None for a in api_list):

@@ -1,0 +1,78 @@
+"""The extension point for API families other than JSON Schema: a :class:`Suite`.
+
+The runner, the reports, the example database and the pytest plugin only need, per API,
+its units, a strategy and a check for each unit, and a JSON form of an example for the
+counterexample file and ``--replay``.  :class:`~compatfuzz.roundtrip.API` (CRDs, OpenAPI,
+JSON Schema) has those built in; any other family subclasses ``Suite``, and everything
+downstream of ``units()`` works unchanged.  ``compatfuzz.protobuf`` is one (issue 12):
+it lives above ``roundtrip`` in the layering and plugs in here, so ``roundtrip`` never
+imports it and protobuf stays an optional extra.
+
+A config file declares such an API with its own key (``proto = "protos/"``): the loader
+for that key is found through the ``compatfuzz.apis`` entry-point group (see ``_config``).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+from compatfuzz.errors import InvalidArgument
+from compatfuzz.roundtrip._events import Property, Unit
+
+__all__ = ["Suite", "check_api_name"]
+
+
+def check_api_name(name: Any) -> None:
+    """Refuse a name that cannot be part of a unit id (``api::property[pair]``)."""
+    if not isinstance(name, str) or not name or "::" in name or "[" in name:
+        raise InvalidArgument(
+            f"Expected a short API name but got name={name!r}; use something like "
+            "'widgets' (no '::' or '[', they separate test ids)"
+        )
+
+
+class Suite(abc.ABC):
+    """A versioned API whose properties the round-trip runner checks.
+
+    Subclasses set ``name`` (the API's name in unit ids) and ``source`` (the config file
+    it was declared in, or ``None``), and implement :meth:`units`, :meth:`strategy` and
+    :meth:`check`.  Checks must be pure (Hypothesis re-runs them while shrinking) and
+    raise :class:`~compatfuzz.errors.NotEquivalent` (with ``diff``) or
+    :class:`~compatfuzz.errors.ConverterError` when a property does not hold.
+    Examples need not be JSON: :meth:`to_json` and :meth:`from_json` convert them for the
+    counterexample file, the report and ``compatfuzz fuzz --replay``.
+
+    .. versionadded:: 0.2
+    """
+
+    name: str
+    source: str | None = None
+
+    @abc.abstractmethod
+    def units(self, properties: Sequence[Property]) -> list[Unit]:
+        """Every unit of this API for ``properties``, in a stable order."""
+
+    @abc.abstractmethod
+    def strategy(self, unit: Unit) -> Any:
+        """The Hypothesis strategy for ``unit``'s examples."""
+
+    @abc.abstractmethod
+    def check(self, unit: Unit, example: Any) -> None:
+        """Check ``unit``'s property on one example; raise if it does not hold."""
+
+    def to_json(self, unit: Unit, example: Any) -> Any:
+        """``example`` as JSON, for reports and counterexample files (default: itself)."""
+        return example
+
+    def from_json(self, unit: Unit, data: Any) -> Any:
+        """The example :meth:`to_json` gave ``data`` for (default: ``data`` itself).
+
+        Raises:
+            ValueError: ``data`` is not an example of ``unit``.
+        """
+        return data
+
+    def preflight(self, unit: Unit) -> None:  # noqa: B027  # optional hook, no-op default
+        """Raise if ``unit`` cannot run at all (reported as an error, not a failure)."""
