@@ -254,8 +254,9 @@ def test_bad_converters_are_refused_or_fail_with_the_users_frames() -> None:
     v2 = schema().message_class(MESSAGES["v2"])(name="x")
     unit = Unit("cluster", "Cluster", Property.ROUNDTRIP, UP)
     wrong = _api(up=lambda src: src)  # returns the v2 message it got
-    with pytest.raises(ConverterError, match=r"returned a example.cluster.v2.Cluster message, "
-                                             r"expected a example.cluster.v3.Cluster"):
+    with pytest.raises(ConverterError,
+                       match=r"returned a message of type example.cluster.v2.Cluster, "
+                             r"expected a message of type example.cluster.v3.Cluster"):
         check(wrong, unit, v2)
 
     def crashing(src: Message, dst: Message) -> None:

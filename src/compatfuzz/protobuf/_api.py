@@ -86,7 +86,7 @@ def _copy(msg: Message) -> Message:
 
 def _shown(value: Any) -> str:
     if isinstance(value, Message):
-        return f"a {value.DESCRIPTOR.full_name} message"
+        return f"a message of type {value.DESCRIPTOR.full_name}"
     return f"{type(value).__name__} {value!r:.80}"
 
 
@@ -257,7 +257,7 @@ class ProtoAPI(Suite):
         if not isinstance(out, Message) or out.DESCRIPTOR.full_name != want:
             raise ConverterError(
                 f"{self.name}: converting {self.kind} {a} -> {b} returned {_shown(out)}, "
-                f"expected a {want} message (return one, or fill the second argument)")
+                f"expected a message of type {want} (return one, or fill the second argument)")
         return out
 
     # -- Suite ----------------------------------------------------------------------

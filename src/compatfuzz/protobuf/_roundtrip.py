@@ -182,7 +182,7 @@ def check_converter(msg: Message, new: ProtoSchema, message: str,
     want = new.message(message).full_name
     if not isinstance(converted, Message) or converted.DESCRIPTOR.full_name != want:
         raise ConverterError(f"up-converter returned {type(converted).__name__}, "
-                             f"expected a {want} message")
+                             f"expected a message of type {want}")
     expect_valid(converted, f"the converted {want} breaks its validate rules")
     if down is None:
         return
@@ -192,7 +192,7 @@ def check_converter(msg: Message, new: ProtoSchema, message: str,
         raise ConverterError(f"down-converter raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(back, Message) or back.DESCRIPTOR.full_name != msg.DESCRIPTOR.full_name:
         raise ConverterError(f"down-converter returned {type(back).__name__}, expected a "
-                             f"{msg.DESCRIPTOR.full_name} message")
+                             f"message of type {msg.DESCRIPTOR.full_name}")
     expect_equivalent(msg, back, f"{msg.DESCRIPTOR.full_name} -> {want} -> back changed it")
 
 
