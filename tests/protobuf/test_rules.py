@@ -168,6 +168,31 @@ def test_renumbering_onto_a_reused_number() -> None:
     assert not report.by_rule("proto-field-renamed")
 
 
+def test_each_witness_is_caused_by_its_own_change() -> None:
+    """Several changes to one message: a witness NEW rejects for another change's reason
+    does not confirm a finding (a tightened ``name`` rule once "confirmed" a renumbering
+    and a tightened ``max_items`` with ``{"name": "0"}``)."""
+    body = BASE.replace("string name = 1;", "string name = 1 [(validate.rules).string = "
+                        "{min_len: 1}];")
+    new = _edit(("int32 weight = 3;", "int32 weight = 30;"), ("max_items: 5", "max_items: 4"))
+    new = new.replace("string name = 1;", "string name = 1 [(validate.rules).string = "
+                      "{min_len: 3}];")
+    old_s, new_s = api(body), api(new)
+    report = diff_protos(old_s, new_s, budget=200, seed=3)
+    by_path = {f.path: f for f in report.findings if f.breaking}
+    assert set(by_path) >= {"demo.v1.Cluster.name", "demo.v1.Cluster.weight",
+                            "demo.v1.Cluster.tags"}, by_path
+    for path, f in by_path.items():
+        assert f.status is Status.CONFIRMED, f
+        _check_witness(old_s, new_s, f)
+        short = path.rsplit(".", 1)[1]
+        if "binary_base64" in f.witness.value:  # the renumbering: decoded differently
+            assert short == "weight" and "binary" in f.witness.reason
+            continue
+        # a rule witness: NEW's violation named in the reason is on the finding's field
+        assert f.witness.reason.split("reject it: ", 1)[1].startswith(f"{short}:"), f.witness
+
+
 @pytest.mark.parametrize(("old_rule", "new_rule", "tighter"), [
     ("uint32 = {gt: 0}", "uint32 = {gte: 0}", False),
     ("uint32 = {gte: 0}", "uint32 = {gt: 0}", True),

@@ -47,7 +47,7 @@ from compatfuzz.errors import InvalidArgument
 from compatfuzz.protobuf._load import ProtoSchema, load_protos
 from compatfuzz.protobuf._options import is_work_in_progress
 from compatfuzz.protobuf._validate import rules_of
-from compatfuzz.protobuf._witness import Break, any_break, search
+from compatfuzz.protobuf._witness import Break, any_break, caused_by, naming_rule, search
 
 __all__ = ["PROTO_RULES", "ProtoReport", "check_protos", "diff_protos"]
 
@@ -602,16 +602,22 @@ def _witness(pair: _Pair, f: Finding, budget: int, seed: int) -> Break | None:
                      for s in ctx[3] if s.rsplit(".", 1)[1] in
                      pair.new.message(msg_name).fields_by_name}
         force |= {fd.full_name for fd in old_desc.fields if fd.number in new_names}
+    about = caused_by(pair.old, pair.new, msg_name, force,
+                      rule=f.keyword if ctx[0] == "validate" else None)
     try:
         strategy = from_message(msg_name, schema=pair.old, minimal=True, force=force,
                                 max_depth=3, validate=False)
-        found = search(pair.old, pair.new, msg_name, strategy, budget=budget, seed=seed)
+        found = search(pair.old, pair.new, msg_name, strategy, budget=budget, seed=seed,
+                       about=about)
         if found is None and ctx[0] == "validate":
             near = _near_bound(pair, msg_name, field_name, f.new, strategy)
             if near is not None:
-                found = search(pair.old, pair.new, msg_name, near, budget=budget, seed=seed)
+                found = search(pair.old, pair.new, msg_name, near, budget=budget, seed=seed,
+                               about=about)
     except Exception:  # a message we cannot generate: stays unconfirmed
         found = None
+    if found is not None and ctx[0] == "validate":
+        return naming_rule(pair.new, msg_name, found, field_name, f.keyword)
     if found is not None or ctx[0] != "field":
         return found
     # the other way: a value NEW writes that OLD rejects (a json_name change: NEW still
@@ -622,7 +628,8 @@ def _witness(pair: _Pair, f: Finding, budget: int, seed: int) -> Break | None:
             return None
         strategy = from_message(msg_name, schema=pair.new, minimal=True, force={new_field},
                                 max_depth=3, validate=False)
-        back = search(pair.new, pair.old, msg_name, strategy, budget=budget, seed=seed)
+        back = search(pair.new, pair.old, msg_name, strategy, budget=budget, seed=seed,
+                      about=caused_by(pair.new, pair.old, msg_name, {new_field}))
     except Exception:
         return None
     return None if back is None else Break(back.encoding, back.value,
@@ -639,8 +646,21 @@ def _near_bound(pair: _Pair, msg_name: str, field_name: str, bound: Any,
         number = int(str(bound).split()[-1])
     except (TypeError, ValueError):
         return None
+    from compatfuzz.protobuf._strategies import from_message
+
     fd = pair.old.message(msg_name).fields_by_name[field_name.rsplit(".", 1)[1]]
     values: list[Any] = []
+    if fd.is_repeated and fd.message_type is not None and not _is_map(fd):
+        # max_items/min_items on repeated messages: n items OLD accepts, however NEW
+        # judges their own fields (the witness must break the count, see caused_by)
+        item = from_message(fd.message_type.full_name, schema=pair.old, minimal=True,
+                            max_depth=2)
+        sizes = [n for n in (number - 1, number + 1) if 0 <= n <= 1000]
+        if not sizes:
+            return None
+        items = st.sampled_from(sizes).flatmap(
+            lambda n: st.lists(item, min_size=n, max_size=n))
+        return st.tuples(base, items).map(lambda pair_: _with_items(pair_, fd.name))
     if fd.is_repeated and fd.message_type is None and not _is_map(fd):
         one: Any = "" if fd.type == FieldDescriptor.TYPE_STRING else 0
         for n in (number - 1, number + 1):
@@ -670,6 +690,16 @@ def _near_bound(pair: _Pair, msg_name: str, field_name: str, bound: Any,
     return st.tuples(base, st.sampled_from(values)).map(place)
 
 
+def _with_items(pair_: tuple[Message, list[Message]], name: str) -> Message:
+    msg, items = pair_
+    out = type(msg)()
+    out.CopyFrom(msg)
+    field = getattr(out, name)
+    del field[:]
+    field.extend(items)
+    return out
+
+
 def _counterpart(pair: _Pair, msg_name: str, old_field: str) -> str | None:
     """The NEW field with the same number as OLD's ``old_field``."""
     try:
@@ -697,7 +727,8 @@ def _enum_witness(pair: _Pair, enum_name: str, value_name: str, budget: int, see
                     strategy = strategy.filter(functools.partial(_has_enum, fd=fd,
                                                                  number=number))
                     found = search(pair.old, pair.new, msg_name, strategy, budget=budget,
-                                   seed=seed)
+                                   seed=seed, about=caused_by(pair.old, pair.new, msg_name,
+                                                              {fd.full_name}))
                 except Exception:
                     found = None
                 if found is not None:

@@ -34,7 +34,8 @@ from compatfuzz.compat import Side
 from compatfuzz.protobuf._load import ProtoSchema
 from compatfuzz.protobuf._validate import violations
 
-__all__ = ["Break", "any_break", "breaks", "by_name", "by_number", "search"]
+__all__ = ["Break", "any_break", "breaks", "by_name", "by_number", "caused_by", "naming_rule",
+           "search"]
 
 
 @dataclass(frozen=True)
@@ -216,17 +217,98 @@ def any_break(old: ProtoSchema, new: ProtoSchema, name: str) -> Break | None:
     return None
 
 
+def caused_by(old: ProtoSchema, new: ProtoSchema, name: str, fields: set[str],
+              rule: str | None = None) -> Callable[[Message], bool]:
+    """Whether ``fields`` (full or short names of fields of message ``name``) are what
+    makes NEW fail a message, so that a witness proves *its* finding and not another
+    change of the same message (a tightened ``name`` rule would otherwise confirm a
+    renumbered ``lb_policy``).
+
+    The counterfactual: with those fields cleared, NEW no longer fails the message. When
+    clearing them leaves a message OLD's own rules refuse (a required field), a witness
+    counts only if one of NEW's rule violations is on one of them.
+
+    With ``rule`` (a validate finding's key, ``repeated.max_items``) the witness must
+    break a rule of that very field: one of NEW's violations is on the field itself, not
+    on a field nested in it, whose own rules may have changed too.
+    """
+    shorts = {f.rsplit(".", 1)[-1] for f in fields}
+
+    def new_violations(msg: Message) -> list[Any]:
+        try:
+            doc = json_format.MessageToDict(msg, preserving_proto_field_name=True,
+                                            descriptor_pool=old.pool)
+            parsed = json_format.ParseDict(doc, new.message_class(new.message(name))(),
+                                           descriptor_pool=new.pool)
+        except Exception:
+            return []
+        return violations(parsed)
+
+    if rule is not None:
+
+        def breaks_rule(msg: Message) -> bool:
+            return any(_on(v, shorts) for v in new_violations(msg))
+
+        return breaks_rule
+
+    def about(msg: Message) -> bool:
+        cleared = type(msg)()
+        cleared.CopyFrom(msg)
+        for short in shorts:
+            if short in msg.DESCRIPTOR.fields_by_name:
+                cleared.ClearField(short)
+        if not violations(cleared):
+            return _breaks(old, new, name, cleared) is None
+        return any(v.path.split(".")[0].split("[")[0] in shorts for v in new_violations(msg))
+
+    return about
+
+
+def _on(v: Any, shorts: set[str]) -> bool:
+    """Whether violation ``v`` is on one of the fields ``shorts`` itself (``tags`` or
+    ``tags[2]``), not on a field nested in it, whose own rules may have changed too."""
+    return v.path.split("[")[0] in shorts and "." not in v.path
+
+
+def _names(rule: str, v: Any) -> bool:
+    """Whether violation ``v`` is of ``rule`` (``uint32.lt/lte``: either bound word)."""
+    text = f"{v.rule} {v.message}"
+    return any(word in text for word in rule.rsplit(".", 1)[-1].split("/"))
+
+
+def naming_rule(new: ProtoSchema, name: str, found: Break, field: str, rule: str) -> Break:
+    """``found`` with its reason naming the violation of ``rule`` on ``field`` (NEW may
+    reject the witness for other reasons too; the first of them would mislead)."""
+    if found.encoding not in ("json", "json-camel") or not isinstance(found.value, dict):
+        return found
+    short = field.rsplit(".", 1)[-1]
+    try:
+        parsed = json_format.ParseDict(found.value, new.message_class(new.message(name))(),
+                                       descriptor_pool=new.pool)
+    except Exception:
+        return found
+    mine = [v for v in violations(parsed) if _on(v, {short})]
+    mine.sort(key=lambda v: not _names(rule, v))  # the finding's own rule first
+    if not mine:
+        return found
+    return Break(found.encoding, found.value,
+                 "NEW's validate rules reject it: " + _short(str(mine[0])), found.message,
+                 found.side)
+
+
 def search(old: ProtoSchema, new: ProtoSchema, name: str,
            strategy: st.SearchStrategy[Message], *, budget: int, seed: int,
-           accept: Callable[[Break], bool] = lambda b: True) -> Break | None:
-    """Search ``strategy`` (messages valid under OLD) for a shrunk witness."""
+           accept: Callable[[Break], bool] = lambda b: True,
+           about: Callable[[Message], bool] | None = None) -> Break | None:
+    """Search ``strategy`` (messages valid under OLD) for a shrunk witness; with
+    ``about`` (see :func:`caused_by`), only for one the finding's own fields cause."""
     found: dict[str, Break] = {}
 
     def predicate(msg: Message) -> bool:
         if violations(msg):
             return False
         b = breaks(old, new, name, msg)
-        if b is not None and accept(b):
+        if b is not None and accept(b) and (about is None or about(msg)):
             found["b"] = b
             return True
         return False
