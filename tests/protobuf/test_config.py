@@ -105,7 +105,9 @@ def test_unknown_keys_and_bad_values(project: Path) -> None:
     err = _error(project, TABLE.replace("messages =", "mesages ="))
     assert "unknown key(s) mesages" in err.reason and "'mesages' -> 'messages'" in err.hint
     err = _error(project, TABLE.replace("proto =", "protos ="))
-    assert "did you mean 'protos' -> 'proto'" in err.hint
+    # the typo alone: not also "messages", which is a key of the family it hides
+    assert err.reason == "unknown key 'protos'" and err.pointer == "/api/0/protos"
+    assert "did you mean 'proto'?" in err.hint and "messages" not in str(err)
     err = _error(project, TABLE.replace('messages =', 'crd = "x.yaml"\nmessages ='))
     assert "proto and crd both give the API's versions" in err.reason
     err = _error(project, TABLE + 'encodings = ["binary", "jsno"]\n')

@@ -520,6 +520,14 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
     family = sorted(k for k in others if k in _families()) if others else []
     if family:
         return _load_family(family[0], ctx)
+    for key in sorted(others):
+        # "protos =" for "proto =": say that alone, not also "messages" (a key of the
+        # family the typo hides) with the CRD keys listed as the valid ones
+        close = difflib.get_close_matches(key, sorted(_families()), n=1, cutoff=0.6)
+        if close:
+            raise ctx.error(f"unknown key {key!r}", key=key,
+                            hint=f"did you mean {close[0]!r}? ({close[0]} = ... declares "
+                                 "an API of that family; its other keys are checked then)")
     ctx.check_keys(_KEYS | (set(_families()) if others else set()))
     name = ctx.name()
     fn = ctx.function
