@@ -62,3 +62,44 @@ def test_lossy_converter_exits_1_with_files_and_replay(
     cx_file.write_text(json.dumps(cx))
     assert main(["fuzz", "--replay", str(cx_file)]) == 2
     assert "is not an example of cluster::roundtrip[v2->v3]" in capsys.readouterr().err
+
+
+def test_sample_prints_valid_messages_as_proto3_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from google.protobuf import json_format
+
+    from compatfuzz.protobuf import load_protos, violations
+
+    copy_example(tmp_path)
+    protos = tmp_path / "protos"
+    v3 = protos / "example" / "cluster" / "v3" / "cluster.proto"
+    assert main(["sample", f"{v3}#example.cluster.v3.Cluster", "-I", str(protos),
+                 "-n", "20", "--seed", "1"]) == 0
+    lines = capsys.readouterr().out.rstrip("\n").split("\n")  # not splitlines: U+2028
+    assert len(lines) == 20
+    schema = load_protos(protos)
+    cls = schema.message_class("example.cluster.v3.Cluster")
+    for line in lines:  # each parses back and meets the validate rules (name not empty)
+        msg = json_format.ParseDict(json.loads(line), cls(), descriptor_pool=schema.pool)
+        assert msg.name and not violations(msg)
+
+
+def test_sample_and_diff_name_protobuf_messages_clearly(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A .proto is never read as YAML (audit: "invalid YAML at line 17")."""
+    copy_example(tmp_path)
+    protos = tmp_path / "protos"
+    v2 = protos / "example" / "cluster" / "v2" / "cluster.proto"
+    v3 = protos / "example" / "cluster" / "v3" / "cluster.proto"
+    assert main(["sample", f"{v2}#example.cluster.v2.Clustr", "-I", str(protos)]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean example.cluster.v2.Cluster" in err and "YAML" not in err
+    assert main(["sample", str(protos), "-n", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "which message? it defines 4" in err and "#example.cluster.v2.Cluster" in err
+    assert main(["sample", str(v2), "-n", "1", "-I", str(protos)]) == 0  # its one message
+    assert json.loads(capsys.readouterr().out)["name"]
+    assert main(["diff", f"{v2}#example.cluster.v2.Cluster",
+                 f"{v3}#example.cluster.v3.Cluster"]) == 2
+    err = capsys.readouterr().err
+    assert "compared whole, package by package" in err and "YAML" not in err

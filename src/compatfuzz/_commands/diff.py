@@ -15,6 +15,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from compatfuzz._commands._protoinput import is_protobuf, protobuf, split_message
 from compatfuzz.compat import (
     RULES,
     Direction,
@@ -79,34 +80,6 @@ def _policy(args: argparse.Namespace, rules: Any = RULES) -> Policy:
     policy = load_policy(args.ignore, rules=rules) if args.ignore else Policy()
     overrides = dict(parse_severity(s, rules=rules) for s in args.severity)
     return policy.merged(Policy((), overrides)) if overrides else policy
-
-
-_PROTO_SUFFIXES = (".proto", ".binpb", ".pb", ".desc", ".protoset")
-
-
-def _is_protobuf(spec: str) -> bool:
-    """Protobuf input: ``proto:``/``module:`` prefixes, .proto or descriptor-set files, or a
-    folder holding .proto files (checked without importing protobuf)."""
-    from pathlib import Path
-
-    if spec.startswith(("proto:", "module:")):
-        return True
-    p = Path(spec)
-    if p.suffix in _PROTO_SUFFIXES:
-        return True
-    return p.is_dir() and next(iter(p.rglob("*.proto")), None) is not None
-
-
-def _protobuf() -> Any:
-    try:
-        import compatfuzz.protobuf as proto
-    except ImportError as exc:
-        from compatfuzz.errors import SchemaLoadError
-
-        raise SchemaLoadError(f"protobuf support is not installed ({exc.name} is missing)",
-                              source="compatfuzz diff",
-                              hint="pip install 'compatfuzz[protobuf]'") from None
-    return proto
 
 
 def _shown(f: Finding, verbose: bool) -> bool:
@@ -261,14 +234,23 @@ def run(args: argparse.Namespace) -> int:
     started: Started | None = None
     findings: tuple[Finding, ...] = ()
     notes: list[Note] = []
-    proto_inputs = [_is_protobuf(spec) for spec in (args.old, args.new)]
+    proto_inputs = [is_protobuf(spec) for spec in (args.old, args.new)]
     if any(proto_inputs):
         if not all(proto_inputs):
             print("compatfuzz diff: error: one revision is protobuf, the other is not\n"
                   "  fix: compare two .proto trees / descriptor sets (or prefix both with "
                   "proto:)", file=sys.stderr)
             return 2
-        proto = _protobuf()
+        named = [spec for spec in (args.old, args.new) if split_message(spec)[1]]
+        if named:
+            print(f"compatfuzz diff: error: {named[0]}: a protobuf revision is compared "
+                  "whole, package by package (Envoy's policy), not one message against "
+                  "another\n  fix: give the two trees, e.g. compatfuzz diff old/protos "
+                  "new/protos (a new major version is a new package, which the policy "
+                  "allows); FILE#MESSAGE names a message for compatfuzz sample",
+                  file=sys.stderr)
+            return 2
+        proto = protobuf(args.old)
         policy = _policy(args, proto.PROTO_RULES)
         events: Any = proto.check_protos(
             args.old, args.new, policy=policy, budget=args.budget,
