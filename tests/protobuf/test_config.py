@@ -116,12 +116,13 @@ def test_unknown_keys_and_bad_values(project: Path) -> None:
     assert "has no function 'v2_to_v4'" in err.reason
     assert "did you mean 'conversion:v2_to_v3'" in err.hint
     err = _error(project, TABLE.replace('"v2->v3"', '"v2->v4"'))
-    assert "converters key ('v2', 'v4') is not a pair of known versions" in str(err)
+    assert "converters key 'v2->v4' is not a pair of known versions ('v4' is not one)" \
+        in str(err) and '"v2->v3" in a config file' in str(err)
     err = _error(project, TABLE.replace('"v2->v3" = "conversion:v2_to_v3", ', "")
                  .replace("converters", 'convert = "conversion:one"\nconverters'))
     assert "has no function 'one'" in err.reason
     err = _error(project, TABLE.replace('messages = {', 'messages = 3 #'))
-    assert "expected a table, got 3" in str(err)
+    assert "expected a table, got 3" in str(err) and "messages = {" in err.hint
 
 
 def test_a_proto_that_does_not_compile_names_its_line_and_the_config_key(

@@ -736,5 +736,6 @@ def _mapping(entry: Mapping[str, Any], key: str, source: str, where: str) -> Map
     value = entry[key]
     if not isinstance(value, Mapping):
         raise SchemaLoadError(f"expected a table, got {value!r}", source=source,
-                              pointer=f"{where}/{key}")
+                              pointer=f"{where}/{key}",
+                              hint=f'write it as a TOML table: {key} = {{ name = "value", ... }}')
     return value

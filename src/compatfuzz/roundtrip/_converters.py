@@ -109,9 +109,14 @@ class Converters:
         for pair, fn in pairs.items():
             if (not isinstance(pair, tuple) or len(pair) != 2
                     or not all(v in known for v in pair)):
+                shown = (f"'{pair[0]}->{pair[1]}'" if isinstance(pair, tuple) and len(pair) == 2
+                         else repr(pair))
+                unknown = [v for v in (pair if isinstance(pair, tuple) else ()) if v not in known]
                 raise InvalidArgument(
-                    f"API {owner!r}: converters key {pair!r} is not a pair of known versions; "
-                    f"use (from_version, to_version) with versions from {sorted(known)}"
+                    f"API {owner!r}: converters key {shown} is not a pair of known versions"
+                    + (f" ({', '.join(map(repr, unknown))} is not one)" if unknown else "")
+                    + f"; use (from_version, to_version) with versions from {sorted(known)}, "
+                    f"written \"{sorted(known)[0]}->{sorted(known)[-1]}\" in a config file"
                 )
             check_callable(f"converters[{pair!r}]", fn)
         self.owner = owner
