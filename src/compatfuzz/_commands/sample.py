@@ -81,8 +81,6 @@ def _proto_strategy(args: argparse.Namespace) -> Any:
 
     proto = protobuf(args.schema_file)
     source, message = split_message(args.schema_file)
-    if source.startswith("proto:"):
-        source = source[len("proto:"):]
     schema = proto.load_protos(source, include=args.proto_path)
     names = sorted(schema.message_names(roots_only=True))
     example = f"{source}#{names[0] if names else 'pkg.Message'}"

@@ -602,8 +602,7 @@ def _witness(pair: _Pair, f: Finding, budget: int, seed: int) -> Break | None:
                      for s in ctx[3] if s.rsplit(".", 1)[1] in
                      pair.new.message(msg_name).fields_by_name}
         force |= {fd.full_name for fd in old_desc.fields if fd.number in new_names}
-    about = caused_by(pair.old, pair.new, msg_name, force,
-                      rule=f.keyword if ctx[0] == "validate" else None)
+    about = caused_by(pair.old, pair.new, msg_name, force, on_field=ctx[0] == "validate")
     try:
         strategy = from_message(msg_name, schema=pair.old, minimal=True, force=force,
                                 max_depth=3, validate=False)
@@ -765,8 +764,6 @@ def _finalize(f: Finding, policy: Policy, reason: str) -> Finding:
 def _as_schema(value: Any, include: Any) -> ProtoSchema:
     if isinstance(value, ProtoSchema):
         return value
-    if isinstance(value, str) and value.startswith("proto:"):
-        value = value[len("proto:"):]
     return load_protos(value, include=include)
 
 

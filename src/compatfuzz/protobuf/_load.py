@@ -410,7 +410,8 @@ def load_protos(source: str | Path | types.ModuleType
     the import root), a list of ``.proto`` files, a binary ``FileDescriptorSet`` or buf
     image (``.binpb``/``.pb``/``.desc``/``.protoset``, or any file that is not text),
     ``module:pkg.foo_pb2`` or a ``_pb2`` module object (or a list of those, for the
-    files of several modules in one pool). ``include`` adds import folders
+    files of several modules in one pool); ``proto:PATH`` is PATH (the command line's
+    way to say "protobuf" of a path it would not recognise). ``include`` adds import folders
     (protoc's ``-I``); grpcio-tools' well-known types and installed ``_pb2`` modules are
     always available.
 
@@ -428,6 +429,8 @@ def load_protos(source: str | Path | types.ModuleType
         return _from_modules([source], label or source.__name__)
     if isinstance(source, str) and source.startswith("module:"):
         return _from_modules([source], label or source)
+    if isinstance(source, str) and source.startswith("proto:"):  # the CLI's forced form
+        source = source[len("proto:"):]
     if not isinstance(source, (str, Path)) and source and all(map(_is_module, source)):
         modules = [m for m in source if not isinstance(m, Path)]
         return _from_modules(modules, label or " ".join(

@@ -217,8 +217,8 @@ def any_break(old: ProtoSchema, new: ProtoSchema, name: str) -> Break | None:
     return None
 
 
-def caused_by(old: ProtoSchema, new: ProtoSchema, name: str, fields: set[str],
-              rule: str | None = None) -> Callable[[Message], bool]:
+def caused_by(old: ProtoSchema, new: ProtoSchema, name: str, fields: set[str], *,
+              on_field: bool = False) -> Callable[[Message], bool]:
     """Whether ``fields`` (full or short names of fields of message ``name``) are what
     makes NEW fail a message, so that a witness proves *its* finding and not another
     change of the same message (a tightened ``name`` rule would otherwise confirm a
@@ -228,9 +228,9 @@ def caused_by(old: ProtoSchema, new: ProtoSchema, name: str, fields: set[str],
     clearing them leaves a message OLD's own rules refuse (a required field), a witness
     counts only if one of NEW's rule violations is on one of them.
 
-    With ``rule`` (a validate finding's key, ``repeated.max_items``) the witness must
-    break a rule of that very field: one of NEW's violations is on the field itself, not
-    on a field nested in it, whose own rules may have changed too.
+    With ``on_field`` (a validate finding) the witness must break a rule of that very
+    field: one of NEW's violations is on the field itself, not on a field nested in it,
+    whose own rules may have changed too.
     """
     shorts = {f.rsplit(".", 1)[-1] for f in fields}
 
@@ -238,18 +238,12 @@ def caused_by(old: ProtoSchema, new: ProtoSchema, name: str, fields: set[str],
         try:
             doc = json_format.MessageToDict(msg, preserving_proto_field_name=True,
                                             descriptor_pool=old.pool)
-            parsed = json_format.ParseDict(doc, new.message_class(new.message(name))(),
-                                           descriptor_pool=new.pool)
         except Exception:
             return []
-        return violations(parsed)
+        return _new_violations(new, name, doc) or []
 
-    if rule is not None:
-
-        def breaks_rule(msg: Message) -> bool:
-            return any(_on(v, shorts) for v in new_violations(msg))
-
-        return breaks_rule
+    if on_field:
+        return lambda msg: any(_on(v, shorts) for v in new_violations(msg))
 
     def about(msg: Message) -> bool:
         cleared = type(msg)()
@@ -259,15 +253,27 @@ def caused_by(old: ProtoSchema, new: ProtoSchema, name: str, fields: set[str],
                 cleared.ClearField(short)
         if not violations(cleared):
             return _breaks(old, new, name, cleared) is None
-        return any(v.path.split(".")[0].split("[")[0] in shorts for v in new_violations(msg))
+        return any(_on(v, shorts, nested=True) for v in new_violations(msg))
 
     return about
 
 
-def _on(v: Any, shorts: set[str]) -> bool:
+def _new_violations(new: ProtoSchema, name: str, doc: Any) -> list[Any] | None:
+    """NEW's rule violations of the proto3 JSON ``doc`` of message ``name``; None when
+    NEW cannot read it at all."""
+    try:
+        parsed = json_format.ParseDict(doc, new.message_class(new.message(name))(),
+                                       descriptor_pool=new.pool)
+    except Exception:
+        return None
+    return violations(parsed)
+
+
+def _on(v: Any, shorts: set[str], *, nested: bool = False) -> bool:
     """Whether violation ``v`` is on one of the fields ``shorts`` itself (``tags`` or
-    ``tags[2]``), not on a field nested in it, whose own rules may have changed too."""
-    return v.path.split("[")[0] in shorts and "." not in v.path
+    ``tags[2]``), or, with ``nested``, anywhere inside one (``tags[2].name``)."""
+    head = v.path.split(".")[0]
+    return head.split("[")[0] in shorts and (nested or head == v.path)
 
 
 def _names(rule: str, v: Any) -> bool:
@@ -282,15 +288,10 @@ def naming_rule(new: ProtoSchema, name: str, found: Break, field: str, rule: str
     if found.encoding not in ("json", "json-camel") or not isinstance(found.value, dict):
         return found
     short = field.rsplit(".", 1)[-1]
-    try:
-        parsed = json_format.ParseDict(found.value, new.message_class(new.message(name))(),
-                                       descriptor_pool=new.pool)
-    except Exception:
-        return found
-    mine = [v for v in violations(parsed) if _on(v, {short})]
-    mine.sort(key=lambda v: not _names(rule, v))  # the finding's own rule first
+    mine = [v for v in _new_violations(new, name, found.value) or () if _on(v, {short})]
     if not mine:
         return found
+    mine.sort(key=lambda v: not _names(rule, v))  # the finding's own rule first
     return Break(found.encoding, found.value,
                  "NEW's validate rules reject it: " + _short(str(mine[0])), found.message,
                  found.side)
@@ -298,7 +299,6 @@ def naming_rule(new: ProtoSchema, name: str, found: Break, field: str, rule: str
 
 def search(old: ProtoSchema, new: ProtoSchema, name: str,
            strategy: st.SearchStrategy[Message], *, budget: int, seed: int,
-           accept: Callable[[Break], bool] = lambda b: True,
            about: Callable[[Message], bool] | None = None) -> Break | None:
     """Search ``strategy`` (messages valid under OLD) for a shrunk witness; with
     ``about`` (see :func:`caused_by`), only for one the finding's own fields cause."""
@@ -308,7 +308,7 @@ def search(old: ProtoSchema, new: ProtoSchema, name: str,
         if violations(msg):
             return False
         b = breaks(old, new, name, msg)
-        if b is not None and accept(b) and (about is None or about(msg)):
+        if b is not None and (about is None or about(msg)):
             found["b"] = b
             return True
         return False
