@@ -16,6 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.semantic.strategies import json_values
+
 _PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "_leafpaths.py"
 _spec = importlib.util.spec_from_file_location("_bench_leafpaths", _PATH)
 assert _spec is not None and _spec.loader is not None
@@ -285,14 +287,12 @@ def test_kinds_accept_short_names_and_api_version_kind_pairs() -> None:
         bench.parse_kinds("Job")
 
 
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
-                     lambda inner: st.lists(inner, max_size=3)
-                     | st.dictionaries(st.text(max_size=2), inner, max_size=3), max_leaves=12)
+_LEAF_VALUES = _driver().leaf_values
 
 
-@given(_json, _json)
+@given(json_values(max_leaves=12), json_values(max_leaves=12))
 def test_leaf_values_count_scalars_and_empty_containers(a: Any, b: Any) -> None:
-    count = _driver().leaf_values
+    count = _LEAF_VALUES
     assert count(a) >= 1
     assert count([a, b]) == count(a) + count(b) == count({"x": a, "y": b})
     assert count([]) == count({}) == count(None) == 1

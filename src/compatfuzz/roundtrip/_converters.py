@@ -107,11 +107,10 @@ class Converters:
             )
         known = set(versions)
         for pair, fn in pairs.items():
-            if (not isinstance(pair, tuple) or len(pair) != 2
-                    or not all(v in known for v in pair)):
-                shown = (f"'{pair[0]}->{pair[1]}'" if isinstance(pair, tuple) and len(pair) == 2
-                         else repr(pair))
-                unknown = [v for v in (pair if isinstance(pair, tuple) else ()) if v not in known]
+            is_pair = isinstance(pair, tuple) and len(pair) == 2
+            unknown = [v for v in pair if v not in known] if is_pair else []
+            if not is_pair or unknown:
+                shown = f"'{pair[0]}->{pair[1]}'" if is_pair else repr(pair)
                 raise InvalidArgument(
                     f"API {owner!r}: converters key {shown} is not a pair of known versions"
                     + (f" ({', '.join(map(repr, unknown))} is not one)" if unknown else "")

@@ -938,7 +938,8 @@ class Compiler:
         List-maps: the earlier item's key fields with one of them (or, for a single
         string key, its spelling) changed, so that items collide on part of their key;
         sets: a case, padding or NFD variant of an earlier item; atomic lists: an exact
-        copy. Variants the item schema rejects fall back to the fresh item.
+        copy. The first variant the item schema accepts is taken; if none is, the fresh
+        item.
         """
         checker: list[Callable[[Any], bool]] = []  # built on first use: most lists never are
 
@@ -949,31 +950,22 @@ class Compiler:
 
         def near(draw: st.DrawFn, out: list[Any], fresh: Any) -> Any:
             base = out[draw(_PICK) % len(out)]
-            value: Any
+            candidates: list[Any] = []
             if map_keys and isinstance(base, dict) and isinstance(fresh, dict):
-                value = dict(fresh)
                 keys = [k for k in map_keys if k in base]
                 if len(keys) > 1:
                     keep = keys[draw(_PICK) % len(keys)]
-                    value.update({k: base[k] for k in keys if k != keep})
+                    candidates = [{**fresh, **{k: base[k] for k in keys if k != keep}}]
                 elif keys and isinstance(base[keys[0]], str):
                     key = keys[0]
-                    for variant in _edges.key_variants(base[key], draw(_VARIANT)):
-                        if valid(candidate := {**value, key: variant}):
-                            return candidate
-                    return fresh
-                else:
-                    return fresh
+                    candidates = [{**fresh, key: variant} for variant in
+                                  _edges.key_variants(base[key], draw(_VARIANT))]
             elif not unique:
-                return json.loads(json.dumps(base))
+                return json.loads(json.dumps(base))  # an exact repeat, valid as its original
             elif isinstance(base, str):
-                for variant in _edges.key_variants(base, draw(_VARIANT)):
-                    if valid(variant):
-                        return variant
-                return fresh
-            else:
-                return fresh
-            return value if valid(value) else fresh
+                candidates = _edges.key_variants(base, draw(_VARIANT))
+            # the first candidate the item schema accepts; none: the fresh item
+            return next((c for c in candidates if valid(c)), fresh)
 
         return near
 
