@@ -14,6 +14,7 @@ property.
 
 from __future__ import annotations
 
+from compatfuzz._public import rehome as _rehome
 from compatfuzz.apiserver._conversion import check_response
 from compatfuzz.apiserver._default import default
 from compatfuzz.apiserver._objectmeta import Rejected, coerce
@@ -36,8 +37,4 @@ __all__ = [
     "validation_errors",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("compatfuzz.apiserver._"):
-        _obj.__module__ = __name__  # report the public home (STYLE.md 2)
-del _name, _obj
+_rehome(globals())

@@ -8,6 +8,7 @@ See ``docs/compat.md``.
 
 from __future__ import annotations
 
+from compatfuzz._public import rehome as _rehome
 from compatfuzz.compat._engine import Report, Revision, check, diff, load_revision
 from compatfuzz.compat._model import (
     RULES,
@@ -53,8 +54,4 @@ __all__ = [
     "parse_severity",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, type):
-        _obj.__module__ = __name__
-del _name, _obj
+_rehome(globals())

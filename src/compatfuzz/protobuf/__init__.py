@@ -12,8 +12,7 @@ See ``docs/protobuf.md``.
 
 from __future__ import annotations
 
-import contextlib
-
+from compatfuzz._public import rehome as _rehome
 from compatfuzz.protobuf._api import ProtoAPI
 from compatfuzz.protobuf._diff import PROTO_RULES, ProtoReport, check_protos, diff_protos
 from compatfuzz.protobuf._load import ProtoSchema, load_protos
@@ -51,9 +50,4 @@ __all__ = [
     "violations",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, type) or callable(_obj):
-        with contextlib.suppress(AttributeError, TypeError):  # builtins refuse it
-            _obj.__module__ = __name__
-del _name, _obj
+_rehome(globals())

@@ -11,8 +11,7 @@ See docs/roundtrip.md.
 
 from __future__ import annotations
 
-import contextlib
-
+from compatfuzz._public import rehome as _rehome
 from compatfuzz.roundtrip._config import ConfigEntry, find_config, load_config
 from compatfuzz.roundtrip._database import namespaced, open_database
 from compatfuzz.roundtrip._events import (
@@ -69,9 +68,4 @@ __all__ = [
     "webhook_converter",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, type) or callable(_obj):
-        with contextlib.suppress(AttributeError, TypeError):  # e.g. the Event union
-            _obj.__module__ = __name__
-del _name, _obj
+_rehome(globals())

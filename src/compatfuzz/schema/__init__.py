@@ -7,6 +7,7 @@ compatfuzz deal with one dialect.
 
 from __future__ import annotations
 
+from compatfuzz._public import rehome as _rehome
 from compatfuzz.schema._bundle import bundle
 from compatfuzz.schema._formats import check_format
 from compatfuzz.schema._kubernetes import kubernetes_kinds, kubernetes_releases, load_kubernetes
@@ -38,8 +39,4 @@ __all__ = [
     "resolve_pointer",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("compatfuzz.schema._"):
-        _obj.__module__ = __name__  # report the public home (STYLE.md 2)
-del _name, _obj
+_rehome(globals())

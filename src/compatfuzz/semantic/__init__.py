@@ -7,8 +7,7 @@ absent/null/empty lists and maps alike, and pluggable comparators. See ``docs/se
 
 from __future__ import annotations
 
-import contextlib
-
+from compatfuzz._public import rehome as _rehome
 from compatfuzz.semantic._api import assert_equal, canonicalise, diff, equal
 from compatfuzz.semantic._diff import Change, ChangeKind, Diff
 from compatfuzz.semantic._engine import canonical_quantity
@@ -58,9 +57,4 @@ __all__ = [
     "unregister",
 ]
 
-for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("compatfuzz.semantic."):
-        with contextlib.suppress(AttributeError, TypeError):  # builtins refuse it
-            _obj.__module__ = __name__
-del _name, _obj
+_rehome(globals())
