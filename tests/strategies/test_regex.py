@@ -38,6 +38,25 @@ def test_ecma_semantics(pattern: str, text: str, matches: bool) -> None:
     assert (compile_ecma(pattern).search(text) is not None) is matches
 
 
+_WORDS = ("\u00b9", "\u00e9", "\u0661")  # superscript one, e acute, Arabic-Indic one
+_DIGITS = ("\u0661", "\u0969")  # Arabic-Indic and Devanagari digits
+
+
+@pytest.mark.parametrize(("pattern", "texts"), [
+    (r"^\W$", _WORDS), (r"^[\W]$", _WORDS), (r"^[^\w]$", _WORDS),
+    (r"^\D$", _DIGITS), (r"^[x\D]$", _DIGITS),
+])
+def test_non_word_classes_take_only_what_python_also_takes(
+        pattern: str, texts: tuple[str, ...]) -> None:
+    """ECMA's ASCII non-word and non-digit classes take Unicode letters and digits;
+    Python's Unicode ones (jsonschema's) do not, so generating from ECMA's would make
+    values our own validator refuses."""
+    ours, python = compile_ecma(pattern), re.compile(pattern)
+    for text in texts:
+        assert ours.search(text) is None and python.search(text) is None, text
+    assert ours.search("-") is not None and python.search("-") is not None
+
+
 @given(st.text(alphabet="ab\n$^()[]\\d.*+?|{}0-9wW", max_size=12), st.text(max_size=6))
 def test_ecma_matches_are_also_python_matches(pattern: str, text: str) -> None:
     """What we generate for ECMA must also pass jsonschema, which uses Python's ``re``."""

@@ -24,18 +24,23 @@ _ANY_SPACE = _ECMA_SPACE + "\\ufeff\\x1c-\\x1f\\x85"
 
 
 def ecma_to_python(pattern: str) -> str:
-    """Return a Python regex source that matches exactly what ``pattern`` matches in ECMA-262.
+    """Return a Python regex source that matches what ``pattern`` matches in ECMA-262,
+    less what Python's Unicode ``re`` (jsonschema's) would refuse, so generated values pass
+    both.
 
     Covers: ``$`` outside classes -> ``(?!\\n)\\Z``-equivalent ``\\Z``; ``(?<name>`` ->
     ``(?P<name>``; ``\\d \\w`` restricted to ASCII by the ``re.ASCII`` flag at compile
-    time; ``\\s``/``\\S`` spelled out as ECMA's Unicode whitespace (restricted to what
-    Python's ``re`` agrees on, so values also pass jsonschema; ``\\S`` inside a class
-    keeps the ASCII meaning); ``\\cX`` control escapes; ``\\u{XXXX}`` is not ECMA
-    without the ``u`` flag and is left alone.
+    time; ``\\D \\W``, and classes holding any of ``\\d \\D \\w \\W``, restricted to
+    what Python's Unicode reading also accepts (``"¹"`` is ``\\W`` to ECMA, a word
+    character to Python); ``\\s``/``\\S`` spelled out as ECMA's Unicode whitespace
+    (restricted to what Python's ``re`` agrees on; ``\\S`` inside a class keeps the ASCII
+    meaning); ``\\cX`` control escapes; ``\\u{XXXX}`` is not ECMA without the ``u`` flag
+    and is left alone.
     """
     out: list[str] = []
     i = 0
     in_class = False
+    class_start, class_words = 0, False
     n = len(pattern)
     while i < n:
         c = pattern[i]
@@ -51,6 +56,10 @@ def ecma_to_python(pattern: str) -> str:
                 out.append(_ECMA_SPACE if in_class else f"[{_ECMA_SPACE}]")
             elif nxt == "S" and not in_class:
                 out.append(f"[^{_ANY_SPACE}]")
+            elif nxt in "WD" and not in_class:
+                # ECMA's \W is any non-[A-Za-z0-9_], Python's also excludes Unicode letters
+                # and digits ("¹", "é"): generate from Python's, the smaller of the two
+                out.append(f"(?u:\\{nxt})")
             elif nxt == "c" and i + 2 < n and pattern[i + 2].isascii() \
                     and pattern[i + 2].isalpha():
                 out.append(f"\\x{ord(pattern[i + 2]) % 32:02x}")  # \cJ: control-J
@@ -58,11 +67,19 @@ def ecma_to_python(pattern: str) -> str:
                 continue
             else:
                 out.append(pattern[i : i + 2])
+                class_words |= in_class and nxt in "wWdD"
             i += 2
             continue
         if in_class:
             if c == "]":
                 in_class = False
+                if class_words:
+                    # [\W], [^\w]: a character both readings accept (ECMA's ASCII
+                    # classes, Python's Unicode ones), by a lookahead
+                    cls = "".join(out[class_start:]) + "]"
+                    out[class_start:] = [f"(?:(?={cls})(?u:{cls}))"]
+                    i += 1
+                    continue
             elif c == "[" or c in "&~|" or (c == "-" and out[-1] == "-"):
                 # Literal in an ECMA class, but Python reserves "[", "&&", "~~", "||" and
                 # "--" for future set operations (and warns): escape them.
@@ -74,6 +91,7 @@ def ecma_to_python(pattern: str) -> str:
             continue
         if c == "[":
             in_class = True
+            class_start, class_words = len(out), False
             out.append(c)
             # "]" right after "[" or "[^" is a literal in Python but ends the class in ECMA
             # ("[]" matches nothing, "[^]" matches anything).
