@@ -101,3 +101,42 @@ def test_spec_errors_speak_spec_syntax_not_python_arguments(
         err = capsys.readouterr().err
         assert needle in err, (command, err)
         assert "version=" not in err and "definition=" not in err and "not found" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["sample", "k8s:apps/v1:Deployment", "-n", "100000", "--seed", "1"],
+    ["diff", "--list-rules"],
+])
+def test_a_reader_that_stops_early_gets_no_traceback(argv: list[str]) -> None:
+    """``compatfuzz sample ... | head -1``: the command stops quietly with exit 0 (issue 17)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "compatfuzz.cli", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `head -1` does
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 0, err
+    assert first.strip() and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_kubernetes_object_is_not_taken_for_a_schema(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    obj = tmp_path / "es.yaml"
+    obj.write_text("apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\n"
+                   "metadata: {name: x}\nspec: {refreshInterval: 1h}\n")
+    for argv in (["sample", str(obj)], ["diff", str(obj), str(obj)],
+                 ["init", str(obj), "--config", str(tmp_path / "c.toml")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "this is an ExternalSecret (external-secrets.io/v1beta1) object, not a CRD or " \
+               "schema" in err and "fix:" in err, err
+    assert not (tmp_path / "c.toml").exists()
+    # a schema that describes objects with apiVersion and kind is still a schema
+    schema = tmp_path / "s.yaml"
+    schema.write_text("apiVersion: v1\nkind: Widget\ntype: object\n"
+                      "properties: {a: {type: string}}\n")
+    assert main(["sample", str(schema), "-n", "1"]) == 0

@@ -89,6 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Run as a program: Hypothesis's other files (.hypothesis/constants, ...) go beside
         # the project's config too, not into whatever folder the command ran in.
         _hypothesis_home(args)
+    from compatfuzz._commands._pipe import PipeSafeStdout
+
+    stdout = sys.stdout
+    sys.stdout = PipeSafeStdout(stdout)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", CompatfuzzWarning)
@@ -116,6 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"compatfuzz {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout.flush()
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":  # pragma: no cover

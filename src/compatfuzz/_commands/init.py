@@ -97,6 +97,8 @@ def _crd_api(path: Path, folder: Path, name: str | None) -> tuple[list[str], str
 def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list[str], str,
                                                                           bool]:
     from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.schema import read_documents
+    from compatfuzz.schema._load import refuse_objects
 
     versions: dict[str, Path] = {}
     for item in files:
@@ -107,6 +109,7 @@ def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list
         if not path.is_file():
             raise SchemaLoadError("file not found", source=str(path),
                                   hint="check the path (VERSION=FILE names a version)")
+        refuse_objects(read_documents(path), source=str(path))
         if version in versions:
             raise SchemaLoadError(
                 f"two files for version {version!r}", source=str(path),

@@ -102,6 +102,7 @@ def _proto_strategy(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
+    from compatfuzz._commands._pipe import reader_gone
     from compatfuzz._commands._protoinput import is_protobuf
     from compatfuzz.strategies import from_schema
 
@@ -118,11 +119,16 @@ def run(args: argparse.Namespace) -> int:
         strategy = from_schema(schema)
     written: list[int] = []
 
+    class _Stop(Exception):
+        """The reader of stdout has gone: no more samples."""
+
     @settings(max_examples=args.n, database=None, deadline=None, phases=[Phase.generate],
               verbosity=Verbosity.quiet,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def emit(value: Any) -> None:
+        if reader_gone():
+            raise _Stop
         if len(written) < args.n:
             sys.stdout.write(json.dumps(value, ensure_ascii=False, sort_keys=False) + "\n")
             written.append(1)
@@ -138,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("default")
         try:
             emit()
+        except _Stop:
+            return 0
         except Unsatisfiable:
             raise SchemaLoadError(
                 "no value satisfies the schema (every draw was rejected)",

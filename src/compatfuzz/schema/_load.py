@@ -312,6 +312,43 @@ def _is_kubernetes(root: Mapping[str, Any]) -> bool:
     return '"x-kubernetes-' in json.dumps(root)
 
 
+#: Top-level keys that make a mapping a schema or schema document, whatever else it has.
+_SCHEMA_KEYS = frozenset({
+    "$schema", "$id", "$ref", "$defs", "definitions", "openapi", "swagger", "components",
+    "type", "properties", "items", "allOf", "anyOf", "oneOf", "not", "enum", "const",
+    "additionalProperties", "patternProperties", "x-kubernetes-preserve-unknown-fields",
+})
+
+
+def _is_object(doc: Any) -> bool:
+    """A Kubernetes object (``apiVersion`` and ``kind`` strings, no schema keyword): what
+    ``kubectl apply`` takes, not a schema; generating from it as a schema gives ``{}``."""
+    return (isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str)
+            and isinstance(doc.get("kind"), str) and not _SCHEMA_KEYS & doc.keys())
+
+
+def refuse_objects(docs: Sequence[Any], *, source: str) -> None:
+    """Raise :class:`SchemaLoadError` if every document of a file is a Kubernetes object
+    (a manifest named where a CRD or schema belongs, the commonest first-run slip)."""
+    objects = [d for d in docs if _is_object(d)]
+    if objects and len(objects) == len(docs):
+        raise _not_a_schema(objects, source)
+
+
+def _not_a_schema(objects: Sequence[Mapping[str, Any]], source: str) -> SchemaLoadError:
+    kinds = list(dict.fromkeys(f"{o['kind']} ({o['apiVersion']})" for o in objects))
+    shown = ", ".join(kinds[:4]) + (", ..." if len(kinds) > 4 else "")
+    article = "an" if kinds[0][:1].lower() in "aeiou" else "a"
+    what = (f"this is {article} {shown} object" if len(objects) == 1
+            else f"these are {len(objects)} objects: {shown}")
+    return SchemaLoadError(
+        f"{what}, not a CRD or schema", source=source,
+        hint="name the CustomResourceDefinition that defines the kind (e.g. controller-gen's "
+        "config/crd/bases/*.yaml, or the project's release manifest), a JSON Schema/OpenAPI "
+        "file, or a built-in kind as k8s:apps/v1:Deployment",
+    )
+
+
 def load_schema(
     source: str | os.PathLike[str] | Mapping[str, Any],
     *,
@@ -376,6 +413,7 @@ def load_schema(
     crds = crds_from_documents(docs, source=src)
     if crds:
         return _from_crds(crds, version=version, definition=definition, source=src)
+    refuse_objects(docs, source=src)
     if len(docs) != 1:
         raise SchemaLoadError(
             f"expected one schema document but the file holds {len(docs)}"

@@ -203,6 +203,52 @@ def _json_too_deep_line(text: str) -> str | None:
     return None
 
 
+def _yaml_too_deep(text: str, source: str) -> SchemaLoadError | None:
+    """The depth error for YAML ``text``, found from the pure-Python parser's events.
+
+    Why not the parse itself: libyaml (in PyYAML 6.0.4's wheels) refuses flow nesting past
+    its own limit with "exceeded maximum nesting depth" before a node exists, and the
+    pure-Python composer recurses; the event stream is flat, so this walk finds the first
+    value deeper than :data:`MAX_DEPTH`, its path and its line under every PyYAML release.
+    """
+    found = yaml_deep_path(text)
+    return None if found is None else _too_deep(source, *found)
+
+
+def yaml_deep_path(text: str) -> tuple[list[Any], int] | None:
+    """The path and line of the first value of YAML ``text`` deeper than :data:`MAX_DEPTH`."""
+    tokens: list[Any] = []
+    # per open container: [is a mapping, (mappings) the next node is a key]
+    frames: list[list[bool]] = []
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.NodeEvent) and frames:
+                is_map, want_key = frames[-1]
+                if is_map and want_key:  # a key: its label names the value that follows
+                    frames[-1][1] = False
+                    tokens[-1] = event.value if isinstance(event, yaml.ScalarEvent) else "?"
+                    if isinstance(event, yaml.CollectionStartEvent):
+                        frames.append([isinstance(event, yaml.MappingStartEvent), True])
+                        tokens.append(None)
+                    continue
+                if is_map:
+                    frames[-1][1] = True
+                else:
+                    tokens[-1] = 0 if tokens[-1] is None else tokens[-1] + 1
+            if isinstance(event, yaml.NodeEvent) and len(tokens) > MAX_DEPTH:
+                mark = event.start_mark
+                return tokens, (mark.line + 1 if mark is not None else 0)
+            if isinstance(event, yaml.CollectionStartEvent):
+                frames.append([isinstance(event, yaml.MappingStartEvent), True])
+                tokens.append(None)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                frames.pop()
+                tokens.pop()
+    except yaml.YAMLError:
+        return None
+    return None
+
+
 def _load_yaml(text: str, source: str) -> list[Any]:
     loader = _Loader(text)
     try:
@@ -245,7 +291,7 @@ def parse_documents(text: str, *, source: str = "<string>") -> list[Any]:
     try:
         docs = _load_yaml(text, source)
     except RecursionError:  # the pure-Python composer, without libyaml
-        raise _too_deep(source, []) from None
+        raise _yaml_too_deep(text, source) or _too_deep(source, []) from None
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -256,6 +302,10 @@ def parse_documents(text: str, *, source: str = "<string>") -> list[Any]:
             "!Ref ...) or quote the value so it is a plain string",
         ) from None
     except yaml.MarkedYAMLError as exc:
+        if "nesting depth" in str(exc.problem):  # libyaml's own limit (PyYAML >= 6.0.3)
+            deep = _yaml_too_deep(text, source)
+            if deep is not None:
+                raise deep from None
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
         what = " ".join(p for p in (exc.context, exc.problem) if p)
