@@ -202,3 +202,33 @@ def test_replay_hint_with_a_seed_does_not_promise_the_database(
            "--compatfuzz-seed=3\n" in out
     assert "example database" not in out.split("replay: pytest", 1)[1].split("\n")[0]
     assert "@reproduce_failure" not in out
+
+
+def test_pytest_in_a_subfolder_finds_the_config_as_compatfuzz_fuzz_does(
+        pytester: pytest.Pytester) -> None:
+    """No ini file: pytest's rootdir is the subfolder; the config is found above it, as
+    `compatfuzz fuzz` finds it (issue 17, item 7)."""
+    _frobber(pytester)
+    sub = pytester.path / "config" / "crd"
+    sub.mkdir(parents=True)
+
+    def collected() -> list[str]:
+        done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                               "-p", "no:cacheprovider"], check=False, cwd=sub, capture_output=True,
+                              text=True, timeout=120)
+        return [line for line in done.stdout.splitlines() if "frobber::" in line]
+
+    assert len(collected()) == 6
+    shutil.copy(FROBBER / "lossy.toml", pytester.path / "compatfuzz.toml")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-k",
+                           "roundtrip"], check=False, cwd=sub, capture_output=True, text=True,
+                          timeout=300)
+    assert "replay: pytest '../../compatfuzz.toml::frobber::roundtrip[" in done.stdout, (
+        done.stdout)
+    replay = done.stdout.split("replay: pytest '")[1].split("'")[0]
+    again = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", replay],
+                           check=False, cwd=sub, capture_output=True, text=True, timeout=300)
+    assert "1 failed" in again.stdout, again.stdout  # the printed replay runs that one test
+    # a pyproject.toml without compatfuzz in between is the project's root: no further
+    (sub / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert collected() == []

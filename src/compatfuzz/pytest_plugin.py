@@ -172,13 +172,16 @@ def _root_config(config: pytest.Config) -> Path | None:
     explicit = config.getoption(OPTION_CONFIG)
     if explicit:
         return Path(explicit).resolve()
-    root = Path(config.rootpath)
-    candidate = root / "compatfuzz.toml"
-    if candidate.is_file():
-        return candidate
-    pyproject = root / "pyproject.toml"
-    if _declares_compatfuzz(pyproject):
-        return pyproject
+    # The search `compatfuzz fuzz` makes (roundtrip.find_config), from the rootdir up, so
+    # `pytest` in a subfolder of the project finds the config too; stdlib only (STYLE 14).
+    root = Path(config.rootpath).resolve()
+    for folder in (root, *root.parents):
+        candidate = folder / "compatfuzz.toml"
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():  # the project's root: the search stops here
+            return pyproject if _declares_compatfuzz(pyproject) else None
     return None
 
 
@@ -489,7 +492,13 @@ class PropertyItem(pytest.Item):
                                                                  sort_keys=True))
         seed_arg = f" {OPTION_SEED}={self.config.stash[_SEED]}" if self.seed else ""
         here = Path(self.config.invocation_params.dir)
-        node = os.path.relpath(self.path, here) + "::" + self.nodeid.split("::", 1)[1]
+        # the names below the file node, not the node id's tail: a config above the rootdir
+        # (pytest run in a subfolder) has a node id that starts "::compatfuzz.toml::"
+        chain = self.listchain()
+        files = [i for i, n in enumerate(chain) if isinstance(n, pytest.File)]
+        below = "::".join(n.name for n in chain[files[-1] + 1:]) if files else (
+            self.nodeid.split("::", 1)[1])
+        node = os.path.relpath(self.path, here) + "::" + below
         # No @reproduce_failure hint: a declared API has no test function to decorate.
         why = ("  (replays the failing example first from the example database)"
                if getattr(self, "replays_from_database", False) else "")

@@ -330,3 +330,31 @@ def test_a_whole_openapi_document_compares_every_component_schema(
     assert found == {("bound-tightened", "Order", "qty"), ("definition-removed", "Gone", "$"),
                      ("definition-added", "Fresh", "$")}
     assert main(["diff", old, old]) == 0
+
+
+def test_the_summary_says_what_it_did_not_show(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'5 findings' over 3 blocks must say where the other two went (issue 17, item 7)."""
+    old = tmp_path / "old.json"
+    new = tmp_path / "new.json"
+    # docs/compat.md's example: a pattern respelled and an output enum narrowed are info
+    old.write_text(json.dumps({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"name": {"pattern": "^[a-z]+$"}}},
+        "status": {"type": "object", "properties": {"phase": {"enum": ["P", "R", "F"]}}}}}))
+    new.write_text(json.dumps({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"name": {"pattern": "^[a-z][a-z]*$"}}},
+        "status": {"type": "object", "properties": {"phase": {"enum": ["P", "R"]}}}}}))
+
+    def blocks(out: str) -> int:
+        return sum(1 for line in out.splitlines() if line.split(" ")[0] in (
+            "ERROR", "WARNING", "INFO", "IGNORED"))
+
+    main(["diff", str(old), str(new)])
+    out = capsys.readouterr().out
+    total = int(out.splitlines()[-1].split()[0])
+    hidden = total - blocks(out)
+    assert hidden > 0, out  # the case must have an info finding to be a test
+    assert out.splitlines()[-1].endswith(f"; {hidden} info not shown (-v shows them)"), out
+    main(["diff", str(old), str(new), "-v"])
+    out = capsys.readouterr().out
+    assert "not shown" not in out and blocks(out) == total, out

@@ -117,8 +117,14 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     fin = Finished(findings)
     confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
     ignored = sum(1 for f in findings if f.ignored)
+    hidden = [f for f in findings if not _shown(f, verbose)]
+    info = sum(1 for f in hidden if f.severity is Severity.INFO)
+    off = len(hidden) - info
+    notes = ([f"{info} info not shown (-v shows them)"] if info else []) + (
+        [f"{off} turned off by --severity not shown"] if off else [])
     out.write(f"{len(findings)} findings, {len(fin.breaking)} breaking "
-              f"({confirmed} with a witness), {ignored} ignored\n")
+              f"({confirmed} with a witness), {ignored} ignored"
+              + "".join(f"; {n}" for n in notes) + "\n")
 
 
 def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:

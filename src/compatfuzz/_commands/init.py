@@ -191,7 +191,9 @@ def run(args: argparse.Namespace) -> int:
         f"# compatfuzz.toml: written by `compatfuzz init {' '.join(args.files)}`.",
         "# Run every property for every version pair:  compatfuzz fuzz",
         "# ... or as tests:                            pytest",
-        "# Every key: compatfuzz fuzz --help, and the README's Commands section.",
+        "# The keys that matter most are below; every key, with an example, is in",
+        "# compatfuzz's docs/roundtrip.md, section 'Declaring an API' (and [api.semantic]",
+        "# there). Command-line flags: compatfuzz fuzz --help.",
         "",
     ]
     folder.mkdir(parents=True, exist_ok=True)

@@ -461,6 +461,18 @@ class ConfigEntry:
         return _named_by(exc, self.source, f"{self.pointer}/{key}")
 
 
+def _close_file(written: str, base: Path) -> str:
+    """``; did you mean 'crds/widget.yaml'?`` for a misspelt file name, from its folder."""
+    relative = Path(written).parent
+    try:
+        folder = base / relative
+        names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(Path(written).name, names[:5000], n=1, cutoff=0.6)
+    return f"; did you mean {(relative / close[0]).as_posix()!r}?" if close else ""
+
+
 @functools.lru_cache(maxsize=1)
 def _families() -> dict[str, Any]:
     """The ``compatfuzz.apis`` entry points by name: config key -> loader."""
@@ -573,8 +585,8 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
             crd_path = base / str(entry["crd"])
             if not crd_path.is_file():
                 raise SchemaLoadError(
-                    f"CRD file {str(entry['crd'])!r} not found (looked in {base})",
-                    source=source, pointer=f"{where}/crd",
+                    f"CRD file {str(entry['crd'])!r} not found (looked in {base})"
+                    + _close_file(str(entry['crd']), base), source=source, pointer=f"{where}/crd",
                     hint="paths are relative to the config file's folder",
                 )
             return API.from_crd(name, crd_path, kind=entry.get("kind"), **options)
@@ -584,7 +596,8 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
             schema_path = base / str(spec)
             if not schema_path.is_file():
                 raise SchemaLoadError(
-                    f"schema file {str(spec)!r} not found (looked in {base})", source=source,
+                    f"schema file {str(spec)!r} not found (looked in {base})"
+                    + _close_file(str(spec), base), source=source,
                     pointer=f"{where}/schemas/{version}",
                     hint="paths are relative to the config file's folder",
                 )

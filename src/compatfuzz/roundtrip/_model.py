@@ -137,6 +137,23 @@ def _warn_non_structural(name: str, kinds: Sequence[Kind]) -> None:
                     "use pipeline='plain'", CompatfuzzWarning, stacklevel=4)
 
 
+def _check_hub(name: str, hub: str | None, versions: set[str]) -> None:
+    """Refuse a hub that is no version but reads like a misspelt one (``v1beta`` for
+    ``v1beta1``): such a hub would silently be taken as an internal hub."""
+    import difflib
+
+    if hub is None or hub in versions:
+        return
+    close = difflib.get_close_matches(hub, sorted(versions), n=1, cutoff=0.75)
+    if close:
+        raise InvalidArgument(
+            f"API {name!r}: hub {hub!r} is not a version; did you mean {close[0]!r}? The "
+            f"versions are {', '.join(sorted(versions))}. A hub that is no version is an "
+            "internal hub that only to_hub/from_hub know: give it a name unlike any "
+            "version's, such as 'internal'"
+        )
+
+
 def _storage(kind: Kind, hub: str | None) -> str | None:
     """The version the server stores ``kind`` in: the CRD's storage version, else the hub."""
     for candidate in (kind.hub, hub):
@@ -219,6 +236,7 @@ class API:
                     f"the versions are {sorted(versions)}"
                 )
             check_callable(f"defaulters[{version!r}]", fn)
+        _check_hub(name, hub, versions)
         self.name = name
         self.kinds = kinds
         self.hub = hub

@@ -44,9 +44,14 @@ def _property(name: Property | str) -> Property:
     try:
         return Property(name)
     except ValueError:
+        import difflib
+
+        names = [p.value for p in Property]
+        close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+        mean = f" (did you mean {close[0]!r}?)" if close else ""
         raise InvalidArgument(
-            f"Expected a property name but got {name!r}; the properties are: "
-            f"{', '.join(p.value for p in Property)}"
+            f"Expected a property name but got {name!r}{mean}; the properties are: "
+            f"{', '.join(names)}"
         ) from None
 
 
