@@ -61,7 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                       default="default")
         parser.addini(INI_MAX_EXAMPLES, help="examples per compatfuzz property",
                       type=int, default=0)
-    except (TypeError, ValueError):  # pytest < 9.2: untyped ini keys
+    except (TypeError, ValueError, AssertionError):  # pytest < 9.2: untyped ini keys (8.3 asserts)
         parser.addini(INI_PROFILE, help="default compatfuzz profile", default="default")
         parser.addini(INI_MAX_EXAMPLES, help="examples per compatfuzz property", default="0")
 
