@@ -1,28 +1,26 @@
-"""Envoy's API across release pairs: ``compatfuzz diff`` side by side with ``buf breaking``.
+"""Envoy's API across releases: ``compatfuzz diff`` side by side with ``buf breaking``.
 
-Real data is not in the repository. Get it with::
+Envoy's API comes from PyPI: successive ``xds-protos`` releases carry it as ``_pb2``
+modules (``RELEASES`` in ``tests/protobuf/_xds_releases.py`` says which release holds
+which Envoy API). Each is installed with ``pip install --no-deps --target`` into the user
+cache (``~/.cache/compatfuzz/xds-protos-VERSION``) and imported in its own subprocess,
+which writes a ``FileDescriptorSet``; both tools read those sets, and only Envoy's own
+``envoy/`` files are compared (compatfuzz: the schema's roots; buf: ``--path envoy``).
+buf ships as an npm package::
 
-    # Envoy's api/ tree, mirrored as envoyproxy/data-plane-api (any clone works)
-    git clone --bare https://github.com/envoyproxy/data-plane-api envoy-api.git
-    # buf ships as an npm package; no other download needed
-    (cd /tmp/buf && npm install @bufbuild/buf)
-    # Envoy's imports (validate, udpa, xds, google/api, opencensus, opentelemetry, cel)
-    pip install xds-protos         # already in the dev dependency group
-    # ...except io/prometheus/client/metrics.proto (envoy.service.metrics)
-    git clone --bare https://github.com/prometheus/client_model prometheus.git
+    npm install --prefix ~/.cache/compatfuzz/buf @bufbuild/buf
 
-    python benchmarks/bench_protobuf_envoy.py --git envoy-api.git \
-        --prometheus-git prometheus.git --buf /tmp/buf/node_modules/.bin/buf
+buf runs twice: with the ``breaking`` rules of Envoy's own ``api/buf.yaml`` (what Envoy's
+CI runs; ``ENVOY_BUF_BREAKING`` below) and with buf's default ``FILE`` category.
+``--generate`` also draws messages for every ``envoy.*.v3`` message with validate rules of
+the newest release and checks binary/JSON parse-back and rule conformance.
 
-The mirror has no release tags, so a "release" is the last ``api/`` commit on or before
-the Envoy release date (``RELEASES`` below). Both tools read the same descriptor sets
-(compiled once per snapshot with grpcio-tools' protoc). buf runs twice: with the
-``breaking`` section of Envoy's own ``buf.yaml`` at the NEW snapshot (what Envoy's CI
-runs) and with buf's default ``FILE`` category. ``--generate`` also draws messages for
-every ``envoy.*.v3`` message with validate rules and checks binary/JSON parse-back and
-rule conformance (the issue's "100% parse back" must-show).
+Run from the repository root::
 
-Writes ``benchmarks/results/protobuf_envoy.json`` and prints a Markdown table.
+    .venv/bin/python benchmarks/bench_protobuf_envoy.py [--generate]
+
+Writes ``benchmarks/results/protobuf_envoy.json`` and prints a Markdown table; exits 2 when
+a wheel cannot be installed (no registry).
 """
 
 from __future__ import annotations
@@ -30,6 +28,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,47 +37,51 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-RELEASES = [  # Envoy release -> approximate release date (last api/ commit on or before)
-    ("1.31", "2024-07-16"), ("1.32", "2024-10-15"), ("1.33", "2025-01-14"),
-    ("1.34", "2025-04-15"), ("1.35", "2025-07-15"), ("1.36", "2025-10-14"),
-]
-DEFAULT_GIT = "/work/.mirror/envoyproxy+data-plane-api/repo"
-DEFAULT_PROMETHEUS = "/work/.mirror/prometheus+client_model/repo"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.protobuf._xds_releases import (  # noqa: E402 (after the path set-up above)
+    RELEASES,
+    Unavailable,
+    cache_dir,
+    descriptor_set,
+    envoy_schema,
+)
+
+# The ``breaking`` section of envoyproxy/envoy ``api/buf.yaml`` (config version v1).
+ENVOY_BUF_BREAKING: dict[str, Any] = {
+    "version": "v1",
+    "breaking": {
+        "ignore_unstable_packages": True,
+        "use": ["FIELD_SAME_ONEOF", "FIELD_SAME_JSON_NAME", "FIELD_SAME_NAME",
+                "FIELD_SAME_TYPE", "FIELD_SAME_LABEL", "FILE_SAME_PACKAGE",
+                "FIELD_NO_DELETE_UNLESS_NUMBER_RESERVED",
+                "FIELD_NO_DELETE_UNLESS_NAME_RESERVED"],
+    },
+}
+BUF_FILE: dict[str, Any] = {"version": "v2", "breaking": {"use": ["FILE"]}}
 
 
-def _git(git: str, *args: str) -> str:
-    return subprocess.run(["git", f"--git-dir={git}", *args], check=True,
-                          capture_output=True, text=True).stdout
-
-
-def snapshot(git: str, date: str, dest: Path) -> str:
-    """Extract the ``envoy/`` tree of the last commit on or before ``date``; its hash."""
-    commit = _git(git, "log", "-1", f"--before={date} 23:59", "--format=%H").strip()
-    dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", f"--git-dir={git}", "archive", commit, "envoy",
-                              "buf.yaml"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return commit
-
-
-def buf_config(root: Path) -> dict[str, Any]:
-    import yaml
-
-    doc = yaml.safe_load((root / "buf.yaml").read_text())
-    return {"version": doc.get("version", "v1"), "breaking": doc.get("breaking", {})}
+def find_buf(given: str | None) -> str | None:
+    """``--buf``, else the npm install under the user cache, else ``buf`` on PATH."""
+    if given:
+        return given
+    cached = cache_dir() / "buf" / "node_modules" / ".bin" / "buf"
+    return str(cached) if cached.exists() else shutil.which("buf")
 
 
 def run_buf(buf: str, old: Path, new: Path, config: dict[str, Any]) -> tuple[list[Any], float]:
+    """buf's findings on Envoy's own files of the two images, and its time."""
     start = time.perf_counter()
-    proc = subprocess.run([buf, "breaking", str(new), "--against", str(old),
+    proc = subprocess.run([buf, "breaking", new.name, "--against", old.name, "--path", "envoy",
                            "--error-format", "json", "--config", json.dumps(config)],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, cwd=new.parent)
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 100):
         raise RuntimeError(f"buf failed ({proc.returncode}): {proc.stderr[:500]}")
     out = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    return out, elapsed
+    # --path limits the checks, not buf's file-option rules on imports (udpa's go_package)
+    return [f for f in out if f.get("path", "").startswith("envoy/")], elapsed
 
 
 def _collector(seen: list[Any]) -> Any:
@@ -144,43 +147,42 @@ def generate_check(schema: Any, *, examples: int, limit: int | None) -> dict[str
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--git", default=DEFAULT_GIT, help="bare git dir of data-plane-api")
-    parser.add_argument("--prometheus-git", default=DEFAULT_PROMETHEUS,
-                        help="bare git dir of prometheus/client_model")
-    parser.add_argument("--buf", default="/tmp/bufdir/node_modules/.bin/buf")
+    parser.add_argument("--releases", nargs="+", default=list(RELEASES),
+                        help="xds-protos versions, oldest first (default: %(default)s)")
+    parser.add_argument("--buf", default=None, help="buf binary (default: the npm install "
+                        "under the user cache, else buf on PATH; none: compatfuzz only)")
     parser.add_argument("--budget", type=int, default=50)
-    parser.add_argument("--pairs", type=int, default=len(RELEASES) - 1)
     parser.add_argument("--generate", action="store_true")
     parser.add_argument("--examples", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--out", default=str(HERE / "results" / "protobuf_envoy.json"))
+    parser.add_argument("--out", default="benchmarks/results/protobuf_envoy.json",
+                        help="relative to the repository root")
     args = parser.parse_args(argv)
-    if not Path(args.git).exists():
-        print(f"no Envoy API mirror at {args.git}; see this file's docstring", file=sys.stderr)
-        return 2
     from compatfuzz.compat import Finished
-    from compatfuzz.protobuf import check_protos, load_protos
+    from compatfuzz.protobuf import check_protos
 
+    buf = find_buf(args.buf)
+    if buf is None:
+        print("no buf (npm install --prefix ~/.cache/compatfuzz/buf @bufbuild/buf): "
+              "compatfuzz only", file=sys.stderr)
     work = Path(tempfile.mkdtemp(prefix="cf-envoy-"))
-    deps = work / "deps"
-    deps.mkdir()
-    archive = subprocess.run(["git", f"--git-dir={args.prometheus_git}", "archive", "HEAD",
-                              "io"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(deps)], input=archive, check=True)
     snaps: list[dict[str, Any]] = []
-    for release, date in RELEASES[: args.pairs + 1]:
-        root = work / release
-        commit = snapshot(args.git, date, root)
+    for version in args.releases:
         start = time.perf_counter()
-        schema = load_protos(root / "envoy", include=[root, deps], label=f"envoy-api@{release}")
-        compile_s = time.perf_counter() - start
-        image = work / f"{release}.binpb"
-        image.write_bytes(schema.to_descriptor_set().SerializeToString())
-        snaps.append({"release": release, "date": date, "commit": commit, "root": root,
-                      "schema": schema, "image": image, "compile_s": round(compile_s, 1),
+        try:
+            data = descriptor_set(version)
+        except Unavailable as exc:
+            print(f"{exc}; see this file's docstring", file=sys.stderr)
+            return 2
+        schema = envoy_schema(version, data)
+        load_s = time.perf_counter() - start
+        image = work / f"{version}.binpb"
+        image.write_bytes(data)
+        snaps.append({"xds_protos": version, "envoy_api": RELEASES.get(version, ""),
+                      "schema": schema, "image": image, "load_s": round(load_s, 1),
                       "files": len(schema.roots)})
-        print(f"{release}: {commit[:10]} {len(schema.roots)} files, compiled in "
-              f"{compile_s:.1f}s", file=sys.stderr)
+        print(f"xds-protos {version}: {len(schema.roots)} envoy files, loaded in "
+              f"{load_s:.1f}s", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     for old, new in itertools.pairwise(snaps):
         start = time.perf_counter()
@@ -189,31 +191,38 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(event, Finished):
                 findings = event.findings
         cf_s = time.perf_counter() - start
-        buf_envoy, buf_envoy_s = run_buf(args.buf, old["image"], new["image"],
-                                         buf_config(new["root"]))
-        buf_file, buf_file_s = run_buf(args.buf, old["image"], new["image"],
-                                       {"version": "v2", "breaking": {"use": ["FILE"]}})
+        buf_envoy: list[Any] | None = None
+        buf_file: list[Any] | None = None
+        buf_envoy_s = buf_file_s = None
+        if buf is not None:
+            buf_envoy, buf_envoy_s = run_buf(buf, old["image"], new["image"],
+                                             ENVOY_BUF_BREAKING)
+            buf_file, buf_file_s = run_buf(buf, old["image"], new["image"], BUF_FILE)
         breaking = [f for f in findings if f.breaking]
         row = {
-            "pair": f"{old['release']} -> {new['release']}",
-            "old_commit": old["commit"][:10], "new_commit": new["commit"][:10],
+            "pair": f"{old['xds_protos']} -> {new['xds_protos']}",
             "compatfuzz_s": round(cf_s, 1),
             "compatfuzz_breaking": sum(1 for f in breaking if not f.ignored),
             "compatfuzz_exempt": sum(1 for f in breaking if f.ignored),
-            "compatfuzz_confirmed": sum(1 for f in breaking if str(f.status) == "confirmed"),
+            "compatfuzz_confirmed": sum(1 for f in breaking  # witnessed, exempt ones aside
+                                        if str(f.status) == "confirmed" and not f.ignored),
             "compatfuzz_info": sum(1 for f in findings if not f.breaking),
-            "buf_envoy_config": len(buf_envoy), "buf_envoy_s": round(buf_envoy_s, 1),
-            "buf_file": len(buf_file), "buf_file_s": round(buf_file_s, 1),
+            "buf_envoy_config": None if buf_envoy is None else len(buf_envoy),
+            "buf_envoy_s": None if buf_envoy_s is None else round(buf_envoy_s, 1),
+            "buf_file": None if buf_file is None else len(buf_file),
+            "buf_file_s": None if buf_file_s is None else round(buf_file_s, 1),
             "findings": [dict(f.to_json(), definition=f.definition) for f in breaking],
             "buf_envoy_findings": buf_envoy, "buf_file_findings": buf_file,
         }
         rows.append(row)
         print(f"{row['pair']}: compatfuzz {row['compatfuzz_breaking']} breaking "
               f"(+{row['compatfuzz_exempt']} exempt, {row['compatfuzz_confirmed']} "
-              f"witnessed) {cf_s:.1f}s; buf(envoy) {len(buf_envoy)} {buf_envoy_s:.1f}s; "
-              f"buf(FILE) {len(buf_file)} {buf_file_s:.1f}s", file=sys.stderr)
+              f"witnessed) {cf_s:.1f}s; buf(envoy) {row['buf_envoy_config']} "
+              f"{row['buf_envoy_s']}s; buf(FILE) {row['buf_file']} {row['buf_file_s']}s",
+              file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
     out: dict[str, Any] = {
-        "snapshots": [{k: v for k, v in s.items() if k not in ("schema", "root", "image")}
+        "snapshots": [{k: v for k, v in s.items() if k not in ("schema", "image")}
                       for s in snaps],
         "pairs": rows,
     }
@@ -225,15 +234,16 @@ def main(argv: list[str] | None = None) -> int:
         summary = {k: (len(v) if isinstance(v, list) else v)
                    for k, v in out["generate"].items()}
         print(json.dumps(summary), file=sys.stderr)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1, default=str) + "\n")
-    print("| pair | compatfuzz breaking (witnessed) | Envoy-exempt | buf (Envoy's config) "
-          "| buf (FILE) | compatfuzz s | buf s |")
+    target = ROOT / args.out
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(out, indent=1, default=str) + "\n")
+    print("| pair (xds-protos) | compatfuzz breaking (witnessed) | Envoy-exempt "
+          "| buf (Envoy's config) | buf (FILE) | compatfuzz s | buf s (Envoy cfg / FILE) |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['pair']} | {r['compatfuzz_breaking']} ({r['compatfuzz_confirmed']}) | "
               f"{r['compatfuzz_exempt']} | {r['buf_envoy_config']} | {r['buf_file']} | "
-              f"{r['compatfuzz_s']} | {r['buf_envoy_s']} |")
+              f"{r['compatfuzz_s']} | {r['buf_envoy_s']} / {r['buf_file_s']} |")
     return 0
 
 

@@ -55,9 +55,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))  # tests.roundtrip.seeded
 
 from _leafpaths import covered_paths, leaf_paths  # noqa: E402
+from _repo import SHARED, rel, rel_args  # noqa: E402
 
-DEFAULT_CORPUS = Path(
-    "/work/shared/corpus/crds/cluster-api/cluster.x-k8s.io_machinedeployments.yaml")
+# ../shared/corpus, beside the repository root
+DEFAULT_CORPUS = (SHARED / "corpus" / "crds" / "cluster-api"
+                  / "cluster.x-k8s.io_machinedeployments.yaml")
 BARE_KEYS = frozenset({"apiVersion", "kind", "metadata"})
 
 
@@ -206,7 +208,7 @@ def generator_figures(samples: int, corpus: Path | None, coverage_examples: int,
         (crd,) = load_crds(corpus)
         stored = next(v.schema for v in crd.versions
                       if v.name == crd.storage_version and v.schema)
-        out["corpus"] = {"file": str(corpus), "kind": crd.kind,
+        out["corpus"] = {"file": rel(corpus), "kind": crd.kind,
                          "version": crd.storage_version,
                          **shape(draw(from_schema(stored), samples, seed))}
     schema = load_kubernetes("apps/v1", "Deployment", release="1.37")
@@ -228,7 +230,7 @@ def _revision(label: str | None) -> dict[str, Any]:
     import compatfuzz
 
     where = Path(compatfuzz.__file__).resolve().parent
-    info: dict[str, Any] = {"compatfuzz": str(where), "label": label}
+    info: dict[str, Any] = {"compatfuzz": rel(where), "label": label}
     try:
         top = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel"],
                              capture_output=True, text=True, check=True).stdout.strip()
@@ -401,7 +403,7 @@ def _measure(args: argparse.Namespace, names: Sequence[str]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "meta": {
             "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "command": " ".join([Path(sys.executable).name, *sys.argv]),
+            "command": " ".join([Path(sys.executable).name, *rel_args(sys.argv)]),
             "python": platform.python_version(), "hypothesis": hypothesis.__version__,
             "cpus": os.cpu_count(), "seeds": args.seeds, "cap": args.cap,
             "budget": args.budget, "census": args.census, **_revision(args.label),

@@ -41,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _leafpaths import covered_paths, format_path, leaf_paths  # noqa: E402
+from _repo import rel_args  # noqa: E402
 
 WORKER = HERE / "_worker.py"
 DEFAULT_PEER_PYTHON = HERE / ".peer-venv" / "bin" / "python"
@@ -316,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(f"- {line}" for line in verdicts))
     if args.json:
         meta = {
-            "argv": sys.argv[1:], "release": args.release, "examples": args.examples,
+            "argv": rel_args(sys.argv[1:]), "release": args.release, "examples": args.examples,
             "rounds": args.rounds, "engines": engines, "machine": platform.platform(),
             "cpus": os.cpu_count(), "python": platform.python_version(),
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
