@@ -56,6 +56,7 @@ def test_rounding_the_timeout_is_caught_and_reported_as_itself() -> None:
         cx = result.counterexample
         assert cx is not None and cx.shrunk
         assert [row["path"] for row in cx.diff] == ["spec.timeout"], cx.diff
+        assert set(cx.object["spec"]) == {"timeout"}  # interval and name shrunk away
         (row,) = cx.diff
         # A real change of length, not a respelling of the same one.
         old, new = duration_key(row["old"]), duration_key(row["new"])
