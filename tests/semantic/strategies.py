@@ -53,6 +53,26 @@ GO_DURATION_GROUPS: list[list[str]] = [
     ["0", "0s", "-0s"], ["500ms", "0.5s"],
 ]
 JUNK = st.sampled_from(["", "yesterday", "1.1.1", "Gi", "1Gb", "P", "PT"])
+# Strings the API server takes as durations (kube-openapi strfmt ParseDuration) but that
+# neither Go nor ISO 8601 reads, and ISO spellings with calendar units (issue 17).
+DURATION_WORDS = st.sampled_from(["1 hour", "60 minutes", "3 days ago", "1h 30m", "PT1H "])
+CALENDAR_GROUPS: list[list[str]] = [
+    ["P1M"], ["P30D"], ["P31D"], ["P1Y", "P12M", "P0.5Y6M"], ["P365D"],
+    ["P1DT1H", "P1DT60M"], ["PT25H"],
+]
+
+
+def iso_durations() -> st.SearchStrategy[str]:
+    """Well-formed ISO 8601 durations (sign, fractions, every designator), some zero."""
+    number = st.one_of(st.integers(0, 3).map(str), st.integers(0, 10**6).map(str),
+                       st.from_regex(r"[0-9]{1,3}[.,][0-9]{1,3}", fullmatch=True))
+    date = st.tuples(*(st.one_of(st.just(""), number.map(lambda n, u=u: n + u))
+                       for u in "YMWD")).map("".join)
+    time = st.tuples(*(st.one_of(st.just(""), number.map(lambda n, u=u: n + u))
+                       for u in "HMS")).map("".join)
+    return st.builds(lambda sign, d, t: f"{sign}P{d}" + (f"T{t}" if t else ""),
+                     st.sampled_from(["", "-", "+"]), date, time).filter(
+        lambda s: s.rstrip("T")[-1] != "P")
 
 
 def spelled(groups: list[list[Any]]) -> st.SearchStrategy[Any]:

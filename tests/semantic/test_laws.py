@@ -15,16 +15,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compatfuzz.schema import Schema
 from compatfuzz.semantic import canonicalise, diff, equal
 from compatfuzz.semantic._api import compiled
 from tests.semantic.strategies import (
+    CALENDAR_GROUPS,
     CRD_QUANTITY,
+    DURATION_GROUPS,
+    DURATION_WORDS,
+    GO_DURATION_GROUPS,
     INT_OR_STRING,
+    JUNK,
     KITCHEN_SINK,
     int_or_strings,
+    iso_durations,
     json_values,
     kitchen_sink_objects,
     quantities,
+    spelled,
     times,
 )
 
@@ -175,3 +183,62 @@ def test_laws_hold_with_registered_rules(a: Any, b: Any, c: Any) -> None:
         assert (len(diff(a, b, schema=KITCHEN_SINK, go_durations=DURATIONS)) == 0) == eq(a, b)
         once = canonicalise(a, schema=KITCHEN_SINK, go_durations=DURATIONS)
         assert eq(once, a)
+
+
+# -- Kubernetes format: duration, ISO or Go by the field's own evidence (issue 17) -----
+ISO_PATTERN = r"^P(T(\d+H)?(\d+M)?(\d+S)?)?$"
+_DURATION_FIELDS: dict[str, dict[str, Any]] = {
+    "iso-by-pattern": {"pattern": ISO_PATTERN},
+    "iso-by-enum": {"enum": ["PT0S", "P1D", "P1W"]},
+    "go": {},
+    "go-by-mixed-evidence": {"pattern": "^P", "default": "1h"},
+}
+DURATION_FIELDS = {
+    name: Schema({"type": "string", "format": "duration", **extra},
+                 name=f"duration {name}", kubernetes=True)
+    for name, extra in _DURATION_FIELDS.items()
+}
+duration_values = st.one_of(spelled(DURATION_GROUPS), spelled(CALENDAR_GROUPS),
+                            spelled(GO_DURATION_GROUPS), iso_durations(), DURATION_WORDS, JUNK,
+                            st.none())
+
+
+@pytest.mark.parametrize("field", sorted(DURATION_FIELDS))
+@settings(max_examples=150)
+@given(a=duration_values, b=duration_values, c=duration_values)
+def test_kubernetes_duration_equality_is_an_equivalence(field: str, a: Any, b: Any,
+                                                        c: Any) -> None:
+    schema = DURATION_FIELDS[field]
+    root = compiled(schema)
+
+    def eq(x: Any, y: Any) -> bool:
+        return equal(x, y, schema=schema)
+
+    assert eq(a, a)
+    assert eq(a, b) == eq(b, a)
+    if eq(a, b) and eq(b, c):
+        assert eq(a, c)
+    assert root.eq(a, b) == (root.key(a) == root.key(b))
+    assert (len(diff(a, b, schema=schema)) == 0) == eq(a, b)
+    once = canonicalise(a, schema=schema)
+    assert canonicalise(once, schema=schema) == once
+    assert eq(once, a)
+
+
+@pytest.mark.parametrize("field", sorted(DURATION_FIELDS))
+@settings(max_examples=50)
+@given(data=st.data())
+def test_kubernetes_duration_laws_with_go_durations_set(field: str,
+                                                        data: st.DataObject) -> None:
+    # go_durations over an ISO field: Go values by nanoseconds, ISO ones by ISO meaning.
+    schema = Schema({"type": "object", "properties": {"t": DURATION_FIELDS[field].root}},
+                    name=f"holder {field}", kubernetes=True)
+    a, b, c = ({"t": data.draw(duration_values, label=x)} for x in "abc")
+
+    def eq(x: Any, y: Any) -> bool:
+        return equal(x, y, schema=schema, go_durations=["t"])
+
+    assert eq(a, a)
+    assert eq(a, b) == eq(b, a)
+    if eq(a, b) and eq(b, c):
+        assert eq(a, c)

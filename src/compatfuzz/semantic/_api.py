@@ -80,9 +80,11 @@ def equal(a: Any, b: Any, *, schema: SchemaLike = None,
 
     Like Kubernetes' ``apiequality.Semantic.DeepEqual``, but driven by the schema: quantities
     by value (``"1Gi" == "1024Mi"``), date-times as instants, ISO 8601 durations after exact
-    unit conversion, ``list-type: set`` ignoring order, ``list-type: map`` matching items by
-    their keys, ``null``/absent/empty the same for lists and maps, ``1 == 1.0`` only where
-    the schema says ``number``; everything else exactly (``1 != "1"``, ``True != 1``).
+    unit conversion (a Kubernetes ``format: duration`` is ISO or Go as its own ``pattern``
+    and values say, see docs/semantic.md), ``list-type: set`` ignoring order,
+    ``list-type: map`` matching items by their keys, ``null``/absent/empty the same for
+    lists and maps, ``1 == 1.0`` only where the schema says ``number``; everything else
+    exactly (``1 != "1"``, ``True != 1``).
     Registered comparators and canonicalisers apply first. ``schema`` is a
     :class:`~compatfuzz.schema.Schema`, a plain JSON Schema mapping, or ``None`` for plain
     structural equality (scalars exact; null, ``[]`` and ``{}`` all mean absent).

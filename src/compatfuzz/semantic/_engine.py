@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 from compatfuzz.schema import Schema, WellKnown, classify
+from compatfuzz.schema._pattern import search as pattern_search
 from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name, join_value
 from compatfuzz.semantic._quantity import (
     BINARY_SI,
@@ -890,7 +891,12 @@ class TimeNode(_ParsedScalar):
 
 
 class DurationNode(_ParsedScalar):
-    """``format: duration`` (ISO 8601): equal after exact unit conversions (P1W == P7D)."""
+    """An ISO 8601 duration: equal after exact unit conversions (P1W == P7D, PT1H == PT3600S).
+
+    ``format: duration`` outside Kubernetes, and in a Kubernetes schema where
+    :func:`iso_duration_field` says the field is ISO 8601. Strings that are not ISO 8601
+    durations are compared exactly.
+    """
 
     __slots__ = ()
     name = "duration"
@@ -904,7 +910,12 @@ class DurationNode(_ParsedScalar):
 
 
 class GoDurationNode(_ParsedScalar):
-    """A Go ``time.Duration`` string (``metav1.Duration``): equal nanoseconds (90m == 1h30m)."""
+    """A Go ``time.Duration`` string (``metav1.Duration``): equal nanoseconds (90m == 1h30m).
+
+    Also ``format: duration`` in a Kubernetes schema unless the field is ISO 8601
+    (:func:`iso_duration_field`). Strings ``time.ParseDuration`` rejects (``"PT1H"``,
+    ``"1 hour"``) are compared exactly.
+    """
 
     __slots__ = ()
     name = "go-duration"
@@ -915,6 +926,55 @@ class GoDurationNode(_ParsedScalar):
 
     def spell(self, v: Any) -> Any:
         return canonical_go_duration(v)
+
+
+# Spellings that tell the two duration languages apart: a pattern's verdict on them says
+# which one the field speaks. Go's (time.ParseDuration) and ISO 8601's never overlap: Go
+# starts with a sign, digit or ".", ISO with an optional sign and "P".
+_ISO_PROBES = ("PT0S", "PT1S", "PT1M", "PT1H", "PT90M", "PT1H30M", "PT3600S", "P1D", "P1W",
+               "P1DT1H", "P1M", "P1Y")
+_GO_PROBES = ("0", "0s", "1s", "1m", "1h", "90m", "1h30m", "1h30m0s", "1.5h", "500ms")
+
+
+def _probe_pattern(pattern: str, probes: Sequence[str]) -> bool:
+    """Whether ``pattern`` (an RE2 search, as the API server runs it) accepts a probe;
+    a pattern compatfuzz cannot run tells nothing."""
+    try:
+        return any(pattern_search(pattern, probe) for probe in probes)
+    except Exception:  # re.error, PatternUnsupported: no evidence either way
+        return False
+
+
+def iso_duration_field(obj: Mapping[str, Any]) -> bool:
+    """Whether a Kubernetes ``format: duration`` field holds ISO 8601 durations.
+
+    The API server gives the format no single meaning: kube-openapi's
+    ``pkg/validation/strfmt/duration.go`` ``ParseDuration`` tries Go's
+    ``time.ParseDuration`` and then an unanchored number-and-unit matcher, so ``"90m"``,
+    ``"PT1H"`` and ``"PT3600S"`` are all valid, but what it computes for ISO strings is not
+    their ISO meaning (``"P1M"`` is one *minute* there, ``"P1DT2H"`` two hours). The server
+    only validates and stores the string; what it means is up to the field's consumer, and
+    the field's own ``pattern`` and values say which: ISO 8601 when some evidence is ISO
+    and none is Go. Evidence is the ``pattern`` accepting an ISO or a Go probe (above), and
+    the ``enum``, ``const``, ``default``, ``example`` and ``examples`` strings that parse
+    as either. A field without evidence, or with both kinds, stays Go (``metav1.Duration``,
+    the Kubernetes convention).
+    """
+    iso = go = False
+    pattern = obj.get("pattern")
+    if isinstance(pattern, str):
+        iso = _probe_pattern(pattern, _ISO_PROBES)
+        go = _probe_pattern(pattern, _GO_PROBES)
+    values: list[Any] = []
+    for key in ("enum", "examples"):
+        listed = obj.get(key)
+        if isinstance(listed, list):
+            values.extend(listed)
+    values.extend(obj[key] for key in ("const", "default", "example") if key in obj)
+    for value in values:
+        iso = iso or duration_key(value) is not None
+        go = go or go_duration_key(value) is not None
+    return iso and not go
 
 
 # ---------------------------------------------------------------------------------------
@@ -1258,9 +1318,11 @@ class Compiler:
         if fmt == "date-time":
             return done(TimeNode())
         if fmt == "duration":
-            # Kubernetes validates format: duration as a Go duration (kube-openapi's
-            # strfmt, metav1.Duration): "90m" == "1h30m0s", not ISO 8601 (issue 10)
-            if self.schema is not None and self.schema.kubernetes:
+            # The API server accepts Go and ISO 8601 spellings alike (kube-openapi strfmt
+            # ParseDuration), so a Kubernetes field means what its pattern and values
+            # say: ISO 8601 when they are ISO, else Go ("90m" == "1h30m0s"; issue 17)
+            if self.schema is not None and self.schema.kubernetes \
+                    and not iso_duration_field(obj):
                 return done(GoDurationNode())
             return done(DurationNode())
         if fmt == "int-or-string":
