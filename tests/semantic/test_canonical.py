@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from compatfuzz.semantic import _engine as engine
 from compatfuzz.semantic import canonicalise, equal
 from compatfuzz.semantic._api import compiled
-from compatfuzz.semantic._quantity import InvalidQuantity, quantity_from_json
+from compatfuzz.schema._quantity import InvalidQuantity, quantity_from_json
 from compatfuzz.semantic._values import date_time_key
 
 

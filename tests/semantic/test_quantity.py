@@ -25,7 +25,7 @@ from compatfuzz.semantic import (
     parse_quantity,
     quantity_from_json,
 )
-from compatfuzz.semantic._quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, _scan
+from compatfuzz.schema._quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, _scan
 from tests.semantic.strategies import quantity_strings
 
 CASES: dict[str, Any] = json.loads(

@@ -33,7 +33,7 @@ from typing import Any
 
 from compatfuzz.schema import Schema, WellKnown, classify
 from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name, join_value
-from compatfuzz.semantic._quantity import (
+from compatfuzz.schema._quantity import (
     BINARY_SI,
     DECIMAL_SI,
     InvalidQuantity,
