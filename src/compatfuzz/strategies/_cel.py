@@ -90,6 +90,22 @@ _LIBRARY_OF: dict[str, str] = {
     **dict.fromkeys(("encode", "decode"), "CEL encoders extension"),
 }
 
+#: Library functions Kubernetes declares only as globals (``sign(q)``, not ``q.sign()``:
+#: k8s.io/apiserver/pkg/cel/library/quantity.go declares ``quantity_sign`` with
+#: ``cel.Overload``) and only as methods; the API server refuses a rule calling one the
+#: other way, while cel-python would evaluate both alike.
+_GLOBAL_ONLY = frozenset({"quantity", "isQuantity", "sign", "url", "isURL", "isIP", "cidr",
+                          "isCIDR"})
+_MEMBER_ONLY = frozenset({
+    "charAt", "indexOf", "lastIndexOf", "lowerAscii", "upperAscii", "replace", "split",
+    "substring", "trim", "reverse", "join", "isSorted", "sum", "min", "max", "find",
+    "findAll", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
+    "isInteger", "asInteger", "asApproximateFloat", "add", "sub", "compareTo",
+    "isGreaterThan", "isLessThan", "family", "isUnspecified", "isLoopback",
+    "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "containsIP",
+    "containsCIDR", "masked", "prefixLength", "contains", "equivalent", "intersects",
+})
+
 _CACHE_LIMIT = 4096
 _CACHEABLE_KEY_CHARS = 2048
 
@@ -185,12 +201,16 @@ def _analyse(rule: str) -> _Verdict:
         return _Verdict(None, f"cel-python cannot parse it{where}: {type(exc).__name__}")
     bound: set[str] = set()
     calls: list[tuple[str, int]] = []
+    misused: list[str] = []
     idents: set[str] = set()
     for node in _walk(ast):
         if node.data == "member_dot_arg":
             name = str(node.children[1])
             args = node.children[2] if len(node.children) > 2 else None
             calls.append((name, _arg_count(args) + 1))
+            if name in _GLOBAL_ONLY:
+                misused.append(f"{name}() is a global function in Kubernetes CEL, not a "
+                               f"method: write {name}(x), not x.{name}()")
             if name in _MACROS and name != "has":
                 variable = _bound_variable(args)
                 if variable:
@@ -199,6 +219,9 @@ def _analyse(rule: str) -> _Verdict:
         elif node.data in ("ident_arg", "dot_ident_arg"):
             args = node.children[1] if len(node.children) > 1 else None
             calls.append((str(node.children[0]), _arg_count(args)))
+            if str(node.children[0]) in _MEMBER_ONLY:
+                misused.append(f"{node.children[0]}() is a method in Kubernetes CEL, not a "
+                               f"global function: write x.{node.children[0]}(...)")
         elif node.data == "ident":
             idents.add(str(node.children[0]))
         elif node.data == "member_object":
@@ -210,6 +233,8 @@ def _analyse(rule: str) -> _Verdict:
         suffix = f" ({'; '.join(libraries)}: not implemented)" if libraries else ""
         plural = "s" if len(unknown_calls) > 1 else ""
         return _Verdict(None, f"unknown function{plural} {names}{suffix}")
+    if misused:
+        return _Verdict(None, f"the API server refuses this rule: {misused[0]}")
     for name, count in calls:
         if name in _MACROS and count not in _MACROS[name]:
             return _Verdict(None, f"macro {name}() with {count} arguments is not supported")

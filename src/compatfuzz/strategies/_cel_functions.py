@@ -14,8 +14,8 @@ as a CIDR method, ``string`` on quantities/IPs/CIDRs, ``contains`` on strings, l
 and the ``sets`` namespace). A mistyped call raises ``TypeError`` or ``ValueError``, which
 cel-python turns into a CEL evaluation error, i.e. the rule does not hold for that value.
 
-The quantity parser here is a small ``Decimal`` one, enough to order and add quantities;
-``compatfuzz.semantic`` owns the exact Kubernetes canonical form.
+The quantity library is ``_cel_quantity``: apimachinery's ``resource.Quantity`` with its
+representation, on the parser ``compatfuzz.semantic`` uses too.
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ import ipaddress
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable
-from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
+from decimal import Decimal
 from typing import Any
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no stubs
 from celpy import celtypes
 from celpy.evaluation import base_functions
+
+from compatfuzz.strategies import _cel_quantity
+from compatfuzz.strategies._cel_quantity import Quantity
 
 __all__ = [
     "CIDR",
@@ -40,11 +43,8 @@ __all__ = [
     "URL",
     "Quantity",
     "parse_go_duration",
-    "parse_quantity",
 ]
 
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
 
 
 # --------------------------------------------------------------------------- strings
@@ -303,134 +303,6 @@ def get_query(u: Any) -> celtypes.MapType:
     })
 
 
-# --------------------------------------------------------------------------- quantities
-
-_QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
-)
-#: Exact enough for any quantity a schema allows: arithmetic never rounds below 4000 digits.
-_EXACT = Context(prec=4000, Emax=MAX_EMAX, Emin=MIN_EMIN)
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
-def parse_quantity(text: str) -> Decimal:
-    """Return the exact value of a Kubernetes quantity string (``"1.5Gi"``, ``"100m"``).
-
-    Raises ``ValueError`` for anything ``resource.ParseQuantity`` rejects by its grammar.
-    """
-    match = _QUANTITY.match(text)
-    if match is None:
-        raise ValueError(f"invalid quantity {text!r}")
-    number = Decimal(match["num"])
-    suffix = match["suffix"] or ""
-    if suffix in _BINARY:
-        return _EXACT.multiply(number, Decimal(1024 ** _BINARY[suffix]))
-    if suffix in _DECIMAL:
-        return _EXACT.scaleb(number, _DECIMAL[suffix])
-    if suffix:
-        exponent = int(suffix[1:])
-        if abs(exponent) > 1000:
-            raise ValueError(f"quantity exponent out of range in {text!r}")
-        return _EXACT.scaleb(number, exponent)
-    return number
-
-
-class Quantity:
-    """A Kubernetes ``resource.Quantity`` as CEL sees it: an exact decimal with a spelling."""
-
-    __slots__ = ("text", "value")
-
-    def __init__(self, value: Decimal, text: str | None = None) -> None:
-        self.value = value
-        self.text = text if text is not None else _format_decimal(value)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Quantity) and self.value == other.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __repr__(self) -> str:
-        return f"Quantity({self.text!r})"
-
-
-def _format_decimal(value: Decimal) -> str:
-    text = format(value.normalize(), "f")
-    return text
-
-
-def quantity(text: Any) -> Quantity:
-    s = _str(text, "argument")
-    return Quantity(parse_quantity(s), s)
-
-
-def is_quantity(text: Any) -> celtypes.BoolType:
-    try:
-        parse_quantity(_str(text, "argument"))
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
-
-
-def _q(value: Any) -> Quantity:
-    if isinstance(value, Quantity):
-        return value
-    raise TypeError(f"expected a quantity, got {type(value).__name__}")
-
-
-def _q_or_int(value: Any) -> Decimal:
-    if isinstance(value, Quantity):
-        return value.value
-    return Decimal(_int(value))
-
-
-def _is_int64(value: Decimal) -> bool:
-    return value == value.to_integral_value() and _INT64_MIN <= value <= _INT64_MAX
-
-
-def q_is_integer(q: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_is_int64(_q(q).value))
-
-
-def q_as_integer(q: Any) -> celtypes.IntType:
-    value = _q(q).value
-    if not _is_int64(value):
-        raise ValueError(f"{_q(q).text} cannot be represented as an int64")
-    return celtypes.IntType(int(value))
-
-
-def q_as_approximate_float(q: Any) -> celtypes.DoubleType:
-    return celtypes.DoubleType(float(_q(q).value))
-
-
-def q_sign(q: Any) -> celtypes.IntType:
-    value = _q(q).value
-    return celtypes.IntType((value > 0) - (value < 0))
-
-
-def q_add(q: Any, other: Any) -> Quantity:
-    return Quantity(_EXACT.add(_q(q).value, _q_or_int(other)))
-
-
-def q_sub(q: Any, other: Any) -> Quantity:
-    return Quantity(_EXACT.subtract(_q(q).value, _q_or_int(other)))
-
-
-def q_compare_to(q: Any, other: Any) -> celtypes.IntType:
-    a, b = _q(q).value, _q(other).value
-    return celtypes.IntType((a > b) - (a < b))
-
-
-def q_is_greater_than(q: Any, other: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_q(q).value > _q(other).value)
-
-
-def q_is_less_than(q: Any, other: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_q(q).value < _q(other).value)
-
-
 # --------------------------------------------------------------------------- IPs and CIDRs
 
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -680,8 +552,8 @@ def string(value: Any) -> celtypes.StringType:
     """``string(x)`` extended to IPs, CIDRs, quantities and URLs."""
     if isinstance(value, IP | CIDR):
         return celtypes.StringType(str(value))
-    if isinstance(value, Quantity):
-        return celtypes.StringType(value.text)
+    if isinstance(value, Quantity):  # apiservercel.Quantity converts to no other type
+        raise TypeError("no such overload: string(kubernetes.Quantity)")
     return celtypes.StringType(value)
 
 
@@ -758,17 +630,17 @@ FUNCTIONS: dict[str, _Function] = {
     "getEscapedPath": lambda u: celtypes.StringType(_url(u).path),
     "getQuery": get_query,
     # quantity library
-    "quantity": quantity,
-    "isQuantity": is_quantity,
-    "isInteger": q_is_integer,
-    "asInteger": q_as_integer,
-    "asApproximateFloat": q_as_approximate_float,
-    "sign": q_sign,
-    "add": q_add,
-    "sub": q_sub,
-    "compareTo": q_compare_to,
-    "isGreaterThan": q_is_greater_than,
-    "isLessThan": q_is_less_than,
+    "quantity": _cel_quantity.quantity,
+    "isQuantity": _cel_quantity.is_quantity,
+    "isInteger": _cel_quantity.is_integer,
+    "asInteger": _cel_quantity.as_integer,
+    "asApproximateFloat": _cel_quantity.as_approximate_float,
+    "sign": _cel_quantity.sign,
+    "add": _cel_quantity.add,
+    "sub": _cel_quantity.sub,
+    "compareTo": _cel_quantity.compare_to,
+    "isGreaterThan": _cel_quantity.is_greater_than,
+    "isLessThan": _cel_quantity.is_less_than,
     # IP and CIDR libraries
     "ip": ip,
     "isIP": is_ip,
