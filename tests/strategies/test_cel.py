@@ -12,7 +12,6 @@ import warnings
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning
+from compatfuzz.schema._quantity import parse_quantity
 from compatfuzz.strategies._cel import (
     CompiledRules,
     UnsupportedRule,
@@ -32,7 +32,6 @@ from compatfuzz.strategies._cel import (
     compile_rules,
     to_cel,
 )
-from compatfuzz.schema._quantity import parse_quantity
 from compatfuzz.strategies._cel_functions import FUNCTIONS
 
 

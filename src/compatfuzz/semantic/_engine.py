@@ -32,7 +32,6 @@ from fractions import Fraction
 from typing import Any
 
 from compatfuzz.schema import Schema, WellKnown, classify
-from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name, join_value
 from compatfuzz.schema._quantity import (
     BINARY_SI,
     DECIMAL_SI,
@@ -40,6 +39,7 @@ from compatfuzz.schema._quantity import (
     Quantity,
     quantity_from_json,
 )
+from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name, join_value
 from compatfuzz.semantic._registry import PathGlob, Registration
 from compatfuzz.semantic._values import (
     _decimal,
