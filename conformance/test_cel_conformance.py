@@ -50,7 +50,7 @@ from compatfuzz.strategies._cel_quantity import Quantity
 HERE = Path(__file__).resolve().parent / "cel"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compatfuzz"
 SCALE = int(os.environ.get("COMPATFUZZ_CONFORMANCE_SCALE", "1"))
-PER_TEMPLATE = 100 * SCALE  # Hypothesis values per expression template
+PER_TEMPLATE = 150 * SCALE  # Hypothesis values per expression template
 
 
 # --------------------------------------------------------------------- oracle
@@ -123,7 +123,7 @@ def encode(value: Any) -> Any:
     if value is None:
         return {"null": True}
     if isinstance(value, celtypes.ListType):
-        return {"list": [encode(v) for v in value] or None}
+        return {"list": [encode(v) for v in value]}
     if isinstance(value, celtypes.MapType):
         return {"map": [[encode(k), encode(v)] for k, v in value.items()] or None}
     if isinstance(value, IP):
@@ -348,12 +348,16 @@ _ipv6 = st.one_of(
                      "224.0.0.1", "224.0.1.1", "255.255.255.255", "0.0.0.0", "127.0.0.1",
                      "10.0.0.1", "fe80::", "::ffff:0:0"]),
 )
-ip_values = st.one_of(_ipv4, _ipv6)
+_valid_ipv4 = st.lists(st.integers(0, 255).map(str), min_size=4, max_size=4).map(".".join)
+_valid_ipv6 = st.lists(st.integers(0, 0xFFFF).map(lambda g: f"{g:x}"), min_size=8,
+                       max_size=8).map(":".join)
+ip_values = st.one_of(_valid_ipv4, _valid_ipv6, _ipv6, _ipv4)
 _IP = ["isIP(self)", "ip(self).family()", "ip(self).isUnspecified()", "ip(self).isLoopback()",
        "ip(self).isLinkLocalMulticast()", "ip(self).isLinkLocalUnicast()",
        "ip(self).isGlobalUnicast()", "string(ip(self))", "ip(self) == ip(self)",
        "ip.isCanonical(self)"]
-_prefix = st.one_of(st.integers(0, 129).map(str), st.sampled_from(["", "08", "+8", "-1"]))
+_prefix = st.one_of(st.integers(0, 32).map(str), st.integers(0, 129).map(str),
+                    st.sampled_from(["", "08", "+8", "-1"]))
 cidr_values = st.fixed_dictionaries({
     "c": st.tuples(ip_values, _prefix).map("/".join),
     "d": st.tuples(ip_values, _prefix).map("/".join),

@@ -149,13 +149,22 @@ def test_rule_programs_are_compiled_once_per_rule_text() -> None:
 
 
 def test_rule_crashing_cel_python_is_demoted_with_a_warning() -> None:
-    compiled = rules("self.find('(unclosed') == ''")  # invalid RE2 pattern
+    rule = "size(" + "[" * 200 + "]" * 200 + ") == 1"  # cel-python recurses past the limit
+    compiled = rules(rule)
     assert compiled.supported
     with pytest.warns(UnsupportedRuleWarning, match="no longer checked"):
         assert compiled.check("abc")
-    assert [u.rule for u in compiled.unsupported] == ["self.find('(unclosed') == ''"]
-    again = rules("self.find('(unclosed') == ''")
+    assert [u.rule for u in compiled.unsupported] == [rule]
+    again = rules(rule)
     assert again.supported == () and len(again.unsupported) == 1
+
+
+def test_invalid_regex_is_an_evaluation_error() -> None:
+    # regex.go compiles the pattern at evaluation: an invalid one is an error, so the
+    # rule does not hold (it used to crash cel-python with re2.error and be demoted)
+    compiled = rules("self.find('(unclosed') == ''", "self.findAll('(', 0) == []")
+    assert compiled.failures("abc") == compiled.supported
+    assert compiled.unsupported == ()
 
 
 def test_building_the_environment_keeps_the_recursion_limit() -> None:

@@ -53,7 +53,7 @@ from celpy import celtypes
 from celpy.evaluation import CELEvalError, base_functions
 
 from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning
-from compatfuzz.strategies._cel_functions import FUNCTIONS, SETS, parse_go_duration
+from compatfuzz.strategies._cel_functions import FUNCTIONS, LIST_MIN, SETS, parse_go_duration
 
 __all__ = ["CompiledRules", "UnsupportedRule", "compile_rules", "to_cel"]
 
@@ -80,6 +80,8 @@ _LIBRARY_OF: dict[str, str] = {
                      "labelValue", "uri", "uuid", "byte", "date", "datetime",
                      "named"), "Kubernetes format library"),
     **dict.fromkeys(("quote", "format", "ascii"), "CEL strings extension"),
+    # environment/base.go gives stored rules ext.Strings(ext.StringsVersion(2)): no reverse
+    "reverse": "CEL strings extension version 3, which Kubernetes does not enable",
     **dict.fromkeys(("greatest", "least", "ceil", "floor", "round", "abs", "isInf",
                      "isNaN", "bitAnd", "bitOr"), "CEL math extension"),
     **dict.fromkeys(("check", "allowed", "reason", "path", "group", "resource",
@@ -242,8 +244,23 @@ def _analyse(rule: str) -> _Verdict:
     unknown = sorted(idents - bound - _TYPE_NAMES - {"self", _TRANSITION_VARIABLE, "sets"})
     if unknown:
         return _Verdict(None, f"unknown variable {unknown[0]!r}")
-    program = _Program(rule, env.program(_collapse(ast), functions=FUNCTIONS))
+    program = _Program(rule, env.program(_collapse(_rename_min(ast)), functions=FUNCTIONS))
     return _Verdict(program, transition=transition)
+
+
+def _rename_min(tree: lark.Tree[Any]) -> lark.Tree[Any]:
+    """Route ``list.min()`` to the lists library's ``min`` (``LIST_MIN``), in place.
+
+    cel-python evaluates a ``.min()`` method itself (a non-standard reduce macro that
+    raises on ``[0.5, -1]``, where Kubernetes' lists.go compares across int and double);
+    a name no rule can spell sends it to our function instead.
+    """
+    for node in _walk(tree):
+        if node.data == "member_dot_arg" and str(node.children[1]) == "min":
+            token = node.children[1]
+            node.children[1] = token.update(value=LIST_MIN) if isinstance(
+                token, lark.Token) else LIST_MIN
+    return tree
 
 
 #: Grammar levels that, with a single child, only pass their child's value through.
