@@ -692,3 +692,47 @@ def test_unsupported_rule_is_a_plain_record() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compile_rules({"x-kubernetes-validations": [{"rule": "self.f()"}]})  # no warning here
+
+
+# --------------------------------------------------------------------------- Kubernetes' answers
+# Disagreements conformance/test_cel_conformance.py found; the expected verdicts are those
+# of the API server's CEL environment (k8s.io/apiserver v0.37.2, cel-go v0.29.2).
+
+
+@pytest.mark.parametrize(("rule", "value", "holds"), [
+    # urls.go: checked with url.ParseRequestURI, built with url.Parse
+    ("url(self).getScheme() == 'http'", "HTTP://example.com", True),
+    ("isURL(self)", "HTTP://h%41/a", False),  # a host may %-escape only non-ASCII bytes
+    ("url(self).getEscapedPath() == '/'", "/#[..", True),  # url.Parse cuts the fragment
+    ("url(self).getHost() == 'example.com'", "//example.com/x", True),
+    ("url(self).getQuery() == {'x': ['']}", "http://h/?x#y", True),
+    ("url(self).getEscapedPath() == '/a%20b'", "http://h/a b", True),  # URL.EscapedPath
+    ("url(self).getQuery() == {}", "http://h/?a=1;b=2", True),  # ParseQuery drops ';' keys
+    # lists.go with cel-go's Compare and Equal (numbers compare across int and double)
+    ("self.max() == 2.0", [-1, 2.0], True),
+    ("self.min() == -1", [0.5, -1], True),  # not cel-python's own min macro
+    ("self.isSorted()", [-1, 2.0], True),
+    ("self.sum() == false", [False], False),  # sum is for numbers and durations only
+    ("self.sum() == 2.0", [0.5, 1.5], True),
+    ("self.indexOf(1) == -1", [True], True),  # true is not 1 in CEL
+    ("sets.contains(self, [1])", [True], False),
+    ("sets.contains(self, [1])", [1.0], True),
+    # regex.go on Go's regexp: no empty match right after a match
+    ("self.findAll('$$') == ['']", "b", True),
+    ("self.findAll('a*') == ['', 'a']", "ba", True),
+    # cel-go ext/strings.go: offsets past the end give -1 (or the length for '')
+    ("self.indexOf('a', 8) == -1", "abc", True),
+    ("self.lastIndexOf('a', 8) == -1", "abc", True),
+    ("self.indexOf('', 8) == 3", "abc", True),
+    ("self.lastIndexOf('bc', 1) == 1", "abc", True),
+])
+def test_library_functions_answer_as_kubernetes(rule: str, value: Any, holds: bool) -> None:
+    compiled = rules(rule)
+    assert compiled.unsupported == ()
+    assert compiled.check(value) is holds
+
+
+def test_reverse_is_not_in_the_kubernetes_strings_extension() -> None:
+    # environment/base.go enables ext.Strings(ext.StringsVersion(2)); reverse() is v3
+    (unsupported,) = rules("self.reverse() == self").unsupported
+    assert "version 3" in unsupported.reason
