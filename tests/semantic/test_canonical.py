@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compatfuzz.schema._quantity import InvalidQuantity, quantity_from_json
 from compatfuzz.semantic import _engine as engine
 from compatfuzz.semantic import canonicalise, equal
 from compatfuzz.semantic._api import compiled
-from compatfuzz.semantic._quantity import InvalidQuantity, quantity_from_json
 from compatfuzz.semantic._values import date_time_key
 
 

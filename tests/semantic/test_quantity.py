@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compatfuzz.schema._quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, _scan
 from compatfuzz.semantic import (
     InvalidQuantity,
     Quantity,
@@ -25,7 +26,6 @@ from compatfuzz.semantic import (
     parse_quantity,
     quantity_from_json,
 )
-from compatfuzz.semantic._quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, _scan
 from tests.semantic.strategies import quantity_strings
 
 CASES: dict[str, Any] = json.loads(

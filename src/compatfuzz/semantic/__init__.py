@@ -8,15 +8,15 @@ absent/null/empty lists and maps alike, and pluggable comparators. See ``docs/se
 from __future__ import annotations
 
 from compatfuzz._public import rehome as _rehome
-from compatfuzz.semantic._api import assert_equal, canonicalise, diff, equal
-from compatfuzz.semantic._diff import Change, ChangeKind, Diff
-from compatfuzz.semantic._engine import canonical_quantity
-from compatfuzz.semantic._quantity import (
+from compatfuzz.schema._quantity import (
     InvalidQuantity,
     Quantity,
     parse_quantity,
     quantity_from_json,
 )
+from compatfuzz.semantic._api import assert_equal, canonicalise, diff, equal
+from compatfuzz.semantic._diff import Change, ChangeKind, Diff
+from compatfuzz.semantic._engine import canonical_quantity
 from compatfuzz.semantic._registry import (
     PathGlob,
     Registration,
@@ -58,3 +58,8 @@ __all__ = [
 ]
 
 _rehome(globals())
+# Quantity lives in compatfuzz.schema (the CEL quantity library in strategies needs it
+# too); its public home is here.
+for _obj in (InvalidQuantity, Quantity, parse_quantity, quantity_from_json):
+    _obj.__module__ = __name__
+del _obj

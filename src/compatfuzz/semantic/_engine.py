@@ -33,14 +33,14 @@ from typing import Any
 
 from compatfuzz.schema import Schema, WellKnown, classify
 from compatfuzz.schema._pattern import search as pattern_search
-from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name, join_value
-from compatfuzz.semantic._quantity import (
+from compatfuzz.schema._quantity import (
     BINARY_SI,
     DECIMAL_SI,
     InvalidQuantity,
     Quantity,
     quantity_from_json,
 )
+from compatfuzz.semantic._diff import Change, ChangeKind, join_key, join_name, join_value
 from compatfuzz.semantic._registry import PathGlob, Registration
 from compatfuzz.semantic._values import (
     _decimal,

@@ -53,7 +53,7 @@ from celpy import celtypes
 from celpy.evaluation import CELEvalError, base_functions
 
 from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning
-from compatfuzz.strategies._cel_functions import FUNCTIONS, SETS, parse_go_duration
+from compatfuzz.strategies._cel_functions import FUNCTIONS, LIST_MIN, SETS, parse_go_duration
 
 __all__ = ["CompiledRules", "UnsupportedRule", "compile_rules", "to_cel"]
 
@@ -80,6 +80,8 @@ _LIBRARY_OF: dict[str, str] = {
                      "labelValue", "uri", "uuid", "byte", "date", "datetime",
                      "named"), "Kubernetes format library"),
     **dict.fromkeys(("quote", "format", "ascii"), "CEL strings extension"),
+    # environment/base.go gives stored rules ext.Strings(ext.StringsVersion(2)): no reverse
+    "reverse": "CEL strings extension version 3, which Kubernetes does not enable",
     **dict.fromkeys(("greatest", "least", "ceil", "floor", "round", "abs", "isInf",
                      "isNaN", "bitAnd", "bitOr"), "CEL math extension"),
     **dict.fromkeys(("check", "allowed", "reason", "path", "group", "resource",
@@ -89,6 +91,22 @@ _LIBRARY_OF: dict[str, str] = {
                     "CEL lists extension"),
     **dict.fromkeys(("encode", "decode"), "CEL encoders extension"),
 }
+
+#: Library functions Kubernetes declares only as globals (``sign(q)``, not ``q.sign()``:
+#: k8s.io/apiserver/pkg/cel/library/quantity.go declares ``quantity_sign`` with
+#: ``cel.Overload``) and only as methods; the API server refuses a rule calling one the
+#: other way, while cel-python would evaluate both alike.
+_GLOBAL_ONLY = frozenset({"quantity", "isQuantity", "sign", "url", "isURL", "isIP", "cidr",
+                          "isCIDR"})
+_MEMBER_ONLY = frozenset({
+    "charAt", "indexOf", "lastIndexOf", "lowerAscii", "upperAscii", "replace", "split",
+    "substring", "trim", "reverse", "join", "isSorted", "sum", "min", "max", "find",
+    "findAll", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
+    "isInteger", "asInteger", "asApproximateFloat", "add", "sub", "compareTo",
+    "isGreaterThan", "isLessThan", "family", "isUnspecified", "isLoopback",
+    "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "containsIP",
+    "containsCIDR", "masked", "prefixLength", "contains", "equivalent", "intersects",
+})
 
 _CACHE_LIMIT = 4096
 _CACHEABLE_KEY_CHARS = 2048
@@ -185,12 +203,16 @@ def _analyse(rule: str) -> _Verdict:
         return _Verdict(None, f"cel-python cannot parse it{where}: {type(exc).__name__}")
     bound: set[str] = set()
     calls: list[tuple[str, int]] = []
+    misused: list[str] = []
     idents: set[str] = set()
     for node in _walk(ast):
         if node.data == "member_dot_arg":
             name = str(node.children[1])
             args = node.children[2] if len(node.children) > 2 else None
             calls.append((name, _arg_count(args) + 1))
+            if name in _GLOBAL_ONLY:
+                misused.append(f"{name}() is a global function in Kubernetes CEL, not a "
+                               f"method: write {name}(x), not x.{name}()")
             if name in _MACROS and name != "has":
                 variable = _bound_variable(args)
                 if variable:
@@ -199,6 +221,9 @@ def _analyse(rule: str) -> _Verdict:
         elif node.data in ("ident_arg", "dot_ident_arg"):
             args = node.children[1] if len(node.children) > 1 else None
             calls.append((str(node.children[0]), _arg_count(args)))
+            if str(node.children[0]) in _MEMBER_ONLY:
+                misused.append(f"{node.children[0]}() is a method in Kubernetes CEL, not a "
+                               f"global function: write x.{node.children[0]}(...)")
         elif node.data == "ident":
             idents.add(str(node.children[0]))
         elif node.data == "member_object":
@@ -210,6 +235,8 @@ def _analyse(rule: str) -> _Verdict:
         suffix = f" ({'; '.join(libraries)}: not implemented)" if libraries else ""
         plural = "s" if len(unknown_calls) > 1 else ""
         return _Verdict(None, f"unknown function{plural} {names}{suffix}")
+    if misused:
+        return _Verdict(None, f"the API server refuses this rule: {misused[0]}")
     for name, count in calls:
         if name in _MACROS and count not in _MACROS[name]:
             return _Verdict(None, f"macro {name}() with {count} arguments is not supported")
@@ -217,8 +244,23 @@ def _analyse(rule: str) -> _Verdict:
     unknown = sorted(idents - bound - _TYPE_NAMES - {"self", _TRANSITION_VARIABLE, "sets"})
     if unknown:
         return _Verdict(None, f"unknown variable {unknown[0]!r}")
-    program = _Program(rule, env.program(_collapse(ast), functions=FUNCTIONS))
+    program = _Program(rule, env.program(_collapse(_rename_min(ast)), functions=FUNCTIONS))
     return _Verdict(program, transition=transition)
+
+
+def _rename_min(tree: lark.Tree[Any]) -> lark.Tree[Any]:
+    """Route ``list.min()`` to the lists library's ``min`` (``LIST_MIN``), in place.
+
+    cel-python evaluates a ``.min()`` method itself (a non-standard reduce macro that
+    raises on ``[0.5, -1]``, where Kubernetes' lists.go compares across int and double);
+    a name no rule can spell sends it to our function instead.
+    """
+    for node in _walk(tree):
+        if node.data == "member_dot_arg" and str(node.children[1]) == "min":
+            token = node.children[1]
+            node.children[1] = token.update(value=LIST_MIN) if isinstance(
+                token, lark.Token) else LIST_MIN
+    return tree
 
 
 #: Grammar levels that, with a single child, only pass their child's value through.

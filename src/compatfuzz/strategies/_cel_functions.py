@@ -14,8 +14,8 @@ as a CIDR method, ``string`` on quantities/IPs/CIDRs, ``contains`` on strings, l
 and the ``sets`` namespace). A mistyped call raises ``TypeError`` or ``ValueError``, which
 cel-python turns into a CEL evaluation error, i.e. the rule does not hold for that value.
 
-The quantity parser here is a small ``Decimal`` one, enough to order and add quantities;
-``compatfuzz.semantic`` owns the exact Kubernetes canonical form.
+The quantity library is ``_cel_quantity``: apimachinery's ``resource.Quantity`` with its
+representation, on the parser ``compatfuzz.semantic`` uses too.
 """
 
 from __future__ import annotations
@@ -23,28 +23,36 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
-import urllib.parse
 from collections.abc import Callable, Iterable
-from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
+from decimal import Decimal
 from typing import Any
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no stubs
 from celpy import celtypes
 from celpy.evaluation import base_functions
 
+from compatfuzz.schema._goparse import (
+    _SCHEME_FIRST,
+    _SCHEME_REST,
+    _USERINFO_OK,
+    _is_request_uri,
+    _url_host_ok,
+    _url_unescape,
+)
+from compatfuzz.strategies import _cel_quantity
+from compatfuzz.strategies._cel_quantity import Quantity
+
 __all__ = [
     "CIDR",
     "FUNCTIONS",
     "IP",
+    "LIST_MIN",
     "SETS",
     "URL",
     "Quantity",
     "parse_go_duration",
-    "parse_quantity",
 ]
 
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
 
 
 # --------------------------------------------------------------------------- strings
@@ -69,14 +77,33 @@ def char_at(s: Any, index: Any) -> celtypes.StringType:
     return celtypes.StringType(text[i : i + 1])
 
 
+def _index_of_offset(text: str, sub: str, offset: int) -> int:
+    """cel-go ext/strings.go ``indexOfOffset`` (code points)."""
+    if offset < 0:
+        raise ValueError(f"index out of range: {offset}")
+    if not sub:
+        return min(offset, len(text))
+    if offset >= len(text):
+        return -1
+    return text.find(sub, offset)
+
+
+def _last_index_of_offset(text: str, sub: str, offset: int) -> int:
+    """cel-go ext/strings.go ``lastIndexOfOffset`` (code points)."""
+    if offset < 0:
+        raise ValueError(f"index out of range: {offset}")
+    if not sub:
+        return min(offset, len(text))
+    if offset >= len(text):
+        return -1
+    return text.rfind(sub, 0, min(offset, len(text) - len(sub)) + len(sub))
+
+
 def index_of(container: Any, item: Any, offset: Any = None) -> celtypes.IntType:
     """``indexOf`` of the strings extension (code points) and of the lists library."""
     if isinstance(container, str):
         text, sub = container, _str(item, "argument")
-        start = 0 if offset is None else _int(offset)
-        if not 0 <= start <= len(text):
-            raise ValueError(f"index out of range: {start}")
-        return celtypes.IntType(text.find(sub, start))
+        return celtypes.IntType(_index_of_offset(text, sub, 0 if offset is None else _int(offset)))
     if isinstance(container, list) and offset is None:
         for i, element in enumerate(container):
             if _cel_equal(element, item):
@@ -88,10 +115,13 @@ def index_of(container: Any, item: Any, offset: Any = None) -> celtypes.IntType:
 def last_index_of(container: Any, item: Any, offset: Any = None) -> celtypes.IntType:
     if isinstance(container, str):
         text, sub = container, _str(item, "argument")
-        end = len(text) if offset is None else _int(offset)
-        if not 0 <= end <= len(text):
-            raise ValueError(f"index out of range: {end}")
-        return celtypes.IntType(text.rfind(sub, 0, end + len(sub)))
+        if offset is not None:
+            return celtypes.IntType(_last_index_of_offset(text, sub, _int(offset)))
+        if not sub:
+            return celtypes.IntType(len(text))
+        if len(text.encode("utf-8", "surrogatepass")) < len(sub.encode("utf-8", "surrogatepass")):
+            return celtypes.IntType(-1)  # cel-go compares byte lengths here
+        return celtypes.IntType(_last_index_of_offset(text, sub, len(text) - 1))
     if isinstance(container, list) and offset is None:
         for i in range(len(container) - 1, -1, -1):
             if _cel_equal(container[i], item):
@@ -145,10 +175,6 @@ def trim(s: Any) -> celtypes.StringType:
     return celtypes.StringType(_str(s).strip())
 
 
-def reverse(s: Any) -> celtypes.StringType:
-    return celtypes.StringType(_str(s)[::-1])
-
-
 def join(items: Any, sep: Any = None) -> celtypes.StringType:
     if not isinstance(items, list):
         raise TypeError("join() needs a list receiver")
@@ -166,115 +192,273 @@ def _list(value: Any) -> list[Any]:
 
 
 def _cel_equal(a: Any, b: Any) -> bool:
+    """cel-go ``Equal`` as the lists and sets libraries call it: numbers compare across
+    int/uint/double, a bool equals only a bool, other types only their own."""
+    return _compare(a, b) == 0 if _kind(a) == _kind(b) else False
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, celtypes.BoolType | bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+_COMPARABLE = (celtypes.StringType, celtypes.BytesType, celtypes.TimestampType,
+               celtypes.DurationType)
+
+
+def _compare(a: Any, b: Any) -> int | None:
+    """cel-go ``traits.Comparer.Compare``: -1, 0, 1, or None where it returns an error."""
+    ka, kb = _kind(a), _kind(b)
+    if ka != kb or (ka not in {"number", "bool"} and not isinstance(a, _COMPARABLE)):
+        if ka == kb and isinstance(a, list | dict):
+            try:
+                return 0 if a == b else 1
+            except TypeError:
+                return None
+        return None
+    if ka == "number":
+        a, b = _number(a), _number(b)
     try:
-        return bool(a == b)
+        return int((a > b) - (a < b))
     except TypeError:
-        return False
+        return None
+
+
+def _number(value: Any) -> int | float:
+    """A plain Python number: int/float comparisons are exact, as cel-go's across types."""
+    return int(value) if isinstance(value, int) else float(value)
+
+
+def _comparable(value: Any) -> Any:
+    """Elements of isSorted/min/max must be cel-go Comparers (numbers, bools, strings, ...)."""
+    if _kind(value) in ("bool", "number") or isinstance(value, _COMPARABLE):
+        return value
+    raise TypeError(f"no such overload: {type(value).__name__} is not comparable")
 
 
 def is_sorted(items: Any) -> celtypes.BoolType:
-    values = _list(items)
-    return celtypes.BoolType(all(values[i] <= values[i + 1] for i in range(len(values) - 1)))
+    """lists.go ``isSorted``: false only where an element compares greater than the next."""
+    values = [_comparable(v) for v in _list(items)]
+    return celtypes.BoolType(all(_compare(values[i], values[i + 1]) != 1
+                                 for i in range(len(values) - 1)))
+
+
+_SUMMABLE = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType, celtypes.DurationType)
 
 
 def list_sum(items: Any) -> Any:
+    """lists.go ``sum``: ints, uints, doubles or durations of one type; ``[]`` sums to 0."""
     values = _list(items)
     if not values:
         return celtypes.IntType(0)
+    kind = type(values[0])
+    if not isinstance(values[0], _SUMMABLE) or isinstance(values[0], celtypes.BoolType) or \
+            any(type(v) is not kind for v in values):
+        raise TypeError("no such overload: sum(list)")
     total = values[0]
     for v in values[1:]:
-        total = total + v
+        total = kind(total + v)
     return total
 
 
-def list_min(items: Any) -> Any:
-    values = _list(items)
+def _pick(items: Any, name: str, prefer: int) -> Any:
+    """lists.go ``cmp``: keep the first element, replace it when Compare gives ``prefer``."""
+    values = [_comparable(v) for v in _list(items)]
     if not values:
-        raise ValueError("min() of an empty list")
-    return min(values)
+        raise ValueError(f"{name} called on empty list")
+    result = values[0]
+    for v in values[1:]:
+        if _compare(result, v) == prefer:
+            result = v
+    return result
+
+
+def list_min(items: Any) -> Any:
+    return _pick(items, "min", 1)
 
 
 def list_max(items: Any) -> Any:
-    values = _list(items)
-    if not values:
-        raise ValueError("max() of an empty list")
-    return max(values)
+    return _pick(items, "max", -1)
+
+
+#: The name ``_cel`` gives ``list.min()`` so that cel-python's own ``min`` macro is bypassed.
+LIST_MIN = "min()@lists"
 
 
 # --------------------------------------------------------------------------- regex
 
 
+def _regex(pattern: Any) -> Any:
+    try:
+        return re2.compile(_str(pattern, "pattern"))
+    except re2.error as exc:  # an invalid pattern is an evaluation error, as in regex.go
+        raise ValueError(f"Illegal regex: {exc}") from None
+
+
 def find(s: Any, pattern: Any) -> celtypes.StringType:
-    match = re2.compile(_str(pattern, "pattern")).search(_str(s))
+    match = _regex(pattern).search(_str(s))
     return celtypes.StringType("" if match is None else match.group(0))
 
 
 def find_all(s: Any, pattern: Any, limit: Any = None) -> celtypes.ListType:
+    """Go's ``Regexp.FindAllString(s, n)``: an empty match right after a match is skipped
+    (regexp.go ``allMatches``), which Python's ``finditer`` does not do."""
+    regex = _regex(pattern)
+    text = _str(s)
     n = -1 if limit is None else _int(limit)
-    if n == 0:
-        return celtypes.ListType([])
-    found = [m.group(0) for m in re2.compile(_str(pattern, "pattern")).finditer(_str(s))]
-    if n > 0:
-        found = found[:n]
-    return celtypes.ListType([celtypes.StringType(x) for x in found])
+    found: list[celtypes.StringType] = []
+    pos, previous_end = 0, -1
+    while pos <= len(text) and (n < 0 or len(found) < n):
+        match = regex.search(text, pos)
+        if match is None:
+            break
+        start, end = match.span()
+        accept = True
+        if end == pos:  # an empty match
+            accept = start != previous_end
+            pos += 1
+        else:
+            pos = end
+        previous_end = end
+        if accept:
+            found.append(celtypes.StringType(match.group(0)))
+    return celtypes.ListType(found)
 
 
 # --------------------------------------------------------------------------- URLs
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
-_BAD_URL_CHARS = re.compile(r"[\x00-\x20\x7f]")
-_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+#: Bytes Go's net/url leaves unescaped in a path (encoding_table.go, encodePath).
+_PATH_SAFE = frozenset(b"$&+,-./:;=@_~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                       b"abcdefghijklmnopqrstuvwxyz")
+#: What validEncoded accepts besides _PATH_SAFE (net/url url.go).
+_VALID_ENCODED = _PATH_SAFE | frozenset(b"!$&'()*+,;=:@[]%")
+
+
+def _go_string(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _path_escape(path: bytes) -> bytes:
+    return b"".join(bytes([c]) if c in _PATH_SAFE else b"%%%02X" % c for c in path)
+
+
+def _query_unescape(text: bytes) -> bytes | None:
+    """net/url ``QueryUnescape``: ``+`` is a space; a bad ``%`` escape is an error (None)."""
+    return _url_unescape(text.replace(b"+", b" "), "other")
 
 
 class URL:
-    """A URL accepted by Go's ``url.ParseRequestURI`` (absolute URI or absolute path)."""
+    """A URL as k8s.io/apiserver/pkg/cel/library/urls.go builds it.
 
-    __slots__ = ("hostname", "path", "port", "query", "scheme")
+    ``url()`` checks the string with Go's ``url.ParseRequestURI`` (``compatfuzz.schema``'s
+    port, the ``uri`` format's, checked against Go by conformance/test_formats_conformance.py)
+    and then builds the value with ``url.Parse``, which cuts the ``#fragment`` first and
+    parses ``//host`` even without a scheme; ``isURL()`` is ParseRequestURI alone. Fields
+    follow net/url's ``parse``: the scheme lower-cased, ``?`` splits the query, a path
+    without a leading ``/`` after a scheme is opaque (no host, no path), the host is
+    unescaped, and ``getEscapedPath`` is ``URL.EscapedPath``.
+    """
+
+    __slots__ = ("host", "path", "query", "raw_path", "scheme")
 
     def __init__(self, text: str) -> None:
-        if _BAD_URL_CHARS.search(text) or _BAD_PERCENT.search(text):
-            raise ValueError(f"invalid URL {text!r}")
-        if text.startswith("/"):
-            scheme, rest = "", text
+        raw = text.encode("utf-8", "surrogatepass")
+        if not _is_request_uri(raw):
+            raise ValueError(f"URL parse error during conversion from string: {text!r}")
+        self.scheme, self.host, self.path, self.raw_path, self.query = b"", b"", b"", b"", b""
+        raw, _, fragment = raw.partition(b"#")
+        if fragment and _url_unescape(fragment, "other") is None:
+            raise ValueError(f"invalid URL escape in the fragment of {text!r}")
+        if raw == b"*":
+            self.path = b"*"
+            return
+        rest = raw
+        for i, c in enumerate(raw):
+            if c in _SCHEME_FIRST or (i and c in _SCHEME_REST):
+                continue
+            if c == 0x3A and i:
+                self.scheme, rest = raw[:i].lower(), raw[i + 1:]
+            break
+        if rest.endswith(b"?") and rest.count(b"?") == 1:
+            rest = rest[:-1]
         else:
-            scheme, sep, rest = text.partition(":")
-            if not sep or not _SCHEME.match(scheme):
-                raise ValueError(f"URL {text!r} is neither absolute nor an absolute path")
-        rest, _, self.query = rest.partition("?")
-        host = ""
-        if rest.startswith("//"):
-            authority, slash, path = rest[2:].partition("/")
+            rest, _, self.query = rest.partition(b"?")
+        if not rest.startswith(b"/"):
+            return  # opaque: no host, no path
+        if rest.startswith(b"//") and (self.scheme or not rest.startswith(b"///")):
+            authority, slash, path = rest[2:].partition(b"/")
             rest = slash + path
-            host = authority.rpartition("@")[2]
-        self.scheme, self.path = scheme, rest
-        self.hostname, self.port = _split_host(host, text)
+            at = authority.rfind(b"@")
+            userinfo, host = authority[:max(at, 0)], authority[at + 1:]
+            if not _url_host_ok(self.scheme, host) or (at >= 0 and (
+                    any(c not in _USERINFO_OK for c in userinfo)
+                    or any(_url_unescape(x, "other") is None for x in userinfo.split(b":", 1)))):
+                raise ValueError(f"URL parse error during conversion from string: {text!r}")
+            self.host = _unescape_host(host)
+        self.path = _url_unescape(rest, "other") or b""
+        self.raw_path = b"" if _path_escape(self.path) == rest else rest
 
-    def host(self) -> str:
-        name = f"[{self.hostname}]" if ":" in self.hostname else self.hostname
-        return f"{name}:{self.port}" if self.port else name
+    def escaped_path(self) -> str:
+        raw = self.raw_path
+        if raw and all(c in _VALID_ENCODED for c in raw) and \
+                _url_unescape(raw, "other") == self.path:
+            return _go_string(raw)
+        if self.path == b"*":
+            return "*"
+        return _go_string(_path_escape(self.path))
+
+    def _split_host_port(self) -> tuple[bytes, bytes]:
+        host, port = self.host, b""
+        colon = host.rfind(b":")
+        if colon >= 0 and all(c in b"0123456789" for c in host[colon + 1:]):
+            host, port = host[:colon], host[colon + 1:]
+        if host.startswith(b"[") and host.endswith(b"]"):
+            host = host[1:-1]
+        return host, port
+
+    def hostname(self) -> str:
+        return _go_string(self._split_host_port()[0])
+
+    def port(self) -> str:
+        return _go_string(self._split_host_port()[1])
+
+    def query_values(self) -> dict[str, list[str]]:
+        """net/url ``ParseQuery``, keeping what it keeps when it reports an error."""
+        values: dict[str, list[str]] = {}
+        for pair in self.query.split(b"&") if self.query else ():
+            if b";" in pair or not pair:
+                continue
+            key, _, value = pair.partition(b"=")
+            k, v = _query_unescape(key), _query_unescape(value)
+            if k is None or v is None:
+                continue
+            values.setdefault(_go_string(k), []).append(_go_string(v))
+        return values
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, URL) and (
-            self.scheme, self.hostname, self.port, self.path, self.query
-        ) == (other.scheme, other.hostname, other.port, other.path, other.query)
+        return isinstance(other, URL) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.scheme, self.hostname, self.port, self.path, self.query))
+        return hash(self._key())
+
+    def _key(self) -> tuple[bytes, ...]:
+        return self.scheme, self.host, self.path, self.raw_path, self.query
 
 
-def _split_host(host: str, text: str) -> tuple[str, str]:
-    if host.startswith("["):
-        name, bracket, after = host[1:].partition("]")
-        if not bracket or (after and not after.startswith(":")):
-            raise ValueError(f"invalid IPv6 host in URL {text!r}")
-        port = after[1:]
-    elif ":" in host:
-        name, _, port = host.rpartition(":")
-    else:
-        name, port = host, ""
-    if port and not port.isdigit():
-        raise ValueError(f"invalid port {port!r} in URL {text!r}")
-    return name, port
+def _unescape_host(host: bytes) -> bytes:
+    """net/url ``parseHost``'s result: the host unescaped (valid: ParseRequestURI said so)."""
+    if host.startswith(b"["):
+        close = host.rfind(b"]")
+        name, port = host[:close + 1], host[close + 1:]
+        zone_at = name.find(b"%25")
+        if zone_at >= 0:
+            head = _url_unescape(name[:zone_at], "host") or b""
+            return head + (_url_unescape(name[zone_at:], "zone") or b"") + port
+        return (_url_unescape(name, "host") or b"") + port
+    return _url_unescape(host, "host") or b""
 
 
 def url(text: Any) -> URL:
@@ -282,11 +466,9 @@ def url(text: Any) -> URL:
 
 
 def is_url(text: Any) -> celtypes.BoolType:
-    try:
-        URL(_str(text, "argument"))
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
+    """``isURL``: url.ParseRequestURI alone (``url()`` also needs url.Parse to succeed)."""
+    return celtypes.BoolType(_is_request_uri(_str(text, "argument").encode(
+        "utf-8", "surrogatepass")))
 
 
 def _url(value: Any) -> URL:
@@ -296,139 +478,10 @@ def _url(value: Any) -> URL:
 
 
 def get_query(u: Any) -> celtypes.MapType:
-    parsed = urllib.parse.parse_qs(_url(u).query, keep_blank_values=True)
     return celtypes.MapType({
         celtypes.StringType(k): celtypes.ListType([celtypes.StringType(x) for x in v])
-        for k, v in parsed.items()
+        for k, v in _url(u).query_values().items()
     })
-
-
-# --------------------------------------------------------------------------- quantities
-
-_QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
-)
-#: Exact enough for any quantity a schema allows: arithmetic never rounds below 4000 digits.
-_EXACT = Context(prec=4000, Emax=MAX_EMAX, Emin=MIN_EMIN)
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
-def parse_quantity(text: str) -> Decimal:
-    """Return the exact value of a Kubernetes quantity string (``"1.5Gi"``, ``"100m"``).
-
-    Raises ``ValueError`` for anything ``resource.ParseQuantity`` rejects by its grammar.
-    """
-    match = _QUANTITY.match(text)
-    if match is None:
-        raise ValueError(f"invalid quantity {text!r}")
-    number = Decimal(match["num"])
-    suffix = match["suffix"] or ""
-    if suffix in _BINARY:
-        return _EXACT.multiply(number, Decimal(1024 ** _BINARY[suffix]))
-    if suffix in _DECIMAL:
-        return _EXACT.scaleb(number, _DECIMAL[suffix])
-    if suffix:
-        exponent = int(suffix[1:])
-        if abs(exponent) > 1000:
-            raise ValueError(f"quantity exponent out of range in {text!r}")
-        return _EXACT.scaleb(number, exponent)
-    return number
-
-
-class Quantity:
-    """A Kubernetes ``resource.Quantity`` as CEL sees it: an exact decimal with a spelling."""
-
-    __slots__ = ("text", "value")
-
-    def __init__(self, value: Decimal, text: str | None = None) -> None:
-        self.value = value
-        self.text = text if text is not None else _format_decimal(value)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Quantity) and self.value == other.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __repr__(self) -> str:
-        return f"Quantity({self.text!r})"
-
-
-def _format_decimal(value: Decimal) -> str:
-    text = format(value.normalize(), "f")
-    return text
-
-
-def quantity(text: Any) -> Quantity:
-    s = _str(text, "argument")
-    return Quantity(parse_quantity(s), s)
-
-
-def is_quantity(text: Any) -> celtypes.BoolType:
-    try:
-        parse_quantity(_str(text, "argument"))
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
-
-
-def _q(value: Any) -> Quantity:
-    if isinstance(value, Quantity):
-        return value
-    raise TypeError(f"expected a quantity, got {type(value).__name__}")
-
-
-def _q_or_int(value: Any) -> Decimal:
-    if isinstance(value, Quantity):
-        return value.value
-    return Decimal(_int(value))
-
-
-def _is_int64(value: Decimal) -> bool:
-    return value == value.to_integral_value() and _INT64_MIN <= value <= _INT64_MAX
-
-
-def q_is_integer(q: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_is_int64(_q(q).value))
-
-
-def q_as_integer(q: Any) -> celtypes.IntType:
-    value = _q(q).value
-    if not _is_int64(value):
-        raise ValueError(f"{_q(q).text} cannot be represented as an int64")
-    return celtypes.IntType(int(value))
-
-
-def q_as_approximate_float(q: Any) -> celtypes.DoubleType:
-    return celtypes.DoubleType(float(_q(q).value))
-
-
-def q_sign(q: Any) -> celtypes.IntType:
-    value = _q(q).value
-    return celtypes.IntType((value > 0) - (value < 0))
-
-
-def q_add(q: Any, other: Any) -> Quantity:
-    return Quantity(_EXACT.add(_q(q).value, _q_or_int(other)))
-
-
-def q_sub(q: Any, other: Any) -> Quantity:
-    return Quantity(_EXACT.subtract(_q(q).value, _q_or_int(other)))
-
-
-def q_compare_to(q: Any, other: Any) -> celtypes.IntType:
-    a, b = _q(q).value, _q(other).value
-    return celtypes.IntType((a > b) - (a < b))
-
-
-def q_is_greater_than(q: Any, other: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_q(q).value > _q(other).value)
-
-
-def q_is_less_than(q: Any, other: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_q(q).value < _q(other).value)
 
 
 # --------------------------------------------------------------------------- IPs and CIDRs
@@ -680,8 +733,8 @@ def string(value: Any) -> celtypes.StringType:
     """``string(x)`` extended to IPs, CIDRs, quantities and URLs."""
     if isinstance(value, IP | CIDR):
         return celtypes.StringType(str(value))
-    if isinstance(value, Quantity):
-        return celtypes.StringType(value.text)
+    if isinstance(value, Quantity):  # apiservercel.Quantity converts to no other type
+        raise TypeError("no such overload: string(kubernetes.Quantity)")
     return celtypes.StringType(value)
 
 
@@ -738,12 +791,12 @@ FUNCTIONS: dict[str, _Function] = {
     "split": split,
     "substring": substring,
     "trim": trim,
-    "reverse": reverse,
     "join": join,
     # lists library
     "isSorted": is_sorted,
     "sum": list_sum,
     "min": list_min,
+    LIST_MIN: list_min,
     "max": list_max,
     # regex library
     "find": find,
@@ -751,24 +804,24 @@ FUNCTIONS: dict[str, _Function] = {
     # URL library
     "url": url,
     "isURL": is_url,
-    "getScheme": lambda u: celtypes.StringType(_url(u).scheme),
-    "getHost": lambda u: celtypes.StringType(_url(u).host()),
-    "getHostname": lambda u: celtypes.StringType(_url(u).hostname),
-    "getPort": lambda u: celtypes.StringType(_url(u).port),
-    "getEscapedPath": lambda u: celtypes.StringType(_url(u).path),
+    "getScheme": lambda u: celtypes.StringType(_go_string(_url(u).scheme)),
+    "getHost": lambda u: celtypes.StringType(_go_string(_url(u).host)),
+    "getHostname": lambda u: celtypes.StringType(_url(u).hostname()),
+    "getPort": lambda u: celtypes.StringType(_url(u).port()),
+    "getEscapedPath": lambda u: celtypes.StringType(_url(u).escaped_path()),
     "getQuery": get_query,
     # quantity library
-    "quantity": quantity,
-    "isQuantity": is_quantity,
-    "isInteger": q_is_integer,
-    "asInteger": q_as_integer,
-    "asApproximateFloat": q_as_approximate_float,
-    "sign": q_sign,
-    "add": q_add,
-    "sub": q_sub,
-    "compareTo": q_compare_to,
-    "isGreaterThan": q_is_greater_than,
-    "isLessThan": q_is_less_than,
+    "quantity": _cel_quantity.quantity,
+    "isQuantity": _cel_quantity.is_quantity,
+    "isInteger": _cel_quantity.is_integer,
+    "asInteger": _cel_quantity.as_integer,
+    "asApproximateFloat": _cel_quantity.as_approximate_float,
+    "sign": _cel_quantity.sign,
+    "add": _cel_quantity.add,
+    "sub": _cel_quantity.sub,
+    "compareTo": _cel_quantity.compare_to,
+    "isGreaterThan": _cel_quantity.is_greater_than,
+    "isLessThan": _cel_quantity.is_less_than,
     # IP and CIDR libraries
     "ip": ip,
     "isIP": is_ip,

@@ -10,13 +10,16 @@ has it. Checked against every table of upstream ``quantity_test.go`` that concer
 the port does (340 of its 510 rows; the rest test Go-only APIs such as arithmetic and
 float conversion): ``tests/semantic/data/quantity_cases.json`` names the commit and why
 each skipped table is skipped.
+
+It lives in ``compatfuzz.schema`` because two layers need it: ``compatfuzz.semantic``
+(its public home) and the CEL quantity library of ``compatfuzz.strategies``.
 """
 
 from __future__ import annotations
 
 import re
 from functools import total_ordering
-from typing import Any
+from typing import Any, NamedTuple
 
 from compatfuzz.errors import CompatfuzzError
 
@@ -25,8 +28,10 @@ __all__ = [
     "DECIMAL_EXPONENT",
     "DECIMAL_SI",
     "InvalidQuantity",
+    "ParsedQuantity",
     "Quantity",
     "parse_quantity",
+    "parse_quantity_parts",
     "quantity_from_json",
 ]
 
@@ -295,6 +300,26 @@ class Quantity:
         return self._coefficient, 10 ** (-self._exponent)
 
 
+class ParsedQuantity(NamedTuple):
+    """What ``ParseQuantity`` builds, representation included: ``unscaled * 10**scale``.
+
+    ``decimal`` tells which of Quantity's two amounts holds it (quantity.go): False for
+    the ``int64Amount`` fast path (``unscaled`` fits an int64, ``scale`` as parsed, not
+    normalised: ``"1000m"`` is ``(1000, -3)``), True for the ``inf.Dec`` path (rounded to
+    scale -9 when non-zero, or scale 0 when capped at 2**63-1). The CEL quantity library
+    (``isInteger``, ``asApproximateFloat``) depends on it; values compare the same either
+    way. ``coefficient``/``exponent`` are the normalised value (an inf.Dec path value is
+    kept this way so that ``"1e1000000000"`` is never expanded).
+    """
+
+    coefficient: int
+    exponent: int
+    scale: int
+    decimal: bool
+    format: str
+    string: str | None
+
+
 def parse_quantity(text: str) -> Quantity:
     """Parse ``text`` exactly as apimachinery's ``ParseQuantity`` does.
 
@@ -307,6 +332,12 @@ def parse_quantity(text: str) -> Quantity:
 
     .. versionadded:: 0.1.0
     """
+    parsed = parse_quantity_parts(text)
+    return Quantity(parsed.coefficient, parsed.exponent, parsed.format, _string=parsed.string)
+
+
+def parse_quantity_parts(text: str) -> ParsedQuantity:
+    """:func:`parse_quantity` with the representation apimachinery keeps (ParsedQuantity)."""
     if not isinstance(text, str):
         raise InvalidQuantity(
             f"Expected a quantity string but got text={text!r} (type={type(text).__name__})"
@@ -314,7 +345,7 @@ def parse_quantity(text: str) -> Quantity:
     if not text:
         raise InvalidQuantity("an empty string is not a quantity; use \"0\"")
     if text == "0":
-        return Quantity(0, 0, DECIMAL_SI, _string="0")
+        return ParsedQuantity(0, 0, 0, False, DECIMAL_SI, "0")
     positive, value, num, denom, suffix = _scan(text)
     interpreted = _interpret(suffix)
     if interpreted is None:
@@ -352,7 +383,8 @@ def parse_quantity(text: str) -> Quantity:
                         cached = text
                 elif scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0":
                     cached = text
-                return Quantity(result, scale, fmt, _string=cached)
+                coefficient, normal = _normalise(result, scale)
+                return ParsedQuantity(coefficient, normal, scale, False, fmt, cached)
 
     # The inf.Dec path: arbitrary precision, then nano rounding and the BinarySI cap.
     digits = value.lstrip("+-").replace(".", "")
@@ -365,20 +397,23 @@ def parse_quantity(text: str) -> Quantity:
         inf_scale = _wrap32(inf_scale + _wrap32(-exponent))
     else:
         coefficient <<= exponent
-    if coefficient != 0 and inf_scale > -_NANO:
-        unit = 10 ** (inf_scale + _NANO)
-        coefficient = -(-coefficient // unit)  # round up (away from zero: magnitude)
+    if coefficient != 0:  # inf.Dec Round(amount, 9, RoundUp): scale 9 from here on
+        if inf_scale > -_NANO:
+            unit = 10 ** (inf_scale + _NANO)
+            coefficient = -(-coefficient // unit)  # round up (away from zero: magnitude)
+            inf_scale = -_NANO
+        coefficient, exponent = _normalise(coefficient, -inf_scale)
         inf_scale = -_NANO
-    q_coefficient, q_exponent = _normalise(coefficient, -inf_scale)
+    else:
+        exponent = 0
     if fmt == BINARY_SI:
-        if Quantity(q_coefficient, q_exponent)._cmp(_MAX_ALLOWED) > 0:
-            q_coefficient, q_exponent = _MAX_INT64, 0
-        if q_coefficient != 0 and q_exponent < 0 and \
-                Quantity(q_coefficient, q_exponent)._cmp(_ONE) < 0:
+        if Quantity(coefficient, exponent)._cmp(_MAX_ALLOWED) > 0:
+            coefficient, exponent, inf_scale = _MAX_INT64, 0, 0
+        if coefficient != 0 and exponent < 0 and Quantity(coefficient, exponent)._cmp(_ONE) < 0:
             fmt = DECIMAL_SI
     if not positive:
-        q_coefficient = -q_coefficient
-    return Quantity(q_coefficient, q_exponent, fmt)
+        coefficient = -coefficient
+    return ParsedQuantity(coefficient, exponent, -inf_scale, True, fmt, None)
 
 
 _MAX_ALLOWED = Quantity(_MAX_INT64)
