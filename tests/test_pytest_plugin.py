@@ -114,7 +114,8 @@ def test_bad_seed_is_a_usage_error(pytester: pytest.Pytester) -> None:
     (["--compatfuzz-max-examples=0"], "", "*--compatfuzz-max-examples expects a positive*"),
     (["--compatfuzz-max-examples=-5"], "", "*--compatfuzz-max-examples expects a positive*"),
     ([], "compatfuzz_profile = bogus", "*compatfuzz_profile*"),
-    ([], "compatfuzz_max_examples = many", "*invalid literal for int()*'many'*"),  # pytest's
+    # pytest >= 9.2 types the key ("invalid literal for int()"); older ones leave it to us
+    ([], "compatfuzz_max_examples = many", "*'many'*"),
 ])
 def test_bad_settings_are_usage_errors_not_internal_errors(
         pytester: pytest.Pytester, args: list[str], ini: str, message: str) -> None:

@@ -141,7 +141,8 @@ def _profile(config: pytest.Config) -> str:
              or config.getini(INI_PROFILE) or "default")
     if value not in PROFILES:
         raise pytest.UsageError(
-            f"compatfuzz profile must be one of {', '.join(PROFILES)}, got {value!r}"
+            f"compatfuzz profile must be one of {', '.join(PROFILES)}, got {value!r} (from "
+            f"{OPTION_PROFILE}, ${ENV_PROFILE} or the ini key {INI_PROFILE}, in that order)"
         )
     return str(value)
 
