@@ -1,5 +1,3 @@
-//go:debug urlstrictcolons=1
-
 // Command formats is compatfuzz's oracle for Kubernetes format verdicts.
 //
 // It reads JSON lines {"format": F, "value": V[, "type": T]} on stdin and writes one line
@@ -7,23 +5,23 @@
 // "string") with format F admits V. It applies the API server's own code: the CRD format
 // rules of apiextensions-apiserver pkg/apiserver/validation/formats.go (names are
 // normalised by removing "-"; unlisted string formats are stripped, so anything is
-// valid; integers keep only int32/int64, numbers only float/double), then for a string
-// k8s.io/kube-openapi's validate.NewSchemaValidator with strfmt.Default (string formats
-// apply to string values only), and for a number validate.IsValueValidAgainstRange, as
-// kube-openapi's numberValidator applies it since 2026-01 (commit 1d94e88). Numbers are
-// decoded as Kubernetes decodes them: int64 when they fit, float64 otherwise.
-//
-// Built with -tags strfmt_only (strfmt.go instead of validate.go) it needs only the
-// strfmt package, so it also builds against a newer kube-openapi checkout whose validate
-// package needs modules Debian lacks; it then answers for strings only. "known" is false when this kube-openapi's strfmt registry does
-// not know the format (k8s-short-name and k8s-long-name are newer than Debian's copy).
+// valid; integers keep only int32/int64, numbers only float/double), then
+// k8s.io/kube-openapi's validate.NewSchemaValidator with strfmt.Default (validate.go):
+// for a string its format, for a number its type check and its format's range check.
+// Numbers are decoded as Kubernetes decodes them: int64 when they fit, float64
+// otherwise. "known" is false when kube-openapi's strfmt registry does not know the
+// format.
 //
 // "oracle -unicode" prints Go's \p{L} and \p{S} tables (hex ranges), which the hostname
 // format uses, so the Python copy can be checked against the Go toolchain.
 //
-// Build in GOPATH mode against Debian's golang-k8s-kube-openapi-dev:
+// go.mod pins k8s.io/kube-openapi and k8s.io/utils at the versions k8s.io/kubernetes
+// v1.37.2 (and apiextensions-apiserver v0.37.2) require, and sets "godebug
+// default=go1.26" as their go.mod does, so net/url is strict about colons in http(s)
+// hosts (urlstrictcolons=1). Build (conformance/test_formats_conformance.py does, into
+// ~/.cache/compatfuzz/):
 //
-//	GO111MODULE=off GOPATH=$TMP:/usr/share/gocode go build -o $TMP/oracle ./conformance/formats
+//	GOFLAGS=-mod=readonly go build -o oracle .
 package main
 
 import (

@@ -10,6 +10,7 @@ that it reads as a programming error, not a data error::
     │   └── RefOutsideRoot                 a $ref would read a file outside the allowed folders
     ├── UnsupportedSchema                  valid schema, but no strategy can be built for it
     ├── ConverterError                     a user converter raised or returned garbage
+    ├── InternalError                      compatfuzz's own fault (a bug to report)
     └── NotEquivalent                      two objects differ semantically (carries the diff)
 
     CompatfuzzWarning (UserWarning)
@@ -25,6 +26,7 @@ __all__ = [
     "CompatfuzzError",
     "CompatfuzzWarning",
     "ConverterError",
+    "InternalError",
     "InvalidArgument",
     "NotEquivalent",
     "RefOutsideRoot",
@@ -89,6 +91,12 @@ class ConverterError(CompatfuzzError):
     """
 
     user_traceback: str = ""
+
+
+class InternalError(CompatfuzzError):
+    """compatfuzz is at fault, not the code under test: say, its API-server model refuses
+    an object its own generator drew, before any converter ran. The message names the
+    field and value; please report it as a compatfuzz bug."""
 
 
 class NotEquivalent(CompatfuzzError, AssertionError):

@@ -70,3 +70,25 @@ def test_embedded_kind_must_be_a_string() -> None:
         coerce({"spec": {"template": {"kind": 3}}}, ROOT)
     assert coerce({"spec": {"template": {"kind": 3}}}, ROOT, drop_invalid=True) == {
         "spec": {"template": {}}}
+
+
+@pytest.mark.parametrize(("value", "stored"), [
+    # Go's time.Parse(time.RFC3339, ...), as metav1.Time.UnmarshalJSON calls it: its layout
+    # parser reads the hour with getnum(value, false), one or two digits
+    ("2026-01-02T3:04:05Z", "2026-01-02T03:04:05Z"),
+    ("2026-01-02T03:04:05,5Z", "2026-01-02T03:04:05Z"),
+    ("2026-01-02T03:04:05-24:60", "2026-01-03T04:04:05Z"),
+    ("0000-01-01T00:00:00Z", "0000-01-01T00:00:00Z"),
+    # refused: the layout's "T" and "Z" are literals, digits are ASCII
+    ("2026-01-02t03:04:05z", None), ("2026-01-02T03:04:05z", None),
+    ("\u0662\u0660\u0662\u0666-01-02T03:04:05Z", None), ("2026-01-02T\u0663:04:05Z", None),
+    ("2026-01-02T03:04:05+25:00", None), ("+001-01-02T03:04:05Z", None),
+])
+def test_times_are_parsed_as_go_parses_rfc3339(value: str, stored: str | None) -> None:
+    if stored is None:
+        with pytest.raises(Rejected) as info:
+            decode({"metadata": {"creationTimestamp": value}}, ROOT)
+        assert info.value.path == "metadata.creationTimestamp"
+    else:
+        got = decode({"metadata": {"creationTimestamp": value}}, ROOT)
+        assert got["metadata"]["creationTimestamp"] == stored

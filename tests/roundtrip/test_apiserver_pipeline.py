@@ -132,3 +132,40 @@ def test_opting_a_non_structural_schema_in_warns() -> None:
     with pytest.warns(CompatfuzzWarning, match="not a structural schema"):
         API.from_schemas("loose", {"v1": loose, "v2": loose}, convert=lambda o, v: o,
                          hub="v2", pipeline="apiserver")
+
+
+def test_a_generated_object_the_model_refuses_is_compatfuzzs_fault_not_the_converters(
+) -> None:
+    # issue 17: a lower-case deletionTimestamp (strfmt takes it, metav1.Time does not) was
+    # reported as a ConverterError of the identity converter
+    from compatfuzz.errors import ConverterError, InternalError
+    from compatfuzz.roundtrip import Property, Unit, check
+
+    api = gadgets.api()
+    obj = {"apiVersion": "example.com/v1beta1", "kind": "Gadget",
+           "metadata": {"name": "a", "deletionTimestamp": "2026-01-02t03:04:05z"}}
+    for prop, versions in ((Property.ROUNDTRIP, ("v1beta1", "v1alpha1")),
+                           (Property.VALID, ("v1beta1", "v1alpha1")),
+                           (Property.PATH_INDEPENDENT, ("v1beta1", "v1alpha1", "v1"))):
+        with pytest.raises(InternalError) as info:
+            check(api, Unit("gadgets", "Gadget", prop, versions), obj)
+        assert not isinstance(info.value, ConverterError)
+        message = str(info.value)
+        assert "metadata.deletionTimestamp" in message and "2026-01-02t03:04:05z" in message
+        assert "compatfuzz bug" in message and "not your converter's" in message
+
+
+def test_an_internal_error_ends_the_unit_as_an_error() -> None:
+    from hypothesis import strategies as st
+
+    from compatfuzz.strategies import clear_registry, register_path
+
+    register_path("metadata", st.just({"name": "a", "deletionTimestamp": "2026-01-02t03:04:05z"}))
+    try:
+        results = _results(gadgets.api(), examples=3, properties=["roundtrip"])
+    finally:
+        clear_registry()
+    assert results
+    for result in results.values():
+        assert result.status is Status.ERROR  # the CLI's exit 2, not a failed property (1)
+        assert result.message.startswith("InternalError: gadgets: compatfuzz generated")

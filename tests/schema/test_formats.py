@@ -95,6 +95,10 @@ KUBERNETES_CASES: list[tuple[str, str, bool, str]] = [
     ("uri", "*", V, "net/url"), ("uri", "", X, "net/url: empty url"),
     ("uri", "http://a:b:80/", X, "urlstrictcolons=1 (go 1.26 modules)"),
     ("uri", "ftp://a:b:80/", V, "only http(s) hosts are strict about colons"),
+    ("uri", "http://::1", X, "urlstrictcolons=1: Kubernetes 1.36+; 1.35 (go 1.25) accepts"),
+    ("uri", "https://::1:80/x", X, "urlstrictcolons=1"), ("uri", "ftp://::1", V, "not http"),
+    ("uri", "http://[::1]:80/", V, "net/url: bracketed IPv6"),
+    ("uri", "http://[::ffff:1.2.3.4]/", V, "net/url: IPv4-mapped is not Is4"),
     ("uri", "http://[1.2.3.4]/", X, "net/url: IPv4 in brackets"),
     ("uri", "http://[fe80::1%25en0]/", V, "net/url: RFC 6874 zone"),
     ("uri", "http://%41/", X, "net/url: hosts escape only non-ASCII bytes"),
@@ -178,7 +182,12 @@ NUMERIC_CASES = [
     ("int64", 2**63 - 1, V), ("int64", 2**63, X), ("int64", -(2**63), V),
     # beyond int64 the decoder holds a float64, which FormatFloat('f', -1) writes with
     # its shortest digits: -9223372036854776000, which ParseInt rejects
-    ("int64", -(2**63) - 1, X), ("int64", -9.223372036854776e18, X), ("int64", 1e18, V),
+    ("int64", -(2**63) - 1, X), ("int64", -9.223372036854776e18, X),
+    # typeValidator (validate/type.go) refuses, in the format's name, a float64 that swag's
+    # IsFloat64AJSONInteger does not take for an integer: beyond +-(2^53-1), integral or not
+    ("int64", 9007199254740992.0, X), ("int64", 9007199254740991.0, V),
+    ("int64", -9007199254740992.0, X), ("int64", -9007199254740991.0, V), ("int64", 1e18, X),
+    ("int32", 9007199254740992.0, X), ("int32", 2147483647.0, V), ("int64", 2**53, V),
     ("float", 3.4028234663852886e38, V), ("float", 3.5e38, X), ("float", 1e-50, V),
     ("double", 1e308, V), ("int32", True, V), ("int32", "2147483648", V),
 ]
@@ -187,6 +196,38 @@ NUMERIC_CASES = [
 @pytest.mark.parametrize(("fmt", "value", "valid"), NUMERIC_CASES)
 def test_kubernetes_numeric_formats(fmt: str, value: object, valid: bool) -> None:
     assert format_checker(True).conforms(value, fmt) is valid
+
+
+@given(st.integers(min_value=-(2**64), max_value=2**64) | st.integers().map(float))
+def test_kubernetes_integer_type_is_the_api_servers(value: int | float) -> None:
+    """typeValidator takes an int64 for ``integer`` and a float64 only if it is integral
+    and within +-(2^53-1); an integer beyond int64 is decoded as a float64 (above 2^53)."""
+    schema = Schema(root={"type": "integer"}, kubernetes=True)
+    expected = (-(2**63) <= value <= 2**63 - 1 if isinstance(value, int)
+                else abs(value) <= 2**53 - 1)
+    assert schema.is_valid(value) is expected
+    assert Schema(root={"type": "integer"}).is_valid(value)  # JSON Schema: any integral
+
+
+@pytest.mark.parametrize(("root", "value", "valid"), [
+    # formats.go strips by type: integer keeps int32/int64, number float/double, an
+    # untyped or string node only the listed string formats
+    ({"type": "number", "format": "int64"}, 2**63, V),
+    ({"type": "number", "format": "int32"}, 2**40, V),
+    ({"format": "int32"}, 2**40, V),
+    ({"type": "integer", "format": "float"}, 2**62, V),
+    ({"type": "integer", "format": "int32"}, 2**40, X),
+    ({"type": "number", "format": "float"}, 3.5e38, X),
+    ({"type": "integer", "format": "uuid"}, 5, V),
+    ({"type": "string", "format": "uuid"}, "x", X),
+    ({"format": "uuid"}, "x", X),
+    ({"type": "integer", "format": "int64"}, 9007199254740992.0, X),
+    ({"type": "integer"}, 9007199254740992.0, X),
+    ({"type": "integer"}, 2**63, X),
+])
+def test_kubernetes_formats_apply_where_the_crd_keeps_them(
+        root: dict[str, object], value: object, valid: bool) -> None:
+    assert Schema(root=root, kubernetes=True).is_valid(value) is valid
 
 
 def test_numeric_names_are_not_normalised() -> None:

@@ -121,6 +121,18 @@ def test_time_edges_are_date_times_the_server_accepts(kubernetes: bool) -> None:
     assert all(check_format("date-time", v, kubernetes=kubernetes) for v in values)
 
 
+def test_metav1_time_edges_are_times_go_parses() -> None:
+    # a metav1.Time field is decoded with Go's time.Parse(time.RFC3339, ...), which
+    # refuses strfmt's lower-case "2026-01-02t03:04:05z" (issue 17)
+    from compatfuzz.apiserver import decode
+
+    values = set(_draw_all(_edges.time_edges(True, metav1=True), 200))
+    assert "0000-01-01T00:00:00Z" in values
+    for value in values:
+        decode({"metadata": {"creationTimestamp": value}}, {"type": "object"})
+    assert "2026-01-02t03:04:05z" in set(_draw_all(_edges.time_edges(True), 200))
+
+
 def test_random_date_times_span_go_years_and_carry_nanoseconds() -> None:
     values = _draw_all(_edges.rfc3339_any, 500)
     assert all(check_format("date-time", v, kubernetes=True) for v in values)

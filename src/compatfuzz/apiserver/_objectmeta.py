@@ -41,8 +41,15 @@ class _Malformed(Exception):
     pass
 
 
+# What Go's time.Parse(time.RFC3339, s) takes, which metav1.Time.UnmarshalJSON calls
+# (apimachinery pkg/apis/meta/v1/time.go): the fast path (time/format_rfc3339.go,
+# parseRFC3339) or else the layout parser (time/format.go, parse): ASCII digits only, an
+# upper-case "T" and "Z" (the layout's literals; "2026-01-02t03:04:05z" is refused), a
+# one- or two-digit hour (stdHour is getnum(value, false): "T3:04:05Z" is accepted),
+# a fraction after "." or ",", offsets up to 24:60.
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:\d{2})\Z"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})\Z"
 )
 
 

@@ -254,16 +254,29 @@ def _path(error: Any) -> str:
 
 
 def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
-    """The properties judged through the API-server model (``compatfuzz.apiserver``)."""
+    """The properties judged through the API-server model (``compatfuzz.apiserver``).
+
+    The object as generated is decoded first (``accept``, no converter runs): the model
+    refusing it means compatfuzz's generator and model disagree, an ``InternalError``,
+    never the converter's fault (issue 17: ``deletionTimestamp: 2026-01-02t03:04:05z``
+    was reported as the identity converter's)."""
     from compatfuzz.apiserver import Rejected
-    from compatfuzz.errors import ConverterError
+    from compatfuzz.errors import ConverterError, InternalError
 
     prop, vs = unit.property, unit.versions
     trace: list[Any] = []
     try:
+        written = server.accept(obj, vs[0], trace)
+    except Rejected as exc:
+        raise InternalError(
+            f"{api.name}: compatfuzz generated a {kind.name} {vs[0]} object that its own "
+            f"API-server model refuses before any converter ran: {exc}. This is a "
+            "compatfuzz bug (its generator and its model disagree), not your converter's: "
+            "please report it with this example (unless a register_format/register_path "
+            "override of yours drew that value)") from exc
+    try:
         if prop is Property.ROUNDTRIP:
             a, b = vs
-            written = server.accept(obj, a, trace)
             seen = server.read(server.store(written, a, trace), b, trace)
             back = server.read(server.write(seen, b, trace), a, trace)
             hops = [a, server.storage, b, server.storage, a]
@@ -274,7 +287,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
                           trace=trace, api=api)
         elif prop is Property.VALID:
             a, b = vs
-            seen = server.read(server.write(obj, a, trace), b, trace)
+            seen = server.read(server.store(written, a, trace), b, trace)
             errors = server.validate(seen, b)
             if errors:
                 lines = "\n".join(f"  {e}" for e in errors)
@@ -284,7 +297,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
                     f"that changes these fields):\n{lines}")
         else:  # PATH_INDEPENDENT
             a, b, c = vs
-            stored = server.write(obj, a, trace)
+            stored = server.store(written, a, trace)
             via = server.read(server.write(server.read(stored, b, trace), b, trace), c, trace)
             direct = server.read(stored, c, trace)
             s = server.storage
@@ -312,6 +325,8 @@ def check(api: API | Suite, unit: Unit, obj: Any) -> None:
         NotEquivalent: the property does not hold; ``.diff`` holds the field-path changes.
         ConverterError: a converter or defaulter raised or returned garbage, or the API
             server would reject a conversion response.
+        InternalError: the API-server model refuses ``obj`` as generated, before any
+            converter ran: a compatfuzz bug.
     """
     if isinstance(api, Suite):
         api.check(unit, obj)

@@ -57,7 +57,14 @@ from compatfuzz.schema._goparse import (
     _is_request_uri,
 )
 
-__all__ = ["KUBERNETES_FORMATS", "check_format", "format_checker", "kubernetes_format"]
+__all__ = [
+    "KUBERNETES_FORMATS",
+    "check_format",
+    "format_checker",
+    "kubernetes_format",
+    "kubernetes_keywords",
+    "kubernetes_type_checker",
+]
 
 Check = Callable[[str], bool]
 
@@ -423,11 +430,35 @@ def _server_number(instance: int | float) -> int | float:
     return instance
 
 
+#: swag ``conv.IsFloat64AJSONInteger`` (go-openapi/swag v0.27.1, conv/convert.go, which
+#: kube-openapi d427ff9 calls): a float64 is a JSON integer only within
+#: +-(2^53-1), ECMAScript's Number.MAX_SAFE_INTEGER, however integral it is.
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def _server_integer(instance: object) -> bool:
+    """Whether the API server takes ``instance`` for ``type: integer``: an int64, or a
+    float64 (a JSON number with a fraction or exponent, or an integer beyond int64)
+    that is integral and within +-(2^53-1). kube-openapi ``validate/type.go``
+    (``typeValidator``: a float64 passes ``integer`` only if ``IsFloat64AJSONInteger``)
+    then ``validate/schema.go`` ``numberValidator``, whose ``IsValueValidAgainstRange``
+    (``validate/values.go``) ParseInts ``FormatFloat(x, 'f', -1, 64)``, so a
+    non-integral float that swag's relative epsilon lets through still fails."""
+    if isinstance(instance, bool) or not isinstance(instance, int | float):
+        return False
+    value = _server_number(instance)
+    if isinstance(value, float):
+        return value.is_integer() and abs(value) <= _MAX_SAFE_INTEGER
+    return True
+
+
 def _kubernetes_integer(bits: int) -> Callable[[object], bool]:
-    """kube-openapi IsValueValidAgainstRange for ``type: integer, format: int32|int64``:
-    strconv.ParseInt(bits) of the value's text (a float64 is written with
-    FormatFloat(x, 'f', -1, 64), the digits of ``repr``). A non-integral float is left to
-    the ``type`` check: only ``type: number`` admits one, and there the format is dropped."""
+    """``type: integer, format: int32|int64``: kube-openapi's ``typeValidator`` refuses a
+    float64 beyond +-(2^53-1) in the format's name ("must be of type int64"), then
+    ``IsValueValidAgainstRange`` runs strconv.ParseInt(bits) on the value's text (a
+    float64 is written with FormatFloat(x, 'f', -1, 64), the digits of ``repr``). A
+    non-integral float is left to the ``type`` check: only ``type: number`` admits one,
+    and there the format is dropped."""
     lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
 
     def check(instance: object) -> bool:
@@ -435,10 +466,11 @@ def _kubernetes_integer(bits: int) -> Callable[[object], bool]:
             return True
         value = _server_number(instance)
         if isinstance(value, float):
-            exact = Fraction(repr(value))
-            if exact.denominator != 1:
+            if not value.is_integer():
                 return True
-            value = int(exact)
+            if abs(value) > _MAX_SAFE_INTEGER:
+                return False
+            value = int(value)
         return bool(lo <= value <= hi)
 
     return check
@@ -459,6 +491,45 @@ _KUBERNETES_NUMBER_FORMATS: Mapping[str, Callable[[object], bool]] = {
     "int64": _kubernetes_integer(64),
     "float": _kubernetes_float,
 }
+
+
+def _kept_format(schema_type: object, fmt: str) -> bool:
+    """apiextensions-apiserver v0.37.2 ``pkg/apiserver/validation/formats.go``
+    ``StripUnsupportedFormatsPostProcessorForVersion``: which format a CRD node keeps, by
+    its (single) type. An untyped or ``string`` node keeps the listed string formats,
+    ``integer`` only ``int32``/``int64``, ``number`` only ``float``/``double``; any other
+    type keeps none."""
+    if schema_type in (None, "string"):
+        return kubernetes_format(fmt) is not None
+    if schema_type == "integer":
+        return fmt in ("int32", "int64")
+    if schema_type == "number":
+        return fmt in ("float", "double")
+    return False
+
+
+def kubernetes_keywords() -> dict[str, Callable[..., Any]]:
+    """The keywords a Kubernetes schema's ``jsonschema`` validator overrides: ``format``
+    applies only where the CRD keeps it (``_kept_format``), as the API server strips a
+    format before kube-openapi ever sees it (``{type: number, format: int64}`` accepts
+    2^63)."""
+    from jsonschema.exceptions import ValidationError
+
+    def format_(validator: Any, fmt: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
+        if not isinstance(fmt, str) or validator.format_checker is None:
+            return
+        if _kept_format(schema.get("type"), fmt) and not validator.format_checker.conforms(
+                instance, fmt):
+            yield ValidationError(f"{instance!r} is not a {fmt!r}")
+
+    return {"format": format_}
+
+
+def kubernetes_type_checker(base: Any) -> Any:
+    """``base`` (a ``jsonschema.TypeChecker``) with the API server's ``integer``
+    (``_server_integer``): ``1.0`` is an integer, ``9007199254740992.0`` and ``2**63``
+    (which the decoder holds as a float64) are not."""
+    return base.redefine("integer", lambda _checker, instance: _server_integer(instance))
 
 
 def _kubernetes_verdict(instance: object, fmt: str) -> bool:

@@ -35,14 +35,21 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
     return node
 
 
-@lru_cache(maxsize=1)
-def _validator_class() -> Any:
+@lru_cache(maxsize=2)
+def _validator_class(kubernetes: bool) -> Any:
+    """Draft 2020-12 with RE2 patterns; for Kubernetes also the API server's ``integer``
+    and its per-type format stripping (``_formats.kubernetes_keywords``)."""
     import jsonschema.validators
 
+    from compatfuzz.schema._formats import kubernetes_keywords, kubernetes_type_checker
     from compatfuzz.schema._pattern import pattern_keywords
 
+    base = jsonschema.Draft202012Validator
+    if not kubernetes:
+        return jsonschema.validators.extend(base, pattern_keywords())  # type: ignore[no-untyped-call]
     return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-        jsonschema.Draft202012Validator, pattern_keywords())
+        base, {**pattern_keywords(), **kubernetes_keywords()},
+        type_checker=kubernetes_type_checker(base.TYPE_CHECKER))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -90,7 +97,7 @@ class Schema:
         (see ``_pattern``)."""
         from compatfuzz.schema._formats import format_checker
 
-        return _validator_class()(
+        return _validator_class(self.kubernetes)(
             dict(self.root), format_checker=format_checker(self.kubernetes)
         )
 

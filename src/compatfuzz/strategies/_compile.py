@@ -1073,7 +1073,8 @@ class Compiler:
         if kind in (WellKnown.TIME, WellKnown.MICRO_TIME):
             strategy = k8s.times if kind is WellKnown.TIME else k8s.micro_times
             return self.with_edges({"format": "date-time", **node}, strategy,
-                                   _edges.time_edges(self.kubernetes), Family.TIME)
+                                   _edges.time_edges(self.kubernetes, metav1=True),
+                                   Family.TIME)
         if kind is WellKnown.DURATION:
             return self.with_edges(node, k8s.go_durations, _edges.duration_edges(),
                                    Family.DURATION)

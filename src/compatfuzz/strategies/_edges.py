@@ -286,13 +286,24 @@ _TIME_EDGES = [
     "2262-04-12T00:00:00Z",  # beyond it
     "9999-12-31T23:59:59.999999999Z",
 ]
-_TIME_EDGES_KUBE = ["0000-01-01T00:00:00Z", "2026-01-02t03:04:05z"]
+# Kubernetes only: year 0000, which both Go's time.Parse and strfmt take; a lower-case
+# "t"/"z", which strfmt's IsDateTime takes (it lower-cases first, strfmt/time.go) but
+# Go's time.Parse(time.RFC3339, ...) refuses (the layout's "T" and "Z" are literals,
+# time/format_rfc3339.go and time/format.go): only for a CRD's date-time string, never
+# for a metav1.Time field, which metav1.Time.UnmarshalJSON parses with time.Parse
+# (apimachinery pkg/apis/meta/v1/time.go).
+_TIME_EDGES_KUBE = ["0000-01-01T00:00:00Z"]
+_TIME_EDGES_STRFMT = ["2026-01-02t03:04:05z"]
 
 
-def time_edges(kubernetes: bool) -> st.SearchStrategy[str]:
+def time_edges(kubernetes: bool, *, metav1: bool = False) -> st.SearchStrategy[str]:
     """Zero time, leap days, nanoseconds, far offsets, the int64-nanosecond range edges
-    and the first and last instants RFC 3339 parsers take."""
+    and the first and last instants RFC 3339 parsers take. ``metav1``: the field is a
+    ``metav1.Time``/``MicroTime``, so only what Go's ``time.Parse`` takes (no lower-case
+    ``t``/``z``)."""
     values = _TIME_EDGES + (_TIME_EDGES_KUBE if kubernetes else [])
+    if kubernetes and not metav1:
+        values += _TIME_EDGES_STRFMT
     return st.sampled_from(values[:1] * 4 + values)  # Go's zero time: a fifth of draws
 
 
