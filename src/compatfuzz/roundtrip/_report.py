@@ -258,11 +258,11 @@ def write_junit(path: Path, results: list[UnitResult], *,
             "did not run: the run ended (or this file was written) before it started"))
     for row in stale:
         suite = suite_for(row["api"])
-        props = suite.find("properties")
-        if props is None:
-            props = ET.Element("properties")
-            suite.insert(0, props)
-        ET.SubElement(props, "property", name="stale_accept", value=(
+        found = suite.find("properties")
+        if found is None:
+            found = ET.Element("properties")
+            suite.insert(0, found)
+        ET.SubElement(found, "property", name="stale_accept", value=(
             f"{describe(row)} accepted nothing in {len(row['units'])} units; why: "
             f"{row['why']}"))
     for suite in suites.values():
