@@ -350,11 +350,11 @@ def accepted_errors(errors: Sequence[str]) -> list[str]:
     return out
 
 
-def strip_stash(obj: Any, prefixes: Sequence[str]) -> Any:
+def strip_stash(obj: Any, prefixes: Sequence[str], *, tidy: bool = True) -> Any:
     """``obj`` without the annotations whose keys start with one of ``prefixes`` (and,
     inside :func:`checking` with ``written``, without those the client did not write);
-    an annotations map (and a ``metadata``) left empty by that is dropped too. ``obj``
-    itself is not changed."""
+    with ``tidy`` an annotations map (and a ``metadata``) left empty by that is dropped
+    too, as converters drop them. ``obj`` itself is not changed."""
     state = _CURRENT.get()
     written = state.written if state is not None else None
     if (not prefixes and written is None) or not isinstance(obj, dict):
@@ -373,10 +373,10 @@ def strip_stash(obj: Any, prefixes: Sequence[str]) -> Any:
     kept = {k: v for k, v in notes.items() if not stash(k)}
     assert isinstance(meta, dict)
     new_meta = {k: v for k, v in meta.items() if k != "annotations"}
-    if kept:
+    if kept or not tidy:
         new_meta["annotations"] = kept
     out = {k: v for k, v in obj.items() if k != "metadata"}
-    if new_meta:
+    if new_meta or not tidy:
         out["metadata"] = new_meta
     return out
 

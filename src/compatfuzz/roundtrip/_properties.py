@@ -378,8 +378,8 @@ def _check(api: API, unit: Unit, obj: Any) -> None:
             # the exact change, not the semantic one: popping an empty list is a mutation
             # semantic equality cannot see (issue 10)
             changes, _ = accepted_changes(literal_diff(
-                strip_stash(obj, api.stash_annotations),
-                strip_stash(probe, api.stash_annotations)))
+                strip_stash(obj, api.stash_annotations, tidy=False),
+                strip_stash(probe, api.stash_annotations, tidy=False)))
             if not changes:
                 return
             raise NotEquivalent(
