@@ -202,3 +202,11 @@ def test_replay_hint_with_a_seed_does_not_promise_the_database(
            "--compatfuzz-seed=3\n" in out
     assert "example database" not in out.split("replay: pytest", 1)[1].split("\n")[0]
     assert "@reproduce_failure" not in out
+
+
+def test_accept_entries_in_the_config_apply_to_pytest_items(pytester: pytest.Pytester) -> None:
+    _frobber(pytester, "lossy.toml")
+    shutil.copy(FROBBER / "accepted.toml", pytester.path / "compatfuzz.toml")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "roundtrip",
+                                           "--compatfuzz-max-examples=50")
+    result.assert_outcomes(passed=2)  # roundtrip[v7beta1->v6] fails without the entry
