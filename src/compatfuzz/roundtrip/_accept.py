@@ -52,6 +52,9 @@ __all__ = [
 
 #: The keys of an accept entry (``[[api.accept]]``).
 ACCEPT_KEYS = ("path", "property", "versions", "why")
+#: keys people reach for, from ``compatfuzz diff``'s ignore files and elsewhere
+_SYNONYMS = {"reason": "why", "justification": "why", "field": "path", "version": "versions",
+             "pair": "versions", "properties": "property", "rule": "property"}
 _VERSIONS = re.compile(r"[A-Za-z0-9_.*?-]+(?:->[A-Za-z0-9_.*?-]+)*")
 
 
@@ -175,7 +178,8 @@ def check_accepts(name: str, entries: Iterable[Any],
                                   "Accept(path=..., why=...)")
         for literal in entry.versions.split("->"):
             if not _is_glob(literal) and literal not in known:
-                close = difflib.get_close_matches(literal, known, n=1, cutoff=0.5)
+                close = ([k for k in known if k.startswith(literal)]
+                         or difflib.get_close_matches(literal, known, n=1, cutoff=0.5))
                 raise AcceptError(
                     f"versions {entry.versions!r} names {literal!r}, which is not a version "
                     f"of API {name!r}", key="versions", index=i,
@@ -199,7 +203,8 @@ def from_table(entry: Mapping[str, Any]) -> Accept:
     unknown = sorted(str(k) for k in set(entry) - set(ACCEPT_KEYS))
     if unknown:
         guesses = [f"{k!r} -> {c[0]!r}" for k in unknown
-                   if (c := difflib.get_close_matches(k, ACCEPT_KEYS, n=1, cutoff=0.6))]
+                   if (c := [_SYNONYMS[k]] if k in _SYNONYMS else
+                       difflib.get_close_matches(k, ACCEPT_KEYS, n=1, cutoff=0.6))]
         raise AcceptError(f"unknown key(s) {', '.join(unknown)} in an accept entry", key=None,
                           hint=(f"did you mean {', '.join(guesses)}? " if guesses else "")
                           + f"the keys are: {', '.join(ACCEPT_KEYS)}")
