@@ -93,7 +93,7 @@ class Accept:
     Raises:
         InvalidArgument: a missing ``why``, a bad glob or an unknown property name.
 
-    .. versionadded:: 0.3
+    .. versionadded:: 0.2
     """
 
     path: str

@@ -314,7 +314,9 @@ def check(api: API | Suite, unit: Unit, obj: Any, *,
     A difference that one of the API's accept entries covers is not a failure; the
     indexes (into ``api.accept``) of the entries that accepted one are added to
     ``accepted``. Annotations under the API's ``stash_annotations`` prefixes are left out
-    of every comparison.
+    of every comparison; with the API-server pipeline ``path_independent`` and
+    ``default_commutes`` also leave out the annotations the client did not write, as
+    ``roundtrip`` does (``APIServer.as_written``).
 
     With the API-server pipeline (the default for CRDs) ``roundtrip``, ``valid`` and
     ``path_independent`` move objects through ``compatfuzz.apiserver.APIServer``:
