@@ -65,6 +65,7 @@ def test_plain_dicts_need_the_stash_named() -> None:
                              properties=["roundtrip", "path_independent"]))
     assert "example.com/conversion-data" in plain["path_independent[v1alpha1->v1beta1->v1]"]
     assert "example.com/conversion-data" in plain["roundtrip[v1->v1beta1]"]
+    assert "name its key prefix in stash_annotations" in plain["roundtrip[v1->v1beta1]"]
     named = gadgets.api("conversion-data", pipeline="plain",
                         stash_annotations=["example.com/conversion-"])
     assert named.stash_annotations == ("example.com/conversion-",)

@@ -250,7 +250,17 @@ def _expect_equal(expected: Any, actual: Any, kind: Kind, version: str, what: st
     if not changes:
         return
     raise NotEquivalent(f"{what}:\n{render_changes(changes)}{_accepted_note(accepted)}"
-                        f"{_explain(changes, trace)}", diff=changes)
+                        f"{_explain(changes, trace)}{_stash_hint(changes)}", diff=changes)
+
+
+def _stash_hint(changes: Any) -> str:
+    """A fix for differences only in annotations: they may be a converter's stash."""
+    paths = [str(getattr(c, "path", "")) for c in changes]
+    if paths and all(p == "metadata" or p.startswith(("metadata.annotations",))
+                     for p in paths):
+        return ("\n  (only annotations differ: if the converters keep their own data there, "
+                "name its key prefix in stash_annotations and no property compares it)")
+    return ""
 
 
 def _accepted_note(accepted: int) -> str:
