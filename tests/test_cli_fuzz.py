@@ -283,3 +283,43 @@ def test_a_python_declared_api_reads_paths_beside_its_file(
     mod = importlib.import_module("declared_api_mod")
     assert [k.name for k in mod.crd.kinds] == ["Frobber"]
     assert list(mod.plain.kinds[0].versions) == ["v1", "v2"]
+
+
+def test_accepted_differences_and_stale_entries_in_every_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # examples/frobber/accepted.toml: lossy.toml (which fails roundtrip[v7beta1->v6] on
+    # spec.params[1]) with that loss accepted, and an entry no difference matches
+    report, junit, page = tmp_path / "r.json", tmp_path / "j.xml", tmp_path / "r.html"
+    rc = main(["fuzz", "--config", str(FROBBER / "accepted.toml"), "--database", "none",
+               "--seed", "5", "--max-examples", "50", "--report", str(report),
+               "--junit", str(junit), "--html", str(page)])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert re.search(r"compatfuzz fuzz: accepted: frobber: spec\.params\[\*\] \(roundtrip, "
+                     r"v7beta1->v6\): \d+ examples in 1 unit; why: v6 has room for one "
+                     r"param", err), err
+    assert ("compatfuzz fuzz: warning: stale accept entry frobber: spec.widthInInches "
+            "(*->v6): it accepted nothing in the 3 units it covers; remove it if the "
+            "difference is gone (why: v6 rounded widths to whole inches before 6.2)") in err
+    doc = json.loads(report.read_text())
+    (accepted,) = doc["accepted"]
+    assert accepted["units"] == [FAILING] and accepted["count"] > 0
+    assert accepted["why"].startswith("v6 has room for one param")
+    (stale,) = doc["stale_accepts"]
+    assert (stale["path"], stale["count"], len(stale["units"])) == ("spec.widthInInches", 0, 3)
+    unit = next(u for u in doc["units"] if u["id"] == FAILING)
+    assert unit["status"] == "passed" and unit["accepted"] == [
+        {"index": 0, "count": accepted["count"]}]
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")
+             if p.get("name") in ("accepted", "stale_accept")}
+    assert props["accepted"] == (f"spec.params[*]: {accepted['count']} examples; why: "
+                                 f"{accepted['why']}")
+    assert props["stale_accept"].startswith("frobber: spec.widthInInches (*->v6) accepted "
+                                            "nothing in 3 units")
+    assert suite.get("tests") == "6" and suite.get("failures") == "0"
+    html = page.read_text()
+    assert "<h2>Accepted differences (1)</h2>" in html
+    assert "<h2>Stale accept entries (1)</h2>" in html
+    assert "v6 rounded widths to whole inches before 6.2" in html

@@ -28,6 +28,13 @@ def test_init_for_a_crd_then_fuzz_is_the_whole_first_run(
     assert "compatfuzz fuzz" in capsys.readouterr().err
     (api,) = load_config(tmp_path / "compatfuzz.toml")
     assert api.name == "frobbers" and list(api.kinds[0].versions) == ["v6", "v7beta1"]
+    # the commented [[api.accept]] example loads once uncommented (with a real version)
+    block = text[text.index("# [[api.accept]]"):].replace("v1alpha1", "v6", 1)
+    uncommented = [line.removeprefix("# ").split("  #")[0] for line in block.splitlines()]
+    (tmp_path / "accept.toml").write_text(text + "\n".join(uncommented) + "\n")
+    (accepting,) = load_config(tmp_path / "accept.toml")
+    assert [(a.property, a.versions, a.path) for a in accepting.accept] == [
+        ("roundtrip", "*->v6", "spec.timeout")]
     # the starter converter runs: the only failures are the real schema differences
     rc = main(["fuzz", "--database", "none", "--max-examples", "10", "--seed", "1"])
     assert rc in (0, 1)

@@ -233,3 +233,11 @@ def test_pytest_in_a_subfolder_finds_the_config_as_compatfuzz_fuzz_does(
     # a pyproject.toml without compatfuzz in between is the project's root: no further
     (sub / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert collected() == []
+
+
+def test_accept_entries_in_the_config_apply_to_pytest_items(pytester: pytest.Pytester) -> None:
+    _frobber(pytester, "lossy.toml")
+    shutil.copy(FROBBER / "accepted.toml", pytester.path / "compatfuzz.toml")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "roundtrip",
+                                           "--compatfuzz-max-examples=50")
+    result.assert_outcomes(passed=2)  # roundtrip[v7beta1->v6] fails without the entry

@@ -237,6 +237,7 @@ class _Progress:
         self.duration: float | None = None
         self.per_unit: int | None = None
         self.lock = threading.RLock()
+        self.accept: tuple[dict[str, Any], ...] = ()
         self._ticking = threading.Event()
         self._interval = interval
 
@@ -292,6 +293,7 @@ class _Progress:
             self._live()
         elif isinstance(event, RunStarted):
             self.total = len(event.units)
+            self.accept = event.accept
             self.seed = event.seed
             self.started = time.monotonic()
             self.duration = event.duration
@@ -334,9 +336,29 @@ class _Progress:
                 counts[str(res.status)] = counts.get(str(res.status), 0) + 1
             parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
             examples = sum(res.examples for res in event.results)
+            self._accepts(event.results)
             print(f"compatfuzz fuzz: {parts or 'nothing run'}; {examples} examples in "
                   f"{event.seconds:.1f}s ({event.stop_reason})", file=self.out)
         self.out.flush()
+
+
+    def _accepts(self, results: Any) -> None:
+        """One line per accept entry that accepted a difference, and a warning per stale
+        one (it accepted nothing in units it covers that ran: the difference is gone)."""
+        from compatfuzz.roundtrip._accept import accept_summary, describe
+
+        accepted, stale = accept_summary(self.accept, results)
+        for row in accepted:
+            units = len(row["units"])
+            print(f"compatfuzz fuzz: accepted: {describe(row)}: {row['count']} examples in "
+                  f"{units} unit{'s' if units > 1 else ''}; why: {row['why']}",
+                  file=self.out)
+        for row in stale:
+            units = len(row["units"])
+            print(f"compatfuzz fuzz: warning: stale accept entry {describe(row)}: it "
+                  f"accepted nothing in the {units} unit{'s' if units > 1 else ''} it "
+                  f"covers; remove it if the difference is gone (why: {row['why']})",
+                  file=self.out)
 
 
 def _replay(args: argparse.Namespace) -> int:

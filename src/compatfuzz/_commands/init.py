@@ -186,6 +186,17 @@ def run(args: argparse.Namespace) -> int:
         '{ "v1->v2" = "mod:f", ... }',
         _line('# defaulters = { v1 = "mod:default_v1" }', "adds the default_* properties"),
         _line('# webhook = "https://127.0.0.1:9443/convert"', "or test a running webhook"),
+        _line('# stash_annotations = ["example.com/conversion-data"]',
+              "the converters' own annotations: never compared"),
+        "",
+        "# A deliberate difference, accepted: reports list it with its why, and warn when an",
+        "# entry accepts nothing any more (stale). One [[api.accept]] table per difference,",
+        "# after the [[api]] table's other keys:",
+        "# [[api.accept]]",
+        _line('# property = "roundtrip"', "a property name or glob; default: all"),
+        _line('# versions = "*->v1alpha1"', "a glob over the unit's versions; default: all"),
+        _line('# path = "spec.timeout"', "a field-path glob as diffs print it"),
+        _line('# why = "v1alpha1 holds whole seconds only"', "required"),
     ]
     header = [
         f"# compatfuzz.toml: written by `compatfuzz init {' '.join(args.files)}`.",

@@ -6,12 +6,14 @@ Declare an :class:`API` (in Python, or ``[[api]]`` in ``compatfuzz.toml`` /
 Hypothesis test; :func:`run` runs them all and yields events for the CLI and the pytest
 plugin.  Other API families (``compatfuzz.protobuf``) plug in as a :class:`Suite`, and
 into config files through the ``compatfuzz.apis`` entry points (:class:`ConfigEntry`).
+:class:`Accept` entries (``[[api.accept]]``) accept deliberate differences.
 See docs/roundtrip.md.
 """
 
 from __future__ import annotations
 
 from compatfuzz._public import rehome as _rehome
+from compatfuzz.roundtrip._accept import Accept
 from compatfuzz.roundtrip._config import ConfigEntry, find_config, load_config
 from compatfuzz.roundtrip._database import namespaced, open_database
 from compatfuzz.roundtrip._events import (
@@ -37,6 +39,7 @@ from compatfuzz.roundtrip._webhook import WebhookError, WebhookUnavailable, webh
 
 __all__ = [
     "API",
+    "Accept",
     "ConfigEntry",
     "Counterexample",
     "Event",

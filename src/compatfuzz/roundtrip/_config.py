@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import CompatfuzzError, SchemaLoadError
+from compatfuzz.roundtrip._accept import AcceptError
 from compatfuzz.roundtrip._model import API
 from compatfuzz.roundtrip._suite import Suite
 
@@ -51,7 +52,7 @@ ENTRY_POINT_GROUP = "compatfuzz.apis"
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
-         "webhook_timeout", "pipeline", "semantic"}
+         "webhook_timeout", "pipeline", "semantic", "accept", "stash_annotations"}
 _SEMANTIC_KEYS = {"go_durations", "empty_struct_is_absent", "comparators", "canonicalisers"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
@@ -569,6 +570,7 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
     if "semantic" in entry:
         options.update(_semantic(ctx.mapping("semantic"), base, source,
                                  f"{where}/semantic", fn))
+    options.update(_accept_options(ctx))
     if "defaulters" in entry:
         options["defaulters"] = {
             version: fn(f"defaulters/{version}", spec)
@@ -616,8 +618,53 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
         if exc.source == source:
             raise
         raise _named_by(exc, source, key) from exc
+    except AcceptError as exc:  # checked against the API's versions
+        raise SchemaLoadError(exc.reason, source=source,
+                              pointer=f"{where}/{_accept_key(exc.index or 0, exc)}",
+                              hint=exc.hint) from None
     except CompatfuzzError as exc:
         raise SchemaLoadError(str(exc), source=source, pointer=where) from exc
+
+
+def _accept_options(ctx: ConfigEntry) -> dict[str, Any]:
+    """``[[api.accept]]`` tables and ``stash_annotations``, checked where they are written
+    (the versions an entry names are checked once the API's versions are known)."""
+    options: dict[str, Any] = {}
+    table = ctx.table
+    if "stash_annotations" in table:
+        value = table["stash_annotations"]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ctx.error(
+                f"stash_annotations must be a list of annotation-key prefixes, got "
+                f"{value!r}", key="stash_annotations",
+                hint='write stash_annotations = ["cluster.x-k8s.io/conversion-data"]')
+        options["stash_annotations"] = value
+    if "accept" not in table:
+        return options
+    raw = table["accept"]
+    array = "[[tool.compatfuzz.api.accept]]" if ctx.pointer.startswith("/tool") \
+        else "[[api.accept]]"
+    example = (f'{array}\nproperty = "roundtrip"\nversions = "v1->v1alpha1"\n'
+               'path = "spec.timeout"\nwhy = "v1alpha1 holds whole seconds only"')
+    if not isinstance(raw, list) or not all(isinstance(e, Mapping) for e in raw):
+        raise ctx.error(f"accept must be an array of tables, got {raw!r}", key="accept",
+                        hint=f"write each entry as its own table after the [[api]] it "
+                             f"belongs to:\n{example}")
+    from compatfuzz.roundtrip._accept import Accept, from_table
+
+    entries: list[Accept] = []
+    for i, entry in enumerate(raw):
+        try:
+            entries.append(from_table(entry))
+        except AcceptError as exc:
+            raise ctx.error(exc.reason, key=_accept_key(i, exc), hint=exc.hint) from None
+    options["accept"] = entries
+    return options
+
+
+def _accept_key(index: int, exc: AcceptError) -> str:
+    """``accept/1/versions``, or ``accept/1`` for a mistake of the whole entry."""
+    return f"accept/{index}" + ("" if exc.key is None else f"/{exc.key}")
 
 
 def _named_by(exc: SchemaLoadError, config: str, pointer: str) -> SchemaLoadError:

@@ -182,6 +182,9 @@ class UnitResult:
     counterexample: Counterexample | None = None
     message: str = ""
     coverage: dict[str, Any] | None = None
+    #: (index of an accept entry of the unit's API, examples in which it accepted a
+    #: difference), for the entries that accepted any
+    accepted: tuple[tuple[int, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,6 +195,7 @@ class UnitResult:
             "seed": self.seed,
             "message": self.message,
             "coverage": self.coverage,
+            "accepted": [{"index": i, "count": n} for i, n in self.accepted],
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
         }
 
@@ -216,6 +220,9 @@ class RunStarted:
     duration: float | None
     workers: int
     database: str
+    #: the APIs' accept entries, each as ``Accept.to_json()`` plus its ``api`` and
+    #: ``index``: what reports list as accepted or stale
+    accept: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

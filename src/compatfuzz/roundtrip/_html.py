@@ -158,6 +158,35 @@ def _failure(row: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _accepts(accepted: Sequence[Mapping[str, Any]],
+             stale: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The accepted differences (entry, why, count, units) and the stale entries."""
+    out: list[str] = []
+    head = ("<tr><th>API</th><th>property</th><th>versions</th><th>field path</th>"
+            "<th>why</th><th>{}</th></tr>")
+    if accepted:
+        out.append(f'<h2>Accepted differences ({len(accepted)})</h2><table id="accepted">'
+                   + head.format("examples (units)"))
+        for row in accepted:
+            out.append(
+                f"<tr><td>{_e(row['api'])}</td><td>{_e(row['property'])}</td>"
+                f"<td>{_e(row['versions'])}</td><td><code>{_e(row['path'])}</code></td>"
+                f"<td>{_e(row['why'])}</td><td>{_e(row['count'])} "
+                f"({_e(', '.join(row['units']))})</td></tr>")
+        out.append("</table>")
+    if stale:
+        out.append(f'<h2>Stale accept entries ({len(stale)})</h2><p class="muted">These '
+                   "accepted no difference in the units that ran: remove an entry whose "
+                   'difference is gone.</p><table id="stale">' + head.format("units run"))
+        for row in stale:
+            out.append(
+                f"<tr><td>{_e(row['api'])}</td><td>{_e(row['property'])}</td>"
+                f"<td>{_e(row['versions'])}</td><td><code>{_e(row['path'])}</code></td>"
+                f"<td>{_e(row['why'])}</td><td>{_e(len(row['units']))}</td></tr>")
+        out.append("</table>")
+    return out
+
+
 def render_html(doc: Mapping[str, Any], planned: Sequence[Unit]) -> str:
     """Return the page for a ``report.json`` document and the run's planned units."""
     rows = {u["id"]: u for u in doc.get("units", [])}
@@ -187,6 +216,7 @@ def render_html(doc: Mapping[str, Any], planned: Sequence[Unit]) -> str:
         body.append(f"<h2>Failures ({len(failures)})</h2>")
         for row in failures:
             body += _failure({**row, "run_seed": doc.get("seed")})
+    body += _accepts(doc.get("accepted") or [], doc.get("stale_accepts") or [])
     notices = doc.get("notices") or []
     if notices:
         body.append("<h2>Notices</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notices)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
+from compatfuzz.roundtrip._accept import check_accepts, check_stash_prefixes
 from compatfuzz.roundtrip._converters import Converters, call_user, check_callable
 from compatfuzz.roundtrip._suite import check_api_name
 from compatfuzz.schema import CRD, Schema
@@ -183,6 +184,13 @@ class API:
     ``empty_struct_is_absent`` are passed to :func:`compatfuzz.semantic.equal` for every
     comparison of this API's objects (``[api.semantic]`` in ``compatfuzz.toml``).
 
+    ``accept`` lists :class:`~compatfuzz.roundtrip.Accept` entries: deliberate
+    differences (a field path, for some properties and version pairs, with a why) that
+    are not failures. ``stash_annotations`` lists the annotation-key prefixes the
+    converters keep their own data under (``"cluster.x-k8s.io/conversion-data"``); every
+    property compares objects without them (``[[api.accept]]`` and
+    ``stash_annotations`` in ``compatfuzz.toml``; docs/roundtrip.md).
+
     ``pipeline`` says how a round trip is judged. ``"apiserver"`` (the default for CRDs)
     moves every object through a model of the Kubernetes API server
     (``compatfuzz.apiserver``): pruning, defaulting and ObjectMeta decoding by each
@@ -196,8 +204,9 @@ class API:
 
     Raises:
         InvalidArgument: no converter, a converter that is not callable, a pair or a
-            defaulter naming an unknown version, or versions no chain of pair
-            converters connects.
+            defaulter naming an unknown version, versions no chain of pair
+            converters connects, or an accept entry that is malformed or names a
+            property or version that does not exist.
 
     .. versionadded:: 0.1
     """
@@ -217,6 +226,8 @@ class API:
         pipeline: str | None = None,
         go_durations: Iterable[str] = (),
         empty_struct_is_absent: bool = False,
+        accept: Iterable[Any] = (),
+        stash_annotations: Iterable[str] = (),
     ) -> None:
         check_api_name(name)
         kinds = tuple(kinds)
@@ -249,6 +260,8 @@ class API:
             )
         self.go_durations = tuple(go_durations)
         self.empty_struct_is_absent = bool(empty_struct_is_absent)
+        self.accept = check_accepts(name, accept, [list(k.versions) for k in kinds])
+        self.stash_annotations = check_stash_prefixes(name, stash_annotations)
         self._servers: dict[str, Any] = {}
         for kind in kinds:
             self._converters.check_chains(kind.versions)

@@ -19,6 +19,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument, NotEquivalent
+from compatfuzz.roundtrip._accept import (
+    accepted_changes,
+    accepted_errors,
+    checking,
+    is_accepted,
+    strip_stash,
+)
 from compatfuzz.roundtrip._events import Property, Unit
 from compatfuzz.roundtrip._model import API, Kind, json_copy
 from compatfuzz.roundtrip._suite import Suite
@@ -239,11 +246,31 @@ def _expect_equal(expected: Any, actual: Any, kind: Kind, version: str, what: st
 
     schema = kind.schema(version)
     options = api.semantic_options if api is not None else {}
+    if api is not None:
+        expected = strip_stash(expected, api.stash_annotations)
+        actual = strip_stash(actual, api.stash_annotations)
     if equal(expected, actual, schema=schema, **options):
         return
-    changes = diff(expected, actual, schema=schema, **options)
-    raise NotEquivalent(f"{what}:\n{render_changes(changes)}{_explain(changes, trace)}",
-                        diff=changes)
+    changes, accepted = accepted_changes(diff(expected, actual, schema=schema, **options))
+    if not changes:
+        return
+    raise NotEquivalent(f"{what}:\n{render_changes(changes)}{_accepted_note(accepted)}"
+                        f"{_explain(changes, trace)}{_stash_hint(changes)}", diff=changes)
+
+
+def _stash_hint(changes: Any) -> str:
+    """A fix for differences only in annotations: they may be a converter's stash."""
+    paths = [str(getattr(c, "path", "")) for c in changes]
+    if paths and all(p == "metadata" or p.startswith(("metadata.annotations",))
+                     for p in paths):
+        return ("\n  (only annotations differ: if the converters keep their own data there, "
+                "name its key prefix in stash_annotations and no property compares it)")
+    return ""
+
+
+def _accepted_note(accepted: int) -> str:
+    return (f"\n  ({accepted} more difference{'s' if accepted > 1 else ''} accepted by the "
+            "API's accept entries)") if accepted else ""
 
 
 def _path(error: Any) -> str:
@@ -288,7 +315,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
         elif prop is Property.VALID:
             a, b = vs
             seen = server.read(server.store(written, a, trace), b, trace)
-            errors = server.validate(seen, b)
+            errors = accepted_errors(server.validate(seen, b))
             if errors:
                 lines = "\n".join(f"  {e}" for e in errors)
                 raise NotEquivalent(
@@ -308,8 +335,16 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
         raise ConverterError(f"{api.name}: {exc}") from exc
 
 
-def check(api: API | Suite, unit: Unit, obj: Any) -> None:
+def check(api: API | Suite, unit: Unit, obj: Any, *,
+          accepted: set[int] | None = None) -> None:
     """Check one property of ``unit`` on ``obj`` (an object of the unit's first version).
+
+    A difference that one of the API's accept entries covers is not a failure; the
+    indexes (into ``api.accept``) of the entries that accepted one are added to
+    ``accepted``. Annotations under the API's ``stash_annotations`` prefixes are left out
+    of every comparison; with the API-server pipeline ``path_independent`` and
+    ``default_commutes`` also leave out the annotations the client did not write, as
+    ``roundtrip`` does (``APIServer.as_written``).
 
     With the API-server pipeline (the default for CRDs) ``roundtrip``, ``valid`` and
     ``path_independent`` move objects through ``compatfuzz.apiserver.APIServer``:
@@ -331,6 +366,20 @@ def check(api: API | Suite, unit: Unit, obj: Any) -> None:
     if isinstance(api, Suite):
         api.check(unit, obj)
         return
+    written = None
+    if api.pipeline == "apiserver" and unit.property in (Property.PATH_INDEPENDENT,
+                                                         Property.DEFAULT_COMMUTES):
+        # as roundtrip's as_written: an annotation the client did not write is the
+        # converter's (a stash), whatever path wrote it
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        notes = meta.get("annotations") if isinstance(meta, dict) else None
+        written = list(notes) if isinstance(notes, dict) else []
+    with checking(api.accept, unit, accepted if accepted is not None else set(),
+                  written=written):
+        _check(api, unit, obj)
+
+
+def _check(api: API, unit: Unit, obj: Any) -> None:
     kind = api.kind(unit.kind)
     prop, vs = unit.property, unit.versions
     server = api.server(kind)
@@ -349,6 +398,7 @@ def check(api: API | Suite, unit: Unit, obj: Any) -> None:
         out = api.convert(kind, json_copy(obj), a, b)
         errors = sorted(kind.schema(b).validator.iter_errors(out), key=lambda e: list(
             map(str, e.absolute_path)))
+        errors = [e for e in errors if not is_accepted(_path(e))]
         if errors:
             lines = "\n".join(f"  {_path(e)}: {e.message}" for e in errors[:20])
             raise NotEquivalent(f"{a} -> {b} output does not validate under {b}:\n{lines}")
@@ -359,7 +409,11 @@ def check(api: API | Suite, unit: Unit, obj: Any) -> None:
         if probe != obj:
             # the exact change, not the semantic one: popping an empty list is a mutation
             # semantic equality cannot see (issue 10)
-            changes = literal_diff(obj, probe)
+            changes, _ = accepted_changes(literal_diff(
+                strip_stash(obj, api.stash_annotations, tidy=False),
+                strip_stash(probe, api.stash_annotations, tidy=False)))
+            if not changes:
+                return
             raise NotEquivalent(
                 f"converting {a} -> {b} mutated its input:\n{render_changes(changes)}",
                 diff=changes)
@@ -413,6 +467,8 @@ class Recorder:
         self.stop = stop
         self.deadline = deadline
         self.coverage = coverage  # a compatfuzz.strategies Coverage, or None
+        #: accept entry index -> examples in which it accepted a difference
+        self.accepted: dict[int, int] = {}
         self._lock = threading.Lock()
 
     def before(self, obj: Any) -> None:
@@ -483,12 +539,16 @@ def build_test(
         recorder.before(obj)
         # each example's output is kept with its failure, not printed (issue 10)
         capture = Capture()
+        used: set[int] = set()
         try:
             with capture:
-                check(api, unit, obj)
+                check(api, unit, obj, accepted=used)
         except Exception as exc:
             recorder.failed(obj, exc, capture.text)
             raise
+        finally:
+            for index in used:
+                recorder.accepted[index] = recorder.accepted.get(index, 0) + 1
 
     compatfuzz_property.__qualname__ = compatfuzz_property.__name__ = re.sub(
         r"\W+", "_", unit.id.replace("->", "_to_")

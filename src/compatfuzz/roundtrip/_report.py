@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from compatfuzz.roundtrip._accept import accept_summary, describe
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
@@ -96,12 +97,14 @@ class ReportWriter:
         self.planned: list[Unit] = []
         self.running: dict[str, dict[str, Any]] = {}
         self.notices: list[str] = []
+        self.accept: tuple[dict[str, Any], ...] = ()
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             from compatfuzz import __version__
 
             self.planned = list(event.units)
+            self.accept = event.accept
             self.doc = {
                 "format": "compatfuzz-report/1",
                 "compatfuzz": __version__,
@@ -172,11 +175,12 @@ class ReportWriter:
         summary: dict[str, int] = {str(s): 0 for s in Status}
         for r in self.results:
             summary[str(r.status)] += 1
+        accepted, stale = accept_summary(self.accept, self.results)
         doc = {**self.doc, "summary": summary, "units": units,
                "running": list(self.running.values()),
                "not_run": [u.id for u in self.planned
                            if u.id not in done and u.id not in self.running],
-               "notices": self.notices}
+               "notices": self.notices, "accepted": accepted, "stale_accepts": stale}
         if self.report is not None:
             atomic_write(self.report, json.dumps(doc, indent=2) + "\n")
         if self.html is not None and self.doc:
@@ -185,17 +189,22 @@ class ReportWriter:
             atomic_write(self.html, render_html(doc, self.planned))
         if self.junit is not None and self.doc:
             write_junit(self.junit, self.results, planned=self.planned,
-                        running=set(self.running))
+                        running=set(self.running), accept=self.accept)
 
 
 def write_junit(path: Path, results: list[UnitResult], *,
-                planned: Sequence[Unit] = (), running: Iterable[str] = ()) -> None:
+                planned: Sequence[Unit] = (), running: Iterable[str] = (),
+                accept: Sequence[dict[str, Any]] = ()) -> None:
     """Write JUnit XML: one testsuite per API, one testcase per unit.
 
     Units of ``planned`` without a result are listed as skipped, saying whether they were
     running or had not started when the file was written (so a killed run's file still
-    accounts for every unit).
+    accounts for every unit). A unit in which accept entries accepted differences has an
+    ``accepted`` property per entry; a stale entry is a ``stale_accept`` property of its
+    API's testsuite.
     """
+    _, stale = accept_summary(accept, results)
+    by_entry = {(a["api"], a["index"]): a for a in accept}
     root = ET.Element("testsuites", name="compatfuzz")
     suites: dict[str, ET.Element] = {}
 
@@ -219,6 +228,11 @@ def write_junit(path: Path, results: list[UnitResult], *,
                                 ("edge_classes", " ".join(c["edge_classes"])),
                                 ("edge_classes_missing", " ".join(c["missing_edge_classes"]))):
                 ET.SubElement(props, "property", name=name, value=str(value))
+        for index, count in r.accepted:
+            entry = by_entry.get((r.unit.api, index))
+            if entry is not None:
+                ET.SubElement(props, "property", name="accepted",
+                              value=f"{entry['path']}: {count} examples; why: {entry['why']}")
         if r.status is Status.FAILED:
             cx = r.counterexample
             body = r.message
@@ -242,8 +256,17 @@ def write_junit(path: Path, results: list[UnitResult], *,
         ET.SubElement(case, "skipped", message=(
             "was still running when this file was written" if unit.id in busy else
             "did not run: the run ended (or this file was written) before it started"))
+    for row in stale:
+        suite = suite_for(row["api"])
+        found = suite.find("properties")
+        if found is None:
+            found = ET.Element("properties")
+            suite.insert(0, found)
+        ET.SubElement(found, "property", name="stale_accept", value=(
+            f"{describe(row)} accepted nothing in {len(row['units'])} units; why: "
+            f"{row['why']}"))
     for suite in suites.values():
-        cases = list(suite)
+        cases = [c for c in suite if c.tag == "testcase"]
         suite.set("tests", str(len(cases)))
         suite.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
         suite.set("errors", str(sum(1 for c in cases if c.find("error") is not None)))

@@ -312,7 +312,7 @@ def run_unit(
     coverage_json = (recorder.coverage.to_json()
                      if recorder.coverage is not None and recorder.coverage.examples else None)
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
-                      coverage_json)
+                      coverage_json, tuple(sorted(recorder.accepted.items())))
 
 
 class Count:
@@ -459,8 +459,10 @@ def run(
     else:
         db_obj, db_label = database, repr(database)
     started = time.monotonic()
+    accept = tuple({"api": a.name, "index": i, **entry.to_json()}
+                   for a in api_list if isinstance(a, API) for i, entry in enumerate(a.accept))
     yield RunStarted(tuple(u for _, u in selected), run_seed, profile, max_examples,
-                     duration, workers, db_label)
+                     duration, workers, db_label, accept)
     stop = stop if stop is not None else threading.Event()
     results: list[UnitResult] = []
 
