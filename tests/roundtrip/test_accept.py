@@ -24,7 +24,6 @@ from compatfuzz.roundtrip import (
     Accept,
     Property,
     RunStarted,
-    Status,
     Unit,
     UnitFinished,
     check,
@@ -33,19 +32,13 @@ from compatfuzz.roundtrip import (
 )
 from compatfuzz.roundtrip._accept import accept_summary
 from tests.roundtrip import gadgets
+from tests.roundtrip._units import failed as _failed
+from tests.roundtrip._units import results as _results
 
 REPO = Path(__file__).resolve().parents[2]
 FROBBER = REPO / "examples" / "frobber"
 
 
-def _results(api: API, examples: int = 60, **options: Any) -> dict[str, Any]:
-    return {e.result.unit.id.split("::", 1)[1]: e.result
-            for e in run(api, database="none", seed=3, max_examples=examples, **options)
-            if isinstance(e, UnitFinished)}
-
-
-def _failed(results: dict[str, Any]) -> dict[str, str]:
-    return {k: r.message for k, r in results.items() if r.status is not Status.PASSED}
 
 
 # -- stash annotations -------------------------------------------------------------

@@ -14,18 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from compatfuzz.roundtrip import API, Status, UnitFinished, run
+from compatfuzz.roundtrip import API, Status
 from tests.roundtrip import gadgets
-
-
-def _results(api: API, examples: int = 60, **options: Any) -> dict[str, Any]:
-    return {e.result.unit.id.split("::", 1)[1]: e.result
-            for e in run(api, database="none", seed=3, max_examples=examples, **options)
-            if isinstance(e, UnitFinished)}
-
-
-def _failed(results: dict[str, Any]) -> dict[str, str]:
-    return {k: r.message for k, r in results.items() if r.status is not Status.PASSED}
+from tests.roundtrip._units import failed as _failed
+from tests.roundtrip._units import results as _results
 
 
 def test_a_crd_is_judged_through_the_api_server_model() -> None:
