@@ -85,6 +85,29 @@ def test_same_module_name_in_two_configs_does_not_collide(tmp_path: Path) -> Non
         assert marker == sys.modules["pkg.conversion"].MARKER
 
 
+def test_a_module_a_converter_imports_is_the_one_beside_the_config(tmp_path: Path) -> None:
+    """'lossy.py' doing `from helpers import ...` gets its own folder's helpers.py, not
+    one another config loaded first (both example folders in one pytest session)."""
+    configs = []
+    for marker in ("first", "second"):
+        root = tmp_path / marker
+        _schemas_project(root, marker)
+        (root / "helpers.py").write_text(f"MARKER = {marker!r}\n")
+        (root / "conv.py").write_text(
+            "from helpers import MARKER\n\n"
+            "def convert(obj, version):\n    return dict(obj, marker=MARKER)\n")
+        configs.append(_write(root / "compatfuzz.toml", """
+            [[api]]
+            name = "numbers"
+            schemas = { v1 = "schemas/v1.json", v2 = "schemas/v2.json" }
+            convert = "conv:convert"
+        """))
+    for marker, config in zip(("first", "second"), configs, strict=True):
+        (api,) = load_config(config)
+        kind = api.kinds[0].name
+        assert api.convert(kind, {"spec": {"n": 1}}, "v1", "v2")["marker"] == marker
+
+
 @pytest.mark.parametrize(("body", "pointer", "message"), [
     ('[[api]]\nname = "a"\ncrd = "crd.yaml"\nconvrt = "m:f"\n', "$.api[0]",
      "unknown key(s) convrt"),

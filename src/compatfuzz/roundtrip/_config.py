@@ -154,11 +154,24 @@ def _put_first_on_path(module_name: str, base: Path) -> None:
     top = module_name.split(".", maxsplit=1)[0]
     if not ((base / f"{top}.py").is_file() or (base / top).is_dir()):
         return  # an installed module
-    # Another config's module of the same name (e.g. two 'conversion.py') must not win.
-    loaded = sys.modules.get(module_name) or sys.modules.get(top)
-    file = getattr(loaded, "__file__", None)
-    if loaded is not None and (file is None or not Path(file).resolve().is_relative_to(base)):
-        for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+    # Another config's module of the same name (e.g. two 'conversion.py') must not win,
+    # nor one that the named module imports in turn ('lossy.py' doing `from conversion
+    # import ...`): every module this folder defines and another folder loaded is forgotten.
+    try:
+        local = {p.stem if p.suffix == ".py" else p.name for p in base.iterdir()
+                 if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    except OSError:
+        local = {top}
+    stale = set()
+    for mod in local | {top}:
+        loaded = sys.modules.get(mod)
+        if loaded is None:
+            continue
+        file = getattr(loaded, "__file__", None)
+        if file is None or not Path(file).resolve().is_relative_to(base):
+            stale.add(mod)
+    if stale:
+        for name in [m for m in sys.modules if m.split(".", maxsplit=1)[0] in stale]:
             del sys.modules[name]
         importlib.invalidate_caches()
     if str(base) in sys.path:
