@@ -323,3 +323,18 @@ def test_accepted_differences_and_stale_entries_in_every_report(
     assert "<h2>Accepted differences (1)</h2>" in html
     assert "<h2>Stale accept entries (1)</h2>" in html
     assert "v6 rounded widths to whole inches before 6.2" in html
+
+
+@pytest.mark.parametrize(("prop", "needs"), [
+    ("encodings", "a protobuf API"),
+    ("path_independent", "three or more versions"),
+    ("default_idempotent", "defaulters"),
+])
+def test_a_run_that_would_test_nothing_is_not_a_pass(
+        prop: str, needs: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 0 must mean 'checked and held': a CI job asking for a property that has no
+    unit here would otherwise go green having tested nothing (issue 17, audit)."""
+    config = str(FROBBER / "compatfuzz.toml")
+    assert main(["fuzz", "--config", config, "--property", prop, "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"nothing to run: {prop} plans no unit for frobber" in err and needs in err, err

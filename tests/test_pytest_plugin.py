@@ -226,6 +226,8 @@ def test_pytest_in_a_subfolder_finds_the_config_as_compatfuzz_fuzz_does(
                           timeout=300)
     assert "replay: pytest '../../compatfuzz.toml::frobber::roundtrip[" in done.stdout, (
         done.stdout)
+    # the summary's node id is one pytest takes back, not "::compatfuzz.toml::..."
+    assert "FAILED ../../compatfuzz.toml::frobber::roundtrip[" in done.stdout, done.stdout
     replay = done.stdout.split("replay: pytest '")[1].split("'")[0]
     again = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", replay],
                            check=False, cwd=sub, capture_output=True, text=True, timeout=300)

@@ -284,7 +284,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from compatfuzz.errors import CompatfuzzError
 
     try:
-        _extend(items, ConfigFile.from_parent(session, path=path))
+        node: dict[str, Any] = {}
+        root = Path(config.rootpath).resolve()
+        if not path.is_relative_to(root):
+            # found above the rootdir (pytest run in a subfolder): name it as a path from
+            # the rootdir, which pytest takes back as an argument (`../../compatfuzz.toml`),
+            # not pytest's default "::compatfuzz.toml", which it refuses
+            node["nodeid"] = os.path.relpath(path, root).replace(os.sep, "/")
+        _extend(items, ConfigFile.from_parent(session, path=path, **node))
     except CompatfuzzError as exc:  # raised in a hook, it would be an INTERNALERROR
         raise pytest.UsageError(f"compatfuzz config {path}: {exc}") from None
     except pytest.Collector.CollectError as exc:

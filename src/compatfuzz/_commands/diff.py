@@ -122,7 +122,8 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     off = len(hidden) - info
     notes = ([f"{info} info not shown (-v shows them)"] if info else []) + (
         [f"{off} turned off by --severity not shown"] if off else [])
-    out.write(f"{len(findings)} findings, {len(fin.breaking)} breaking "
+    out.write(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
+              f"{len(fin.breaking)} breaking "
               f"({confirmed} with a witness), {ignored} ignored"
               + "".join(f"; {n}" for n in notes) + "\n")
 

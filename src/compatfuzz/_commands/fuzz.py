@@ -412,6 +412,28 @@ def _replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_NEEDS = {
+    "path_independent": "three or more versions",
+    "default_idempotent": "defaulters (defaulters = { v1 = \"mod:f\" })",
+    "default_commutes": "defaulters (defaulters = { v1 = \"mod:f\" })",
+    "encodings": "a protobuf API (proto = ...)",
+}
+
+
+def _nothing_planned(apis: list[Any], properties: list[str] | None) -> str | None:
+    """Why a run would test nothing, or None: exit 0 must never mean "nothing checked"
+    (pytest too exits 5, not 0, when it collects no test)."""
+    from compatfuzz.roundtrip import units
+
+    if any(units(api, properties) for api in apis):
+        return None
+    asked = ", ".join(properties or ["every property"])
+    needs = "; ".join(f"{p} needs {_NEEDS[p]}" for p in (properties or []) if p in _NEEDS)
+    return (f"nothing to run: {asked} plans no unit for {', '.join(a.name for a in apis)}"
+            + (f" ({needs})" if needs else "") + "\n  fix: name another --property, or "
+            "leave --property out to run every property that applies")
+
+
 def run(args: argparse.Namespace) -> int:
     from compatfuzz.roundtrip import RunFinished, Status
     from compatfuzz.roundtrip import run as run_engine
@@ -422,6 +444,10 @@ def run(args: argparse.Namespace) -> int:
     from compatfuzz.roundtrip._database import project_home
 
     apis = _load(args)
+    nothing = _nothing_planned(apis, args.properties)
+    if nothing:
+        print(f"compatfuzz fuzz: error: {nothing}", file=sys.stderr)
+        return EXIT_USAGE
     # beside the config (or the report), never wherever the command happened to run
     home = project_home(next((a.source for a in apis if a.source), None))
     beside = args.report or args.html
