@@ -110,7 +110,9 @@ def mutations(draw: st.DrawFn) -> tuple[descriptor_pb2.FileDescriptorProto, list
             else:
                 enum.value.add(name=f"NEW{len(enum.value)}", number=10 + len(enum.value))
         else:  # a new uint32 bound on port: tighter or looser than lte 65535
-            port = next(f for f in msg.field if f.name == "port")
+            port = next((f for f in msg.field if f.name == "port"), None)
+            if port is None:  # an earlier mutation deleted or renamed it
+                reject()
             bound = draw(st.sampled_from([1, 1024, 65534, 65535, 70000]))
             rules = pgv.FieldRules(uint32=pgv.UInt32Rules(lte=bound))
             port.options.CopyFrom(_pgv(rules.SerializeToString()))
