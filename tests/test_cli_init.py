@@ -83,3 +83,51 @@ def _mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str], setup: str,
     assert needle in capsys.readouterr().err
     if setup == "exists":
         assert (tmp_path / "compatfuzz.toml").read_text() == "# mine\n"
+
+
+_ORDERS = """openapi: 3.0.3
+info: {title: orders, version: "1"}
+paths: {}
+components:
+  schemas:
+    OrderV1: {type: object, properties: {id: {type: string}, qty: {type: integer}}}
+    OrderV2: {type: object, properties: {id: {type: string}, quantity: {type: integer}}}
+"""
+_RENAME = '''def convert(obj, version):
+    out = dict(obj)
+    old, new = ("qty", "quantity") if version == "v2" else ("quantity", "qty")
+    if old in out:
+        out[new] = out.pop(old)
+    return out
+'''
+
+
+def test_models_of_one_document_and_built_in_kinds_name_versions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`init v1=orders.yaml#OrderV1 ...` and `schemas = { v1 = "FILE#NAME" }` take schema
+    names as every command does (issue 17 audit: both said "file not found")."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "orders.yaml").write_text(_ORDERS)
+    (tmp_path / "rename.py").write_text(_RENAME)
+    assert main(["init", "v1=orders.yaml#OrderV1", "v2=orders.yaml#OrderV2",
+                 "--convert", "rename:convert"]) == 0, capsys.readouterr().err
+    config = tmp_path / "compatfuzz.toml"
+    assert 'v1 = "orders.yaml#OrderV1", v2 = "orders.yaml#OrderV2"' in config.read_text()
+    (api,) = load_config(config)
+    assert set(api.kinds[0].versions["v2"].root["properties"]) == {"id", "quantity"}
+    assert main(["fuzz", "--config", str(config), "--max-examples", "20", "-q"]) == 0
+    # a built-in kind is a version too, in the config as on the command line
+    config.write_text(config.read_text().replace(
+        'v1 = "orders.yaml#OrderV1"', 'v1 = "k8s:1.36:v1:ConfigMap"'))
+    (api,) = load_config(config)
+    assert "data" in api.kinds[0].versions["v1"].root["properties"]
+
+
+def test_init_says_protobuf_is_declared_by_hand(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.proto").write_text('syntax = "proto3";\npackage a.v2;\nmessage M {}\n')
+    assert main(["init", f"v2={tmp_path / 'a.proto'}", f"v3={tmp_path / 'a.proto'}",
+                 "--config", str(tmp_path / "c.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "not for protobuf" in err and "proto = ..." in err and "YAML" not in err, err

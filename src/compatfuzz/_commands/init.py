@@ -99,23 +99,31 @@ def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list
     from compatfuzz.errors import SchemaLoadError
     from compatfuzz.schema import read_documents
     from compatfuzz.schema._load import refuse_objects
+    from compatfuzz.schema._spec import parse_spec
 
-    versions: dict[str, Path] = {}
+    versions: dict[str, tuple[Path | None, str]] = {}  # version -> (file, what to write)
     for item in files:
-        version, sep, file = item.partition("=")
-        path = Path(file if sep else item)
+        version, sep, text = item.partition("=")
         if not sep:
-            version = path.stem
-        if not path.is_file():
-            raise SchemaLoadError("file not found", source=str(path),
-                                  hint="check the path (VERSION=FILE names a version)")
-        refuse_objects(read_documents(path), source=str(path))
+            text = item
+        spec = parse_spec(text)
+        path = spec.path
+        if not sep:
+            version = spec.kind.lower() if spec.builtin and spec.kind else (
+                path.stem if path is not None else text)
+        if path is not None:
+            if not path.is_file():
+                raise SchemaLoadError(
+                    "file not found", source=str(path),
+                    hint="check the path (VERSION=FILE names a version; FILE#NAME one model "
+                         "of a document, FILE@VERSION one version of a CRD)")
+            refuse_objects(read_documents(path), source=str(path))
         if version in versions:
             raise SchemaLoadError(
-                f"two files for version {version!r}", source=str(path),
+                f"two files for version {version!r}", source=text,
                 hint="name the versions: compatfuzz init v1=a/schema.json v2=b/schema.json",
             )
-        versions[version] = path
+        versions[version] = (path, text)
     if len(versions) < 2:
         raise SchemaLoadError(
             "one schema file is one version; a round trip needs two or more",
@@ -123,10 +131,18 @@ def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list
             hint="name one schema file per version: compatfuzz init v1=schemas/v1.json "
                  "v2=schemas/v2.json (or name a CRD file)",
         )
-    first_parent = next(iter(versions.values())).resolve().parent
+    paths = [p for p, _ in versions.values() if p is not None]
+    first_parent = (paths[0].resolve().parent if paths else folder.resolve())
     api = name or _slug(first_parent.name)
+
+    def written(path: Path | None, text: str) -> str:
+        if path is None:  # a built-in kind
+            return text
+        rest = text[len(str(path)):] if text.startswith(str(path)) else ""
+        return _rel(path, folder) + rest  # keeps #NAME / @VERSION
+
     table = ", ".join(f"{_toml(v) if not re.fullmatch(r'[A-Za-z0-9_-]+', v) else v} = "
-                      f"{_toml(_rel(p, folder))}" for v, p in versions.items())
+                      f"{_toml(written(p, t))}" for v, (p, t) in versions.items())
     lines = [
         "[[api]]",
         _line(f"name = {_toml(api)}", "short name used in test ids"),
@@ -164,6 +180,14 @@ def run(args: argparse.Namespace) -> int:
               "--config OTHER.toml", file=sys.stderr)
         return EXIT_USAGE
     folder = config.parent
+    for item in args.files:
+        text = item.partition("=")[2] or item
+        if text.split("#")[0].endswith(".proto"):
+            raise SchemaLoadError(
+                "compatfuzz init writes configs for CRDs and JSON Schema/OpenAPI files, not "
+                "for protobuf", source=text,
+                hint="declare a protobuf API by hand: proto = ..., messages = { v2 = "
+                     '"pkg.v2.Msg", ... } (docs/protobuf.md, examples/proto_cluster)')
     first = Path(args.files[0].partition("=")[2] or args.files[0])
     is_crd = len(args.files) == 1 and first.is_file() and any(
         isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"

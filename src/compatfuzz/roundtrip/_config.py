@@ -605,24 +605,39 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
                     hint="paths are relative to the config file's folder",
                 )
             return API.from_crd(name, crd_path, kind=entry.get("kind"), **options)
-        schemas = {}
+        from compatfuzz.schema import load_kubernetes, load_schema
+        from compatfuzz.schema._spec import parse_spec
+
+        # each value names a schema as every command does: FILE, FILE#NAME, FILE@VERSION,
+        # or k8s:[RELEASE:]API_VERSION:KIND (files relative to the config's folder)
+        specs = {}
         for version, spec in _mapping(entry, "schemas", source, where).items():
             key = f"{where}/schemas/{version}"
-            schema_path = base / str(spec)
-            if not schema_path.is_file():
+            text = str(spec)
+            builtin = text.startswith(("k8s:", "kubernetes:"))
+            parsed = parse_spec(text if builtin else str(base / text))
+            if not builtin and (parsed.path is None or not parsed.path.is_file()):
                 raise SchemaLoadError(
-                    f"schema file {str(spec)!r} not found (looked in {base})"
-                    + _close_file(str(spec), base), source=source,
+                    f"schema file {text!r} not found (looked in {base})"
+                    + _close_file(text, base), source=source,
                     pointer=f"{where}/schemas/{version}",
-                    hint="paths are relative to the config file's folder",
+                    hint="paths are relative to the config file's folder; one model of a "
+                         "document is FILE#NAME, one version of a CRD FILE@VERSION",
                 )
-            schemas[version] = schema_path
-        from compatfuzz.schema import load_schema
+            specs[version] = parsed
 
         loaded = {}
-        for version, schema_path in schemas.items():
+        for version, parsed in specs.items():
             key = f"{where}/schemas/{version}"
-            loaded[version] = load_schema(schema_path, ref_roots=roots)
+            if parsed.builtin:
+                assert parsed.api_version is not None and parsed.kind is not None
+                loaded[version] = load_kubernetes(parsed.api_version, parsed.kind,
+                                                  release=parsed.release or "1.37")
+            else:
+                assert parsed.path is not None
+                loaded[version] = load_schema(parsed.path, version=parsed.version,
+                                              definition=parsed.definition,
+                                              ref_roots=roots)
         key = where
         return API.from_schemas(name, loaded, kind=entry.get("kind"),
                                 group=str(entry.get("group", "")), ref_roots=roots,
