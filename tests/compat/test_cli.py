@@ -358,3 +358,25 @@ def test_the_summary_says_what_it_did_not_show(
     main(["diff", str(old), str(new), "-v"])
     out = capsys.readouterr().out
     assert "not shown" not in out and blocks(out) == total, out
+
+
+def test_an_ignore_entry_that_matches_nothing_is_reported_stale(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`path: spec.replica` for spec.replicas used to be silent (issue 17 audit)."""
+    old = tmp_path / "old.json"
+    new = tmp_path / "new.json"
+    old.write_text(json.dumps({"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"replicas": {"type": "integer", "maximum": 10}}}}}))
+    new.write_text(json.dumps({"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"replicas": {"type": "integer", "maximum": 5}}}}}))
+    ignore = tmp_path / "ignore.yaml"
+    ignore.write_text("ignore:\n"
+                      "  - {rule: bound-tightened, path: spec.replica, reason: typo}\n"
+                      "  - {rule: bound-tightened, path: spec.replicas, reason: agreed}\n")
+    assert main(["diff", str(old), str(new), "--ignore", str(ignore), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "ignore[0] (rule bound-tightened, path spec.replica) matched no finding" in (
+        captured.err)
+    assert "ignore[1]" not in captured.err
+    assert json.loads(captured.out)["stale_ignores"] == [
+        {"index": 0, "rule": "bound-tightened", "path": "spec.replica", "reason": "typo"}]

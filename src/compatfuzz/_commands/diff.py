@@ -281,12 +281,22 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         where = f" ({note.version})" if note.version else ""
         print(f"compatfuzz diff: note{where}: {note.message}", file=sys.stderr)
+    # an ignore entry that matched nothing is a typo or a change since gone: say so, as
+    # `fuzz` reports a stale [[api.accept]] entry (a warning, never a failure)
+    stale = [(i, e) for i, e in enumerate(policy.ignores)
+             if not any(e.matches(f) for f in findings)]
+    for i, entry in stale:
+        print(f"compatfuzz diff: warning: {args.ignore} ignore[{i}] (rule {entry.rule}, path "
+              f"{entry.path}) matched no finding: a typo in its rule or path, or a change "
+              "that is gone? (delete it when it no longer applies)", file=sys.stderr)
     fin = Finished(findings)
     if args.output_format == "json":
         json.dump({
             "old": started.old, "new": started.new, "direction": str(started.direction),
             "breaking": len(fin.breaking), "exit_code": fin.exit_code,
             "findings": [f.to_json() for f in findings],
+            "stale_ignores": [{"index": i, "rule": e.rule, "path": e.path,
+                               "reason": e.reason} for i, e in stale],
         }, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     elif args.output_format == "github":
