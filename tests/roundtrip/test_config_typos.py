@@ -55,3 +55,22 @@ def test_misspelt_property(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["fuzz", "--config", str(config), "--property", "roundtrp"]) == 2
     err = capsys.readouterr().err
     assert "'roundtrp' (did you mean 'roundtrip'?)" in err, err
+
+
+def test_a_top_level_key_inside_an_api_table_says_where_it_belongs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, **{'name_=_"frobber"': 'name = "frobber"\n'
+                                                       'allow_ref_roots = ["."]'})
+    assert main(["fuzz", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "allow_ref_roots belongs at the top of the file, before the first [[api]]" in err
+
+
+def test_a_version_of_a_plain_schema_is_refused_in_command_line_terms(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object"}')
+    assert main(["sample", str(schema), "--version", "v1"]) == 2
+    err = capsys.readouterr().err
+    assert "applies to CustomResourceDefinition files only" in err
+    assert "drop --version/@v1" in err and "definition=" not in err, err

@@ -67,11 +67,21 @@ def _load(args: argparse.Namespace) -> Any:
     assert spec.path is not None
     version = _one("--version", args.api_version, spec.version, spec.text)
     definition = _one("--definition", args.definition, spec.definition, spec.text)
+    from compatfuzz.errors import InvalidArgument
+
     try:
         return load_schema(spec.path, version=version, definition=definition,
                            ref_roots=args.allow_ref_root)
     except SchemaLoadError as exc:
         raise spec_hint(exc, str(spec.path)) from None
+    except InvalidArgument as exc:  # load_schema's Python wording: say it in CLI terms
+        if "version=" not in str(exc):
+            raise
+        raise SchemaLoadError(
+            f"a version ({version}) applies to CustomResourceDefinition files only, and this "
+            "is not one", source=str(spec.path),
+            hint=f"drop --version/@{version}; pick one model of a document with "
+                 f"{spec.path}#NAME") from None
 
 
 def _proto_strategy(args: argparse.Namespace) -> Any:

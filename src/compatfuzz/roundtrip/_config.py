@@ -400,9 +400,14 @@ class ConfigEntry:
         if unknown:
             guesses = [f"{k!r} -> {c[0]!r}" for k in sorted(unknown)
                        if (c := difflib.get_close_matches(k, sorted(keys), n=1, cutoff=0.6))]
+            # keys of the file's top level written inside a table (allow_ref_roots = [...]
+            # under [[api]]): say where they belong rather than only that they are unknown
+            misplaced = sorted(unknown & _TOP_KEYS)
+            where = (f"{', '.join(misplaced)} belongs at the top of the file, before the "
+                     "first [[api]] table; " if misplaced else "")
             raise self.error(
                 f"unknown key(s) {', '.join(sorted(unknown))}",
-                hint=(f"did you mean {', '.join(guesses)}? " if guesses else "")
+                hint=where + (f"did you mean {', '.join(guesses)}? " if guesses else "")
                 + f"the keys are: {', '.join(sorted(keys))}",
             )
 
