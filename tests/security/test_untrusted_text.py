@@ -96,7 +96,7 @@ def test_control_characters_in_an_exception_keep_junit_well_formed(tmp_path: Pat
         def convert(obj, desired):
             raise ValueError({ANSI!r})
     """)
-    done, junit, html = _outputs(config)
+    done, junit, _ = _outputs(config)
     assert done.returncode == 1, done.stderr
     root = ET.parse(junit).getroot()  # raised ParseError: CI read no result at all
     failure = root.find(".//failure")
@@ -140,7 +140,7 @@ def test_xml_safe_text_is_always_well_formed_and_printable_has_no_controls(
     element = ET.Element("failure", message=xml_safe(text))
     element.text = xml_safe(text)
     ET.fromstring(ET.tostring(element, encoding="unicode"))
-    assert not any(ord(c) < 32 and c not in "\t\n" or 0x7f <= ord(c) <= 0x9f
+    assert not any((ord(c) < 32 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f
                    for c in printable(text))
 
 

@@ -36,7 +36,7 @@ REPORT_VALUE_LIMIT = 4_000
 #: characters of one JSON value quoted in an error message (a diff's old or new value)
 MESSAGE_VALUE_LIMIT = 1_000
 #: rows of a diff kept in report.json (the counterexample file keeps every row)
-REPORT_DIFF_ROWS = 200
+REPORT_DIFF_ROWS = 50
 
 # C0 and C1 controls and DEL, but not tab and newline: what a terminal acts on
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
