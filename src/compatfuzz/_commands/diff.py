@@ -95,25 +95,34 @@ def _value(v: Any) -> str:
 
 def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
                 verbose: bool = False) -> None:
-    """Write the human report: one block per shown finding, then a summary line."""
-    out.write(f"compatfuzz diff {started.old} -> {started.new} "
-              f"(direction {started.direction})\n")
+    """Write the human report: one block per shown finding, then a summary line.
+
+    Every line has its control characters escaped (``\\x1b``): a field name in a schema is
+    anyone's text, and an escape sequence in it must not reach the terminal raw (issue 22,
+    item 9).
+    """
+    from compatfuzz.roundtrip._text import printable
+
+    def line(text: str) -> None:
+        out.write(printable(text, newlines=False) + "\n")
+
+    line(f"compatfuzz diff {started.old} -> {started.new} (direction {started.direction})")
     for f in findings:
         if not _shown(f, verbose):
             continue
         tag = "IGNORED" if f.ignored else str(f.severity).upper()
         kw = f" [{f.keyword}]" if f.keyword else ""
-        out.write(f"{tag:<8} {f.rule:<26} {f.location}{kw}\n")
-        out.write(f"         {f.message}\n")
+        line(f"{tag:<8} {f.rule:<26} {f.location}{kw}")
+        line(f"         {f.message}")
         if f.old is not None or f.new is not None:
-            out.write(f"         old: {_value(f.old)}  new: {_value(f.new)}\n")
+            line(f"         old: {_value(f.old)}  new: {_value(f.new)}")
         if f.witness is not None:
-            out.write(f"         witness ({f.witness.side}) at {f.witness.path or '$'}: "
-                      f"{_value(f.witness.value)} -> {f.witness.reason}\n")
+            line(f"         witness ({f.witness.side}) at {f.witness.path or '$'}: "
+                 f"{_value(f.witness.value)} -> {f.witness.reason}")
         elif f.breaking:
-            out.write(f"         {f.status}\n")
+            line(f"         {f.status}")
         if f.ignore_reason:
-            out.write(f"         ignored: {f.ignore_reason}\n")
+            line(f"         ignored: {f.ignore_reason}")
     fin = Finished(findings)
     confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
     ignored = sum(1 for f in findings if f.ignored)
@@ -122,10 +131,10 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     off = len(hidden) - info
     notes = ([f"{info} info not shown (-v shows them)"] if info else []) + (
         [f"{off} turned off by --severity not shown"] if off else [])
-    out.write(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
-              f"{len(fin.breaking)} breaking "
-              f"({confirmed} with a witness), {ignored} ignored"
-              + "".join(f"; {n}" for n in notes) + "\n")
+    line(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
+         f"{len(fin.breaking)} breaking "
+         f"({confirmed} with a witness), {ignored} ignored"
+         + "".join(f"; {n}" for n in notes))
 
 
 def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:

@@ -4,7 +4,12 @@ Runs each property (roundtrip, valid, no_mutation, path_independent, default_*, 
 encodings for protobuf APIs) for each version pair, shows progress on stderr, writes a
 JSON report and one replayable JSON file per counterexample.  Ctrl-C or SIGTERM stops at
 the next example and still writes the report and every counterexample found; a failure is
-written the moment it is found, so even SIGKILL keeps it.  Exit status: 0 every planned
+written the moment it is found, so even SIGKILL keeps it.  Output paths are checked before
+any unit runs (issue 22, item 7): a folder, the config itself, two outputs on one path or a
+folder that cannot be written is a usage error; a write that fails later (disk full) is
+said once and the run goes on, but cannot end in exit 0.  What user code wrote reaches the
+terminal cut to ``TERMINAL_TEXT_LIMIT`` characters and with control characters escaped
+(items 8 and 9).  Exit status: 0 every planned
 property ran and holds, 1 a property failed, 2 usage or config error, 130 interrupted
 with no failure.
 """
@@ -129,24 +134,38 @@ def _json(value: Any, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + " ...(truncated)"
 
 
+def _shown(text: str, full: str | None = None) -> str:
+    """User text as the terminal shows it: cut to ``TERMINAL_TEXT_LIMIT`` characters (with
+    where the rest is) and with control characters escaped (issue 22, items 8 and 9)."""
+    from compatfuzz.roundtrip._text import TERMINAL_TEXT_LIMIT, clip, printable
+
+    return printable(clip(text, TERMINAL_TEXT_LIMIT, full))
+
+
 def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
                       out: TextIO, saved_in: str | None) -> None:
     cx = result.counterexample
     if cx is None:
-        print(f"\n  {result.unit.id} FAILED: {result.message}", file=out)
+        print(f"\n  {result.unit.id} FAILED: {_shown(result.message)}", file=out)
         return
     print(f"\n  {result.unit.id} FAILED", file=out)
     shrunk = "minimal counterexample" if cx.shrunk else "counterexample (not yet minimal)"
-    print(f"  {shrunk}: {_json(cx.object)}", file=out)
-    for line in cx.error.splitlines():
+    print(f"  {shrunk}: {printable_json(cx.object)}", file=out)
+    for line in _shown(cx.error, cx_file).splitlines():
         print(f"    {line}", file=out)
-    _user_details(cx.traceback, cx.output, out)
+    _user_details(cx.traceback, cx.output, out, cx_file)
+    saved = getattr(result, "saved", None)
     if run_seed is not None:
         print(f"  seed: {run_seed} (rerun with --seed {run_seed} for the same examples)",
               file=out)
+    elif saved_in is not None and cx.error_type != "TimeoutError" and saved is False:
+        # Hypothesis swallows the OSError of a database it cannot write (issue 22, item 7)
+        print(f"  NOT saved in the example database {saved_in}: writing to it failed (a "
+              "file, a read-only folder or a full disk?); fix it, or replay the "
+              "counterexample file", file=out)
     elif saved_in is not None and cx.error_type != "TimeoutError":
         # only what Hypothesis really saved: not with --database none, not a timed-out
-        # example (it never failed, Hypothesis was stopped)
+        # example (it never failed, Hypothesis was stopped), not a failed write
         print(f"  saved in the example database {saved_in}: the next run (or pytest) "
               "replays it first", file=out)
     if cx_file:
@@ -156,7 +175,7 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
         # not @reproduce_failure: a config-declared API has no test function to decorate
         if run_seed is not None:
             print(f"  or: pytest '{node}' --compatfuzz-seed={run_seed}", file=out)
-        elif saved_in is not None and cx.error_type != "TimeoutError":
+        elif saved_in is not None and cx.error_type != "TimeoutError" and saved is not False:
             print(f"  or: pytest '{node}'  (replays it from the example database)", file=out)
     print("", file=out)
 
@@ -176,15 +195,22 @@ def pytest_node(cx: Any) -> str | None:
     return f"{where}::{unit.api}::{kind}{unit.name}"
 
 
-def _user_details(traceback: str, output: str, out: TextIO) -> None:
+def printable_json(value: Any) -> str:
+    """``value`` as one line of JSON for the terminal (2,000 characters at most)."""
+    from compatfuzz.roundtrip._text import printable
+
+    return printable(_json(value))
+
+
+def _user_details(traceback: str, output: str, out: TextIO, full: str | None = None) -> None:
     """The user's frames of a converter's traceback and what it printed (issue 10)."""
     if traceback:
         print("", file=out)
-        for line in traceback.rstrip("\n").splitlines():
+        for line in _shown(traceback.rstrip("\n"), full).splitlines():
             print(f"    {line}", file=out)
     if output:
         print("  captured output of the converters on this example:", file=out)
-        for line in output.rstrip("\n").splitlines():
+        for line in _shown(output.rstrip("\n"), full).splitlines():
             print(f"    | {line}", file=out)
 
 
@@ -287,7 +313,7 @@ class _Progress:
 
         if isinstance(event, Notice):
             self._clear()
-            print(f"compatfuzz fuzz: note: {event.message}", file=self.out)
+            print(f"compatfuzz fuzz: note: {_shown(event.message)}", file=self.out)
             if event.database is not None:
                 self.database = f"{event.database} (the local fallback)"
             self._live()
@@ -327,7 +353,7 @@ class _Progress:
                 _describe_failure(r, files.get(r.unit.id), self.seed, self.out,
                                   self.database)
             elif r.status is Status.ERROR:
-                print(f"  {r.message}", file=self.out)
+                print(f"  {_shown(r.message)}", file=self.out)
             self._live()
         elif isinstance(event, RunFinished):
             self._clear()
@@ -397,7 +423,7 @@ def _replay(args: argparse.Namespace) -> int:
         raise SchemaLoadError(f"the object is not an example of {unit.id}: {exc}",
                               source=str(path), pointer="/object",
                               hint="pass --config with the config the file came from") from None
-    print(f"replaying {unit.id} on {_json(obj, 500)}", file=sys.stderr)
+    print(f"replaying {unit.id} on {printable_json(obj)}", file=sys.stderr)
     from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
 
     capture = Capture()
@@ -405,7 +431,7 @@ def _replay(args: argparse.Namespace) -> int:
         with capture:
             check(apis[unit.api], unit, example)
     except (AssertionError, CompatfuzzError) as exc:
-        print(f"still failing: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"still failing: {type(exc).__name__}: {_shown(str(exc))}", file=sys.stderr)
         _user_details(find_user_traceback(exc), capture.text, sys.stderr)
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
@@ -434,6 +460,75 @@ def _nothing_planned(apis: list[Any], properties: list[str] | None) -> str | Non
             "leave --property out to run every property that applies")
 
 
+def _writable_folder(folder: Path) -> str | None:
+    """Why files cannot be created in ``folder`` (made if missing), or None.
+
+    Probes the nearest folder that exists with a real temporary file, as root too (where
+    permission bits stop nothing but a read-only mount or ``/proc`` still does); creates
+    nothing that stays.
+    """
+    import tempfile
+
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".compatfuzz-probe.", dir=existing)
+    except OSError as exc:
+        return f"cannot create files in {existing} ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def _check_outputs(args: argparse.Namespace, apis: list[Any], cx_dir: Path) -> str | None:
+    """Why an output path of this run is unusable, or None (issue 22, item 7).
+
+    Checked before any unit runs: a report written over the config (or another output)
+    destroys it, a folder given as a file, or a folder that cannot be written, ended in a
+    traceback after the run had spent its time.
+    """
+    outputs = [(flag, path) for flag, path in (("--report", args.report),
+                                                ("--junit", args.junit),
+                                                ("--html", args.html)) if path is not None]
+    inputs = {Path(p).resolve() for p in [args.config, *(a.source for a in apis)] if p}
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        where = path.resolve()
+        if where.is_dir():
+            return (f"{flag} {path} is a folder\n  fix: name a file in it, e.g. "
+                    f"{flag} {path / ('report' + path_suffix(flag))}")
+        if where in inputs:
+            return (f"{flag} {path} is the config this run reads; writing it would "
+                    f"destroy the config\n  fix: name another file for {flag}")
+        if where in seen:
+            return (f"{flag} {path} is also the {seen[where]} file; one would overwrite "
+                    f"the other\n  fix: give {flag} and {seen[where]} different files")
+        seen[where] = flag
+        why = _writable_folder(where.parent)
+        if why is not None:
+            return (f"{flag} {path} cannot be written: {why}\n  fix: name a file in a "
+                    "folder you can write")
+    flag = "--counterexamples" if args.counterexamples is not None else "the counterexample folder"
+    if cx_dir.exists() and not cx_dir.is_dir():
+        return (f"{flag} {cx_dir} is a file, not a folder\n  fix: pass --counterexamples "
+                "with a folder")
+    if cx_dir.resolve() in seen:
+        return (f"{flag} {cx_dir} is also the {seen[cx_dir.resolve()]} file\n  fix: pass "
+                "--counterexamples with another folder")
+    why = _writable_folder(cx_dir)
+    if why is not None:
+        return (f"{flag} {cx_dir} cannot be written: {why}\n  fix: pass "
+                "--counterexamples with a folder you can write")
+    return None
+
+
+def path_suffix(flag: str) -> str:
+    return {"--report": ".json", "--junit": ".xml", "--html": ".html"}[flag]
+
+
 def run(args: argparse.Namespace) -> int:
     from compatfuzz.roundtrip import RunFinished, Status
     from compatfuzz.roundtrip import run as run_engine
@@ -454,7 +549,18 @@ def run(args: argparse.Namespace) -> int:
     cx_dir = args.counterexamples or (
         (beside.parent if beside else home) / "compatfuzz-counterexamples"
     )
-    writer = ReportWriter(args.report, cx_dir, junit=args.junit, html=args.html)
+    bad = _check_outputs(args, apis, cx_dir)
+    if bad:
+        print(f"compatfuzz fuzz: error: {bad}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def on_write_error(path: Path, exc: OSError) -> None:
+        # one line per file, and the run goes on: the failures it finds still count
+        print(f"compatfuzz fuzz: error: cannot write {path} ({type(exc).__name__}: "
+              f"{exc.strerror or exc}); the run goes on without it", file=sys.stderr)
+
+    writer = ReportWriter(args.report, cx_dir, junit=args.junit, html=args.html,
+                          on_error=on_write_error)
     from compatfuzz.roundtrip._runner import LiveCounts
 
     live = LiveCounts()
@@ -495,13 +601,21 @@ def run(args: argparse.Namespace) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
         if args.junit is not None and not writer.doc:
-            write_junit(args.junit, writer.results)  # the run never started
+            try:
+                write_junit(args.junit, writer.results)  # the run never started
+            except OSError as exc:
+                on_write_error(args.junit, exc)
+                writer.failed_writes[str(args.junit)] = str(exc)
     results = writer.results
+    if writer.failed_writes:
+        # the outcome below stands, but never as exit 0: CI would read a stale file
+        print("compatfuzz fuzz: error: not written (or out of date): "
+              + ", ".join(sorted(writer.failed_writes)), file=sys.stderr)
     if any(r.status is Status.FAILED for r in results):
         if writer.files:
             print(f"counterexamples saved in {cx_dir}", file=sys.stderr)
         return EXIT_FAILED
-    if any(r.status is Status.ERROR for r in results):
+    if any(r.status is Status.ERROR for r in results) or writer.failed_writes:
         return EXIT_USAGE
     if finished is None or stop.is_set():
         return EXIT_INTERRUPTED

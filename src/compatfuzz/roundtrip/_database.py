@@ -12,6 +12,11 @@ A Redis outage in the middle of a nightly run must not end every unit with a one
 ``ConnectionError`` and 0 examples (issue 11): :class:`FallbackDatabase` switches, for good,
 to the local directory database on the first error and keeps a ``notice`` the runner
 reports once.
+
+Hypothesis swallows the ``OSError`` of a directory database it cannot write (a path that
+is a file, a read-only folder, a full disk), so :class:`NamespacedDatabase` remembers the
+keys it was asked to save and :meth:`NamespacedDatabase.kept` looks them up afterwards:
+the CLI says "saved in the example database" only when it was (issue 22, item 7).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class NamespacedDatabase(ExampleDatabase):
         self.inner = inner
         self.namespace = namespace
         self._prefix = b"compatfuzz:" + namespace.encode() + b":"
+        self.saved_keys: set[bytes] = set()
 
     def __repr__(self) -> str:
         return f"NamespacedDatabase({self.inner!r}, {self.namespace!r})"
@@ -64,7 +70,18 @@ class NamespacedDatabase(ExampleDatabase):
         return self.inner.fetch(self._prefix + key)
 
     def save(self, key: bytes, value: bytes) -> None:
+        self.saved_keys.add(key)
         self.inner.save(self._prefix + key, value)
+
+    def kept(self) -> bool | None:
+        """Whether what was saved through this database can be read back: ``None`` when
+        nothing was saved, ``False`` when the saves were lost (Hypothesis ignores a failed
+        write).  Only the keys Hypothesis replays first count, not its ``.secondary`` or
+        ``.pareto`` ones."""
+        keys = [k for k in self.saved_keys if not k.endswith((b".secondary", b".pareto"))]
+        if not keys:
+            return None
+        return any(next(iter(self.fetch(key)), None) is not None for key in keys)
 
     def delete(self, key: bytes, value: bytes) -> None:
         self.inner.delete(self._prefix + key, value)
@@ -131,9 +148,12 @@ class FallbackDatabase(ExampleDatabase):
         self._call(lambda db: db.move(src, dest, value))
 
 
-def namespaced(db: ExampleDatabase, namespace: str) -> ExampleDatabase:
-    """Return ``db`` seen through the key prefix ``namespace`` (a unit id)."""
+def namespaced(db: ExampleDatabase, namespace: str) -> NamespacedDatabase:
+    """Return ``db`` seen through the key prefix ``namespace`` (a unit id); ``db`` itself
+    when it already is (so the runner can ask it afterwards what was saved)."""
     if isinstance(db, NamespacedDatabase):
+        if db.namespace == namespace:
+            return db
         db = db.inner
     return NamespacedDatabase(db, namespace)
 

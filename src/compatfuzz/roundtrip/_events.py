@@ -185,6 +185,9 @@ class UnitResult:
     #: (index of an accept entry of the unit's API, examples in which it accepted a
     #: difference), for the entries that accepted any
     accepted: tuple[tuple[int, int], ...] = ()
+    #: whether the failing example can be read back from the example database: ``None``
+    #: when there is none or nothing was saved, ``False`` when the write was lost
+    saved: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

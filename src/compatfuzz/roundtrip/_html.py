@@ -118,6 +118,10 @@ def _relative(path: str) -> str:
 
 def _failure(row: Mapping[str, Any]) -> list[str]:
     cx = row.get("counterexample") or {}
+    if cx and "truncated" not in cx:  # not yet cut to the report limits (pytest's rows)
+        from compatfuzz.roundtrip._report import bounded_counterexample
+
+        cx = bounded_counterexample(cx, row.get("counterexample_file"))
     out = [f'<div class="failure" id="{_anchor(row["id"])}">',
            f"<h3>{_e(row['id'])} <span class=\"status s-{_e(row['status'])}\">"
            f"{_e(row['status'])}</span></h3>"]

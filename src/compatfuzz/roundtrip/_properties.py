@@ -191,18 +191,32 @@ def literal_diff(old: Any, new: Any, path: str = "") -> list[Any]:
 
 
 def render_changes(changes: Any, limit: int = 20) -> str:
-    """``semantic.diff`` changes as indented lines, ``  path: kind: old -> new``."""
+    """``semantic.diff`` changes as indented lines, ``  path: kind: old -> new``.
+
+    Each value is cut to ``MESSAGE_VALUE_LIMIT`` characters of JSON (the counterexample
+    file's ``diff`` keeps it whole): a 10 MB value once made the message, and from it the
+    report, 10 MB a copy (issue 22, item 8).
+    """
+    from compatfuzz.roundtrip._text import MESSAGE_VALUE_LIMIT, human_size
+
+    def show(value: Any) -> str:
+        text = json.dumps(value)
+        if len(text) <= MESSAGE_VALUE_LIMIT:
+            return text
+        return (f"{text[:MESSAGE_VALUE_LIMIT]} ... {human_size(len(text) - MESSAGE_VALUE_LIMIT)}"
+                " more (the whole value is in the counterexample's diff)")
+
     rows = diff_to_json(changes)
     lines = []
     for change, row in zip(changes or (), rows[:limit], strict=False):
         old, new = row["old"], row["new"]
         detail = getattr(change, "detail", "")
         if detail in ("key removed", "item removed"):
-            text = f"{json.dumps(old)} -> (absent: {detail})"
+            text = f"{show(old)} -> (absent: {detail})"
         elif detail in ("key added", "item added"):
-            text = f"(absent) -> {json.dumps(new)} ({detail})"
+            text = f"(absent) -> {show(new)} ({detail})"
         else:
-            text = f"{json.dumps(old)} -> {json.dumps(new)}"
+            text = f"{show(old)} -> {show(new)}"
         lines.append(f"  {row['path'] or '<root>'}: {row['kind']}: {text}")
     if len(rows) > limit:
         lines.append(f"  ... and {len(rows) - limit} more changes")

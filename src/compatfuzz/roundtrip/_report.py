@@ -8,6 +8,12 @@ ran (JUnit lists those as skipped).  A counterexample is on disk the moment it i
 before shrinking (``"shrunk": false``), and is replaced by the minimal one when its unit
 ends (issue 11).  Files get the usual permissions (``0666`` less the umask), not the
 ``0600`` of a bare ``mkstemp``.
+
+What they hold is bounded and safe (issue 22, items 7 to 9): a text field or a value
+longer than the limits of ``_text`` is cut, with a note naming the counterexample file,
+which alone keeps the full text; the JUnit file escapes every character XML 1.0 forbids,
+so it is always well-formed; and a write that fails mid-run (disk full, folder removed)
+is reported once through ``on_error`` and never ends the run.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -35,8 +41,22 @@ from compatfuzz.roundtrip._events import (
     UnitResult,
     UnitStarted,
 )
+from compatfuzz.roundtrip._text import (
+    REPORT_DIFF_ROWS,
+    REPORT_TEXT_LIMIT,
+    REPORT_VALUE_LIMIT,
+    clip,
+    human_size,
+    xml_safe,
+)
 
-__all__ = ["ReportWriter", "atomic_write", "counterexample_filename", "write_junit"]
+__all__ = [
+    "ReportWriter",
+    "atomic_write",
+    "bounded_counterexample",
+    "counterexample_filename",
+    "write_junit",
+]
 
 
 def _umask() -> int:
@@ -62,7 +82,8 @@ def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # backslashreplace: a lone surrogate from user code must not lose the whole file
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
             if hasattr(os, "fchmod"):
                 os.fchmod(fh.fileno(), 0o666 & ~_umask())
@@ -77,6 +98,57 @@ def counterexample_filename(cx: Counterexample) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", raw) + ".json"
 
 
+def _bounded_value(value: Any, full: str | None) -> tuple[Any, bool]:
+    """``value``, or its JSON text clipped to ``REPORT_VALUE_LIMIT`` when longer."""
+    text = json.dumps(value, default=str)
+    if len(text) <= REPORT_VALUE_LIMIT:
+        return value, False
+    return clip(text, REPORT_VALUE_LIMIT, full), True
+
+
+def bounded_counterexample(cx: dict[str, Any], full: str | None) -> dict[str, Any]:
+    """``cx`` (``Counterexample.to_json()``) cut to the report limits; ``truncated`` lists
+    the fields cut (often none), whose full text is in the counterexample file ``full``."""
+    out = dict(cx)
+    cut: list[str] = []
+    for name in ("error", "traceback", "output", "reproduce_failure"):
+        text = out.get(name)
+        if isinstance(text, str) and len(text) > REPORT_TEXT_LIMIT:
+            out[name] = clip(text, REPORT_TEXT_LIMIT, full)
+            cut.append(name)
+    out["object"], clipped = _bounded_value(out.get("object"), full)
+    if clipped:
+        cut.append("object")
+    diff = out.get("diff") or []
+    rows = []
+    for change in diff[:REPORT_DIFF_ROWS]:
+        row = dict(change)
+        for side in ("old", "new"):
+            row[side], clipped = _bounded_value(row.get(side), full)
+            if clipped and "diff" not in cut:
+                cut.append("diff")
+        rows.append(row)
+    if len(diff) > REPORT_DIFF_ROWS:
+        rows.append({"path": None, "kind": "truncated", "old": None, "new": None,
+                     "detail": f"... {len(diff) - REPORT_DIFF_ROWS} more changes"
+                               + (f"; every change is in {full}" if full else "")})
+        if "diff" not in cut:
+            cut.append("diff")
+    out["diff"] = rows
+    out["truncated"] = cut
+    return out
+
+
+def _bounded_row(result: UnitResult, full: str | None) -> dict[str, Any]:
+    """``result.to_json()`` cut to the report limits (the counterexample file keeps all)."""
+    row = result.to_json()
+    if len(row["message"]) > REPORT_TEXT_LIMIT:
+        row["message"] = clip(row["message"], REPORT_TEXT_LIMIT, full)
+    if row["counterexample"] is not None:
+        row["counterexample"] = bounded_counterexample(row["counterexample"], full)
+    return row
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
 
@@ -86,7 +158,8 @@ class ReportWriter:
     folder up to date.  :meth:`found` takes the runner's ``on_failure`` callbacks."""
 
     def __init__(self, report: Path | None, counterexamples: Path,
-                 junit: Path | None = None, html: Path | None = None) -> None:
+                 junit: Path | None = None, html: Path | None = None, *,
+                 on_error: Callable[[Path, OSError], None] | None = None) -> None:
         self.report = report
         self.junit = junit
         self.html = html
@@ -98,6 +171,24 @@ class ReportWriter:
         self.running: dict[str, dict[str, Any]] = {}
         self.notices: list[str] = []
         self.accept: tuple[dict[str, Any], ...] = ()
+        #: called once per file that could not be written (disk full, read-only)
+        self.on_error = on_error
+        #: path -> the error of its last failed write; cleared when a write succeeds
+        self.failed_writes: dict[str, str] = {}
+        self._rows: dict[str, dict[str, Any]] = {}
+
+    def _write(self, path: Path, text: Callable[[], str]) -> bool:
+        """Write ``text()`` to ``path``; on ``OSError`` note it (once) and go on: a full
+        disk must not end a run that is finding failures."""
+        try:
+            atomic_write(path, text())
+        except OSError as exc:
+            if str(path) not in self.failed_writes and self.on_error is not None:
+                self.on_error(path, exc)
+            self.failed_writes[str(path)] = f"{type(exc).__name__}: {exc}"
+            return False
+        self.failed_writes.pop(str(path), None)
+        return True
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -149,11 +240,12 @@ class ReportWriter:
         entry.update({"status": "failing, shrinking", "counterexample_file": path})
         self.flush()
 
-    def _write_counterexample(self, cx: Counterexample) -> str:
+    def _write_counterexample(self, cx: Counterexample) -> str | None:
         path = self.counterexamples / counterexample_filename(cx)
         doc = cx.to_json()
         doc["replay"] = f"compatfuzz fuzz --replay {path}"
-        atomic_write(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
+        if not self._write(path, lambda: json.dumps(doc, indent=2, sort_keys=False) + "\n"):
+            return None
         self.files[cx.unit.id] = str(path)
         return str(path)
 
@@ -167,9 +259,11 @@ class ReportWriter:
         self.doc["updated"] = _now()
         units = []
         for r in self.results:
-            row = r.to_json()
-            if r.unit.id in self.files:
-                row["counterexample_file"] = self.files[r.unit.id]
+            row = self._rows.get(r.unit.id)
+            if row is None:  # bounded once: a result never changes
+                row = self._rows[r.unit.id] = _bounded_row(r, self.files.get(r.unit.id))
+                if r.unit.id in self.files:
+                    row["counterexample_file"] = self.files[r.unit.id]
             units.append(row)
         done = {r.unit.id for r in self.results}
         summary: dict[str, int] = {str(s): 0 for s in Status}
@@ -182,27 +276,50 @@ class ReportWriter:
                            if u.id not in done and u.id not in self.running],
                "notices": self.notices, "accepted": accepted, "stale_accepts": stale}
         if self.report is not None:
-            atomic_write(self.report, json.dumps(doc, indent=2) + "\n")
+            self._write(self.report, lambda: json.dumps(doc, indent=2) + "\n")
         if self.html is not None and self.doc:
             from compatfuzz.roundtrip._html import render_html
 
-            atomic_write(self.html, render_html(doc, self.planned))
+            html = self.html
+            self._write(html, lambda: render_html(doc, self.planned))
         if self.junit is not None and self.doc:
-            write_junit(self.junit, self.results, planned=self.planned,
-                        running=set(self.running), accept=self.accept)
+            self._write(self.junit, lambda: junit_xml(
+                self.results, planned=self.planned, running=set(self.running),
+                accept=self.accept, files=self.files))
 
 
 def write_junit(path: Path, results: list[UnitResult], *,
                 planned: Sequence[Unit] = (), running: Iterable[str] = (),
-                accept: Sequence[dict[str, Any]] = ()) -> None:
-    """Write JUnit XML: one testsuite per API, one testcase per unit.
+                accept: Sequence[dict[str, Any]] = (),
+                files: dict[str, str] | None = None) -> None:
+    """Write :func:`junit_xml` to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, junit_xml(results, planned=planned, running=running, accept=accept,
+                                 files=files))
+
+
+def _message(text: str) -> str:
+    """A JUnit ``message`` attribute: the first line, at most 1,000 characters."""
+    first = text.split("\n", 1)[0]
+    return first if len(first) <= 1000 else (
+        f"{first[:1000]} ... {human_size(len(first) - 1000)} more")
+
+
+def junit_xml(results: Sequence[UnitResult], *,
+              planned: Sequence[Unit] = (), running: Iterable[str] = (),
+              accept: Sequence[dict[str, Any]] = (),
+              files: dict[str, str] | None = None) -> str:
+    """JUnit XML: one testsuite per API, one testcase per unit.
 
     Units of ``planned`` without a result are listed as skipped, saying whether they were
     running or had not started when the file was written (so a killed run's file still
     accounts for every unit). A unit in which accept entries accepted differences has an
     ``accepted`` property per entry; a stale entry is a ``stale_accept`` property of its
-    API's testsuite.
+    API's testsuite.  A failure's text is cut to ``REPORT_TEXT_LIMIT`` characters with a
+    note naming its counterexample file (in ``files``, by unit id), and every character
+    XML 1.0 forbids is escaped (``\x1b``), so the file is always well-formed.
     """
+    files = files or {}
     _, stale = accept_summary(accept, results)
     by_entry = {(a["api"], a["index"]): a for a in accept}
     root = ET.Element("testsuites", name="compatfuzz")
@@ -235,15 +352,19 @@ def write_junit(path: Path, results: list[UnitResult], *,
                               value=f"{entry['path']}: {count} examples; why: {entry['why']}")
         if r.status is Status.FAILED:
             cx = r.counterexample
-            body = r.message
+            full = files.get(r.unit.id)
+            body = clip(r.message, REPORT_TEXT_LIMIT, full)
             if cx is not None:
-                body = f"{cx.error}\n\ncounterexample: {json.dumps(cx.object)}"
+                obj, clipped = _bounded_value(cx.object, full)
+                body = (f"{clip(cx.error, REPORT_TEXT_LIMIT, full)}\n\ncounterexample: "
+                        + (obj if clipped else json.dumps(cx.object, default=str)))
                 if cx.seed is not None:
                     body += f"\nseed: {cx.seed}"
-            ET.SubElement(case, "failure", message=(cx.error.split("\n")[0] if cx else
-                                                    r.message)).text = body
+            ET.SubElement(case, "failure", message=_message(cx.error if cx else
+                                                             r.message)).text = body
         elif r.status is Status.ERROR:
-            ET.SubElement(case, "error", message=r.message.split("\n")[0]).text = r.message
+            ET.SubElement(case, "error", message=_message(r.message)).text = clip(
+                r.message, REPORT_TEXT_LIMIT)
         elif r.status in (Status.SKIPPED, Status.INTERRUPTED):
             ET.SubElement(case, "skipped", message=r.message or str(r.status))
     done = {r.unit.id for r in results}
@@ -271,5 +392,9 @@ def write_junit(path: Path, results: list[UnitResult], *,
         suite.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
         suite.set("errors", str(sum(1 for c in cases if c.find("error") is not None)))
         suite.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, ET.tostring(root, encoding="unicode") + "\n")
+    for element in root.iter():  # ANSI colours in an exception must not break the file
+        if element.text:
+            element.text = xml_safe(element.text)
+        for key, value in element.attrib.items():
+            element.set(key, xml_safe(value))
+    return ET.tostring(root, encoding="unicode") + "\n"

@@ -232,7 +232,11 @@ def run_unit(
                       alarm=alarm, on_failure=on_failure, heartbeat=heartbeat,
                       counter=counter)
     base = get_profile(profile)
-    overrides: dict[str, Any] = {"database": database, "verbosity": Verbosity.quiet,
+    from compatfuzz.roundtrip._database import namespaced
+
+    # namespaced here, not only in build_test, to ask it afterwards what it really saved
+    unit_db = namespaced(database, unit.id) if database is not None else None
+    overrides: dict[str, Any] = {"database": unit_db, "verbosity": Verbosity.quiet,
                                  "print_blob": True}
     if max_examples is not None:
         overrides["max_examples"] = max_examples
@@ -311,8 +315,14 @@ def run_unit(
             message = "interrupted while shrinking; counterexample not minimal"
     coverage_json = (recorder.coverage.to_json()
                      if recorder.coverage is not None and recorder.coverage.examples else None)
+    saved = None
+    if counterexample is not None and unit_db is not None:
+        try:
+            saved = unit_db.kept()
+        except Exception:  # a database that cannot even be read kept nothing we can use
+            saved = False
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
-                      coverage_json, tuple(sorted(recorder.accepted.items())))
+                      coverage_json, tuple(sorted(recorder.accepted.items())), saved)
 
 
 class Count:
