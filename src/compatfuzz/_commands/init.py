@@ -106,7 +106,7 @@ def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list
         path = Path(file if sep else item)
         if not sep:
             version = path.stem
-        if not path.is_file():
+        if not path.exists():  # a device or FIFO: read_documents says what it is
             raise SchemaLoadError("file not found", source=str(path),
                                   hint="check the path (VERSION=FILE names a version)")
         refuse_objects(read_documents(path), source=str(path))
@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     is_crd = len(args.files) == 1 and first.is_file() and any(
         isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
         for d in read_documents(first))
-    if len(args.files) == 1 and not first.is_file():
+    if len(args.files) == 1 and not first.exists():
         raise SchemaLoadError("file not found", source=str(first),
                               hint="name a CRD file, or one schema file per version")
     lines, name, typed = (_crd_api(first, folder, args.name) if is_crd
