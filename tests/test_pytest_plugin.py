@@ -68,6 +68,24 @@ def test_lossy_converter_fails_with_diff_counterexample_and_replay_line(
             '"kind": "Frobber", "spec": {"params": ["", ""]}}') in result.stdout.str()
 
 
+@pytest.mark.parametrize("flag", ["--lf", "--ff"])
+def test_last_failed_reruns_only_the_failed_unit(pytester: pytest.Pytester,
+                                                 flag: str) -> None:
+    """``--lf`` runs the one failed unit again (pytest 9.2 re-ran all of them: the cached
+    id parsed to ``roundtrip`` + params, the item's to ``roundtrip[...]`` without)."""
+    _frobber(pytester, "lossy.toml")
+    pytester.runpytest_subprocess("-k", "roundtrip").assert_outcomes(passed=1, failed=1)
+    result = pytester.runpytest_subprocess(flag, "-k", "roundtrip", "-v")
+    if flag == "--lf":  # 4 deselected by -k, 1 by --lf
+        result.assert_outcomes(failed=1, deselected=5)
+        result.stdout.fnmatch_lines(["run-last-failure: rerun previous 1 failure"])
+    else:  # the failure first, then the rest
+        result.assert_outcomes(passed=1, failed=1, deselected=4)
+        result.stdout.fnmatch_lines(["run-last-failure: rerun previous 1 failure first"])
+        first = next(line for line in result.outlines if "::frobber::" in line)
+        assert "roundtrip[v7beta1->v6]" in first and "FAILED" in first
+
+
 def test_failures_found_by_the_cli_replay_in_pytest(pytester: pytest.Pytester) -> None:
     _frobber(pytester, "lossy.toml")
     narrow = ["-p", "no:cacheprovider", "--compatfuzz-max-examples=1",

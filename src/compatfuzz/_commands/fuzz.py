@@ -390,10 +390,11 @@ class _Progress:
 def _replay(args: argparse.Namespace) -> int:
     from compatfuzz.errors import CompatfuzzError, SchemaLoadError
     from compatfuzz.roundtrip import Property, Unit, check, units
+    from compatfuzz.schema._read import read_text
 
     path: Path = args.replay
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path))  # a regular file, bounded (issue 22)
         unit = Unit(doc["api"], doc["kind"], Property(doc["property"]),
                     tuple(doc["versions"]))
         obj = doc["object"]

@@ -112,7 +112,7 @@ def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list
             version = spec.kind.lower() if spec.builtin and spec.kind else (
                 path.stem if path is not None else text)
         if path is not None:
-            if not path.is_file():
+            if not path.exists():  # a device or FIFO: read_documents says what it is
                 raise SchemaLoadError(
                     "file not found", source=str(path),
                     hint="check the path (VERSION=FILE names a version; FILE#NAME one model "
@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     is_crd = len(args.files) == 1 and first.is_file() and any(
         isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
         for d in read_documents(first))
-    if len(args.files) == 1 and not first.is_file():
+    if len(args.files) == 1 and not first.exists():
         raise SchemaLoadError("file not found", source=str(first),
                               hint="name a CRD file, or one schema file per version")
     lines, name, typed = (_crd_api(first, folder, args.name) if is_crd

@@ -122,11 +122,14 @@ def load_policy(path: str | Path, *, rules: Mapping[str, Rule] = RULES) -> Polic
     Raises:
         SchemaLoadError: the file is unreadable or an entry is malformed.
     """
-    from compatfuzz.schema._read import parse_documents
+    from compatfuzz.schema._read import parse_documents, read_text
 
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)  # a regular file, bounded (issue 22)
+    except UnicodeDecodeError as exc:
+        raise SchemaLoadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                              source=source, hint="save the ignore file as UTF-8") from None
     except OSError as exc:
         raise SchemaLoadError(f"cannot read ignore file: {exc.strerror}", source=source,
                               hint="check the --ignore path") from None

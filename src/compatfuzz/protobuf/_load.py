@@ -30,13 +30,85 @@ from google.protobuf.message import DecodeError, Message
 
 from compatfuzz.errors import InvalidArgument, SchemaLoadError
 
-__all__ = ["ProtoSchema", "load_protos"]
+__all__ = ["MAX_MESSAGE_DEPTH", "ProtoSchema", "check_chain_depth", "load_protos"]
 
 _IMPORT = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
 _DIAG = re.compile(r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$")
 _SET_SUFFIXES = (".binpb", ".pb", ".desc", ".protoset", ".bin", ".fds")
 ENVOY_HINT = "for Envoy/xDS trees `pip install xds-protos` provides validate, udpa, xds, " \
              "google/api, opencensus and opentelemetry"
+
+
+#: Longest chain of message types, each a field of the one before, that is loaded. It is
+#: upb's default decoding depth (``kUpb_WireFormat_DefaultDepthLimit`` = 100 in
+#: ``upb/wire/internal/constants.h``): a message nested deeper cannot be read back by
+#: protobuf's own Python decoder; building message classes for a 1,000-type chain ended
+#: in a ``RecursionError`` (issue 22).
+MAX_MESSAGE_DEPTH = 100
+_MESSAGE_FIELD = (descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                  descriptor_pb2.FieldDescriptorProto.TYPE_GROUP)
+
+
+def check_chain_depth(files: Sequence[descriptor_pb2.FileDescriptorProto], *, source: str,
+                      sources: dict[str, str]) -> None:
+    """Raise :class:`SchemaLoadError` if a chain of message-typed fields is longer than
+    :data:`MAX_MESSAGE_DEPTH` types (recursive messages are cycles, not chains).
+
+    Iterative: one depth-first walk of the type graph, edges back into the current path
+    cut, heights memoised.
+    """
+    edges: dict[str, list[str]] = {}
+    home: dict[str, str] = {}
+
+    def walk(prefix: str, msgs: Iterable[descriptor_pb2.DescriptorProto], file: str) -> None:
+        for m in msgs:
+            full = f"{prefix}.{m.name}"
+            home[full] = file
+            edges[full] = [f.type_name for f in m.field if f.type in _MESSAGE_FIELD]
+            walk(full, m.nested_type, file)
+
+    for fp in files:
+        walk(f".{fp.package}" if fp.package else "", fp.message_type, fp.name)
+    height: dict[str, int] = {}
+    below: dict[str, str | None] = {}
+    for start in edges:
+        if start in height:
+            continue
+        on_path = {start}
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            name, i = stack[-1]
+            kids = edges.get(name, [])
+            if i < len(kids):
+                stack[-1] = (name, i + 1)
+                kid = kids[i]
+                if kid in edges and kid not in height and kid not in on_path:
+                    on_path.add(kid)
+                    stack.append((kid, 0))
+                continue
+            stack.pop()
+            on_path.discard(name)
+            best = max((k for k in kids if k in height), key=height.__getitem__, default=None)
+            height[name] = 1 + (height[best] if best is not None else 0)
+            below[name] = best
+    if not height:
+        return
+    top = max(height, key=height.__getitem__)
+    if height[top] <= MAX_MESSAGE_DEPTH:
+        return
+    chain = [top]
+    while (nxt := below.get(chain[-1])) is not None:
+        chain.append(nxt)
+    shown = [c.lstrip(".") for c in chain]
+    path = " -> ".join([*shown[:3], "...", *shown[-2:]] if len(shown) > 6 else shown)
+    raise SchemaLoadError(
+        f"message {shown[0]} starts a chain of {height[top]:,} message types, each a "
+        f"field of the one before ({path}); at most {MAX_MESSAGE_DEPTH} are supported",
+        source=sources.get(home[top], source),
+        hint=f"protobuf's own decoders stop at {MAX_MESSAGE_DEPTH} levels of nesting "
+        "(upb's default depth limit), so such a message cannot be read back: shorten the "
+        "chain (a generated or hostile file?)",
+    )
 
 
 @dataclass(frozen=True)
@@ -73,6 +145,7 @@ class ProtoSchema:
                                       hint="regenerate the descriptor set with imports "
                                       "(`protoc --include_imports` / `buf build -o`)") from None
         names = frozenset(roots) if roots is not None else frozenset(f.name for f in ordered)
+        check_chain_depth(ordered, source=source, sources=sources or {})
         return cls(label, tuple(ordered), names, pool, dict(sources or {}))
 
     def file(self, name: str) -> descriptor_pb2.FileDescriptorProto:

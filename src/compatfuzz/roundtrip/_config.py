@@ -256,8 +256,10 @@ def load_config(path: str | Path, *, api: str | None = None,
     """
     path = Path(path)
     source = str(path)
+    from compatfuzz.schema._read import read_text
+
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_text(path))  # a regular file, bounded (issue 22)
     except FileNotFoundError:
         raise SchemaLoadError("config file not found", source=source,
                               hint="pass --config with the path to compatfuzz.toml") from None

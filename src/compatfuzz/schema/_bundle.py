@@ -38,6 +38,7 @@ import referencing.exceptions
 import referencing.jsonschema
 
 from compatfuzz.errors import RefOutsideRoot, SchemaLoadError, UnresolvableRef
+from compatfuzz.schema._check import check_node
 from compatfuzz.schema._keywords import map_children
 from compatfuzz.schema._keywords import pointer as render_pointer
 from compatfuzz.schema._model import resolve_pointer
@@ -183,6 +184,7 @@ class _Bundler:
         ``_keywords.pointer``)."""
         if not isinstance(node, Mapping):
             return node
+        check_node(node, source, where)  # keyword values, with the path in its file
         sub_id = node.get("$id")
         if isinstance(sub_id, str):
             base = urljoin(base, sub_id)

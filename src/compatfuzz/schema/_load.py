@@ -17,6 +17,7 @@ from typing import Any
 
 from compatfuzz.errors import InvalidArgument, SchemaLoadError
 from compatfuzz.schema._bundle import bundle
+from compatfuzz.schema._check import check_keywords
 from compatfuzz.schema._keywords import escape
 from compatfuzz.schema._model import CRD, CRDVersion, Schema, resolve_pointer
 from compatfuzz.schema._normalize import normalize
@@ -39,16 +40,28 @@ def _is_crd(doc: Any) -> bool:
             and doc.get("apiVersion") in _CRD_API_VERSIONS)
 
 
+def _is_list(doc: Any) -> bool:
+    """A Kubernetes ``List`` (``kind: List`` or ``*List`` with an ``items`` list): an
+    object kubectl flattens into its items (``k8s.io/cli-runtime/pkg/resource/visitor.go``,
+    ``FlattenListVisitor``), never a schema, however deeply nested."""
+    return (isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str)
+            and isinstance(doc.get("kind"), str) and doc["kind"].endswith("List")
+            and isinstance(doc.get("items"), list))
+
+
 def _crd_documents(docs: Sequence[Any]) -> list[tuple[Mapping[str, Any], int, str]]:
-    """(crd document, index of the file document, pointer inside it) for every CRD."""
+    """(crd document, index of the file document, pointer inside it) for every CRD,
+    nested Lists flattened (iteratively; the reader bounds their depth)."""
     found: list[tuple[Mapping[str, Any], int, str]] = []
     for i, doc in enumerate(docs):
-        if _is_crd(doc):
-            found.append((doc, i, ""))
-        elif isinstance(doc, Mapping) and doc.get("kind") == "List" and isinstance(
-                doc.get("items"), list):
-            found.extend((item, i, f"/items/{j}")
-                         for j, item in enumerate(doc["items"]) if _is_crd(item))
+        stack: list[tuple[Any, str]] = [(doc, "")]
+        while stack:
+            node, at = stack.pop()
+            if _is_crd(node):
+                found.append((node, i, at))
+            elif _is_list(node):
+                stack.extend(reversed([(item, f"{at}/items/{j}")
+                                       for j, item in enumerate(node["items"])]))
     return found
 
 
@@ -134,6 +147,7 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
         _need(None, list, "a non-empty list", (where, pointer + "/spec/versions"),
               "list at least one version under spec.versions")
     crd_name = f"{plural}.{group}"
+    _unique_versions(raw_versions, crd_name, where, pointer)
     versions = []
     for i, item in enumerate(raw_versions):
         vp = f"{pointer}/spec/versions/{i}"
@@ -158,6 +172,7 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
             _need(body, Mapping, "a schema mapping", (where, schema_pointer),
                   f"openAPIV3Schema must be a mapping such as {_PRESERVE}")
             if body is not shared or i == 0:  # a shared v1beta1 schema: warn once
+                check_keywords(body, source=where, pointer=schema_pointer)
                 warn_unknown_keywords(body, source=where, pointer=schema_pointer,
                                       kubernetes=True)
             served = bool(raw.get("served", True))
@@ -187,6 +202,26 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
         )
     return CRD(group=group, kind=kind, plural=plural, scope=scope, versions=tuple(versions),
                source=source, pointer=pointer)
+
+
+def _unique_versions(raw_versions: Sequence[Any], crd_name: str, where: str,
+                     pointer: str) -> None:
+    """Refuse a version name listed twice, as the API server does
+    (``k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go``,
+    ``ValidateCustomResourceDefinitionSpec``: "must contain unique version names");
+    before issue 22 the later one silently shadowed the earlier."""
+    first: dict[str, int] = {}
+    for i, item in enumerate(raw_versions):
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if not isinstance(name, str):
+            continue
+        if name in first:
+            raise SchemaLoadError(
+                f"spec.versions: Invalid value: must contain unique version names: "
+                f"{name!r} is spec.versions[{first[name]}] and spec.versions[{i}] of CRD "
+                f"{crd_name}", source=where, pointer=f"{pointer}/spec/versions/{i}/name",
+                hint="rename or remove one of them; the API server refuses this CRD")
+        first[name] = i
 
 
 def make_schema(root: Any, *, source: str, pointer: str, name: str, kubernetes: bool,
@@ -324,7 +359,8 @@ def _is_object(doc: Any) -> bool:
     """A Kubernetes object (``apiVersion`` and ``kind`` strings, no schema keyword): what
     ``kubectl apply`` takes, not a schema; generating from it as a schema gives ``{}``."""
     return (isinstance(doc, Mapping) and isinstance(doc.get("apiVersion"), str)
-            and isinstance(doc.get("kind"), str) and not _SCHEMA_KEYS & doc.keys())
+            and isinstance(doc.get("kind"), str)
+            and (_is_list(doc) or not _SCHEMA_KEYS & doc.keys()))
 
 
 def refuse_objects(docs: Sequence[Any], *, source: str) -> None:

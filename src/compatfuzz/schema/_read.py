@@ -11,13 +11,22 @@ than :data:`MAX_DEPTH` (1,000 levels was a ``RecursionError`` traceback). Both a
 on the YAML node graph before anything is built, iteratively, and refused with the file,
 the JSON path and a fix. Real schemas are far inside both bounds (Kubernetes CRDs nest
 ~30 levels).
+
+Issue 22, item 12: only regular files are read (``/dev/zero`` ran to a ``MemoryError`` at
+3.8 GB, a FIFO hung), at most :data:`MAX_FILE_BYTES` of them; numbers JSON cannot carry
+(``NaN``, ``Infinity``, ``1e400``, integers past float64's range) and duplicate keys are
+refused with the path and line, as Kubernetes' own YAML-to-JSON conversion refuses them
+(``sigs.k8s.io/yaml`` ``YAMLToJSONStrict``: 'key "a" already set in map'; Go's
+``encoding/json`` cannot hold a number outside float64).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,25 +34,66 @@ import yaml
 
 from compatfuzz.errors import SchemaLoadError
 
-__all__ = ["MAX_ALIAS_EXPANSION", "MAX_DEPTH", "check_depth", "parse_documents",
-           "read_documents", "read_documents_cached"]
+__all__ = ["MAX_ALIAS_EXPANSION", "MAX_DEPTH", "MAX_FILE_BYTES", "check_depth",
+           "max_file_bytes", "parse_documents", "read_documents", "read_documents_cached",
+           "read_text"]
 
 #: Values YAML aliases may add once expanded (an alias-free file adds none).
 MAX_ALIAS_EXPANSION = 1_000_000
 #: Deepest nesting of mappings and lists a document may have.
 MAX_DEPTH = 200
+#: Largest input file read (schema, config, replay or ignore file): 64 MiB, sixteen times
+#: Kubernetes' whole OpenAPI v2 document (~4 MB), far below what parsing it would cost.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Decimal digits of the largest integer a float64 holds (~1.8e308): longer is refused.
+_MAX_INT_DIGITS = 309
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
+class _NotJson:
+    """A number read from a file that JSON cannot carry; found and reported after parsing."""
+
+    __slots__ = ("line", "text")
+
+    def __init__(self, text: str, line: int | None = None) -> None:
+        self.text, self.line = text, line
+
+
+def _json_int(text: str) -> int | _NotJson:
+    digits = len(text.lstrip("+-"))
+    return int(text) if digits <= _MAX_INT_DIGITS else _NotJson(text)
+
+
+def _json_float(text: str) -> float | _NotJson:
+    value = float(text)
+    return value if math.isfinite(value) else _NotJson(text)
+
+
 class _Loader(_Base):  # type: ignore[misc]
-    """Safe loader that leaves timestamps as strings, like Kubernetes' YAML-to-JSON."""
+    """Safe loader that leaves timestamps as strings, like Kubernetes' YAML-to-JSON, and
+    marks numbers JSON cannot carry (``.inf``, ``.nan``, ``1e400``, 400-digit integers)."""
 
     yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
         first: [r for r in resolvers if r[0] != _TIMESTAMP]
         for first, resolvers in _Base.yaml_implicit_resolvers.items()
     }
+
+    def _checked_float(self, node: Any) -> Any:
+        value = self.construct_yaml_float(node)
+        return value if math.isfinite(value) else _NotJson(node.value,
+                                                           node.start_mark.line + 1)
+
+    def _checked_int(self, node: Any) -> Any:
+        digits = sum(c.isdigit() for c in node.value)
+        if digits > _MAX_INT_DIGITS:  # before int(): past 4,300 digits it raises
+            return _NotJson(f"an integer of {digits:,} digits", node.start_mark.line + 1)
+        return self.construct_yaml_int(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:float", _Loader._checked_float)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader._checked_int)
 
 
 def _path(tokens: list[Any]) -> str:
@@ -68,11 +118,14 @@ def _too_deep(source: str, tokens: list[Any], line: int | str | None = None
     )
 
 
-def check_depth(document: Any, *, source: str = "<memory>") -> None:
-    """Raise :class:`SchemaLoadError` if ``document`` nests deeper than :data:`MAX_DEPTH`.
+def check_depth(document: Any, *, source: str = "<memory>", text: str | None = None) -> None:
+    """Raise :class:`SchemaLoadError` if ``document`` nests deeper than :data:`MAX_DEPTH`
+    or holds a number JSON cannot carry (NaN, an infinity, an integer past float64).
 
-    Iterative, so the check itself cannot overflow the stack; shared (aliased) values are
-    visited once per path, which the alias bound keeps small.
+    Iterative, in document order, so the check itself cannot overflow the stack and the
+    first offending value is the first in the file; shared (aliased) values are visited
+    once per path, which the alias bound keeps small. ``text`` (the JSON it was parsed
+    from) lets the error give a line.
     """
     stack: list[tuple[Any, list[Any]]] = [(document, [])]
     while stack:
@@ -80,9 +133,61 @@ def check_depth(document: Any, *, source: str = "<memory>") -> None:
         if len(tokens) > MAX_DEPTH:
             raise _too_deep(source, tokens)
         if isinstance(node, dict):
-            stack.extend((v, [*tokens, k]) for k, v in node.items())
+            stack.extend(reversed([(v, [*tokens, k]) for k, v in node.items()]))
         elif isinstance(node, list):
-            stack.extend((v, [*tokens, i]) for i, v in enumerate(node))
+            stack.extend(reversed([(v, [*tokens, i]) for i, v in enumerate(node)]))
+        elif isinstance(node, _NotJson | float) or (
+                isinstance(node, int) and not isinstance(node, bool)
+                and node.bit_length() > 1024):
+            bad = _not_json(node)
+            if bad is not None:
+                raise _not_json_error(source, tokens, bad, node, text)
+
+
+def _not_json(value: Any) -> str | None:
+    """Why ``value`` cannot be a JSON number, or None."""
+    if isinstance(value, _NotJson):
+        value = value.text
+        if value.startswith("an integer"):
+            return f"{value}, past what a float64 holds"
+    if isinstance(value, str):
+        low = value.lower().lstrip("+-")
+        if "nan" in low:
+            return f"{value} is not a number JSON can hold (JSON has no NaN)"
+        if "inf" in low:
+            return f"{value} is not a number JSON can hold (JSON has no infinity)"
+        digits = sum(c.isdigit() for c in value)
+        if "." not in value and "e" not in low and digits > _MAX_INT_DIGITS:
+            return f"an integer of {digits:,} digits, past what a float64 holds"
+        return f"{value} is past what a float64 holds (about 1.8e308)"
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN is not a number JSON can hold (JSON has no NaN)"
+    if isinstance(value, float) and math.isinf(value):
+        return f"{value} is not a number JSON can hold (JSON has no infinity)"
+    if isinstance(value, int) and value.bit_length() > 1024:
+        size = f"{len(str(abs(value))):,}" if value.bit_length() < 14000 else "thousands of"
+        return f"an integer of {size} digits, past what a float64 holds"
+    return None
+
+
+_JSON_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|(-?(?:Infinity|NaN|\d[\d.eE+-]*))')
+
+
+def _not_json_error(source: str, tokens: list[Any], why: str, node: Any,
+                    text: str | None) -> SchemaLoadError:
+    line = node.line if isinstance(node, _NotJson) else None
+    if line is None and text is not None and isinstance(node, _NotJson):
+        for match in _JSON_NUMBER.finditer(text):
+            if match.group(1) == node.text:
+                line = text.count("\n", 0, match.start()) + 1
+                break
+    at = f" (line {line})" if line else ""
+    return SchemaLoadError(
+        f"{why}, at {_path(tokens)}{at}", source=source,
+        hint="write a finite number within +-1.8e308: Kubernetes and most JSON readers "
+        "hold numbers as float64, and JSON has no NaN or infinity (drop such a value "
+        "from enum/default, or leave the bound out)",
+    )
 
 
 def _check_nodes(root: Any, source: str) -> None:
@@ -114,6 +219,8 @@ def _check_nodes(root: Any, source: str) -> None:
                 hint="JSON has no cycles: write the value out instead of aliasing it",
             )
         on_path.add(key)
+        if isinstance(node, yaml.MappingNode):
+            _check_duplicate_keys(root, node, source)
         stack.append((node, True))
         stack.extend((c, False) for c in reversed(_node_children(node)))
     if height[id(root)] > MAX_DEPTH + 1:  # a scalar at depth MAX_DEPTH is fine
@@ -130,6 +237,80 @@ def _check_nodes(root: Any, source: str) -> None:
             source=source,
             hint="write the values out, or use fewer nested aliases (&anchor / *alias)",
         )
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _check_duplicate_keys(root: Any, node: Any, source: str) -> None:
+    """Refuse a mapping that names one key twice (PyYAML keeps the last one silently)."""
+    seen: dict[tuple[str, str], Any] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE:
+            continue  # merged keys ('<<') may be overridden: that is what they are for
+        first = seen.setdefault((key.tag, key.value), key)
+        if first is not key:
+            raise _duplicate(source, _path(_path_to(root, node) if node is not root else []),
+                             key.value, key.start_mark.line + 1, first.start_mark.line + 1)
+
+
+def _duplicate(source: str, where: str, key: str, line: int, first: int | None
+               ) -> SchemaLoadError:
+    earlier = f" (first at line {first})" if first else ""
+    return SchemaLoadError(
+        f"key {key!r} is set twice in the mapping at {where}: line {line}{earlier}",
+        source=source,
+        hint=f"keep one {key!r}: YAML and JSON readers disagree on which one wins "
+        "(Kubernetes refuses the file: 'key already set in map')",
+    )
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateKey
+    return out
+
+
+_JSON_LEX = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
+
+
+def _json_duplicate(text: str, source: str) -> SchemaLoadError:
+    """The error for the first key JSON ``text`` repeats in one object, with path and
+    line; run only once ``_unique_pairs`` has found that there is one."""
+    # per open container: [keys seen and their lines (None for a list), index or key,
+    # expecting a key]
+    frames: list[list[Any]] = []
+    tokens: list[Any] = []
+    for match in _JSON_LEX.finditer(text):
+        tok = match.group()
+        if tok in "[{":
+            if frames:
+                tokens.append(frames[-1][1])
+            frames.append([{}, None, True] if tok == "{" else [None, 0, False])
+        elif tok in "]}":
+            frames.pop()
+            if frames:
+                tokens.pop()
+        elif tok == ",":
+            if frames and frames[-1][0] is None:
+                frames[-1][1] += 1
+            elif frames:
+                frames[-1][2] = True
+        elif tok != ":" and frames and frames[-1][0] is not None and frames[-1][2]:
+            key = json.loads(tok)
+            line = text.count("\n", 0, match.start()) + 1
+            seen = frames[-1][0]
+            if key in seen:
+                return _duplicate(source, _path(tokens), key, line, seen[key])
+            seen[key] = line
+            frames[-1][1], frames[-1][2] = key, False
+    return SchemaLoadError("an object names one key twice", source=source,
+                           hint="keep one of each key")
 
 
 def _descend(root: Any, wanted: Any) -> tuple[list[Any], Any]:
@@ -256,7 +437,9 @@ def _load_yaml(text: str, source: str) -> list[Any]:
         while loader.check_node():
             node = loader.get_node()
             _check_nodes(node, source)
-            docs.append(loader.construct_document(node))
+            doc = loader.construct_document(node)
+            check_depth(doc, source=source)  # the numbers the constructors marked
+            docs.append(doc)
         return docs
     finally:
         loader.dispose()
@@ -273,7 +456,10 @@ def parse_documents(text: str, *, source: str = "<string>") -> list[Any]:
     looks_json = source.endswith(".json") or stripped[:1] in ("{", "[")
     if looks_json:
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, object_pairs_hook=_unique_pairs, parse_int=_json_int,
+                             parse_float=_json_float, parse_constant=_NotJson)
+        except _DuplicateKey:
+            raise _json_duplicate(text, source) from None
         except RecursionError:
             raise _too_deep(source, [], _json_too_deep_line(text)) from None
         except json.JSONDecodeError as exc:
@@ -286,7 +472,7 @@ def parse_documents(text: str, *, source: str = "<string>") -> list[Any]:
                 ) from None
             # not a .json file: it may still be YAML that happens to start with a brace
         else:
-            check_depth(doc, source=source)
+            check_depth(doc, source=source, text=text)
             return [doc]
     try:
         docs = _load_yaml(text, source)
@@ -322,20 +508,74 @@ def parse_documents(text: str, *, source: str = "<string>") -> list[Any]:
     return [d for d in docs if d is not None]
 
 
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISBLK, "a block device"))
+
+
+def _not_regular(path: Path, mode: int) -> SchemaLoadError:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return SchemaLoadError(
+        f"is {kind}, not a regular file", source=str(path),
+        hint="pass a regular file; compatfuzz never reads devices or pipes, which may "
+        "never end (/dev/zero) or block forever (a FIFO): save the stream to a file first",
+    )
+
+
+def max_file_bytes() -> int:
+    """:data:`MAX_FILE_BYTES`, or ``COMPATFUZZ_MAX_FILE_BYTES`` when set (a bigger file)."""
+    raw = os.environ.get("COMPATFUZZ_MAX_FILE_BYTES", "")
+    return int(raw) if raw.isdigit() else MAX_FILE_BYTES
+
+
+def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8") -> str:
+    """Return the text of a *regular* file of at most :func:`max_file_bytes` bytes.
+
+    The file is checked with ``stat`` before it is opened, and again on the open
+    descriptor (opened non-blocking, so a path swapped for a FIFO in between cannot hang);
+    then at most the limit plus one byte is read. Missing files, folders, permissions
+    and undecodable text raise the usual ``OSError`` / ``UnicodeDecodeError`` for the
+    caller to word.
+
+    Raises:
+        SchemaLoadError: a device, FIFO or socket, or a file larger than the limit.
+    """
+    p = Path(path)
+    mode = os.stat(p).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "Is a directory", str(p))
+    if not stat.S_ISREG(mode):
+        raise _not_regular(p, mode)
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(p, mode)
+        limit = max_file_bytes()
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise SchemaLoadError(
+            f"is larger than {limit:,} bytes, the most compatfuzz reads", source=str(p),
+            hint="check that this is the right file (a schema or config is rarely over a "
+            "few MB); for a bigger one, set COMPATFUZZ_MAX_FILE_BYTES",
+        )
+    return data.decode(encoding)
+
+
 def read_documents(path: str | os.PathLike[str]) -> list[Any]:
     """Return the documents of a JSON or YAML file (all of a ``---``-separated stream).
 
-    Empty documents are dropped. Only safe YAML tags are accepted.
+    Empty documents are dropped. Only safe YAML tags are accepted. Only regular files
+    are read, at most :data:`MAX_FILE_BYTES` of them (see :func:`read_text`).
 
     Raises:
-        SchemaLoadError: the file is missing or unreadable, or malformed; the message
-            names the file, the line and column, and a fix.
+        SchemaLoadError: the file is missing, unreadable, not a regular file, too large,
+            or malformed; the message names the file, the line and column, and a fix.
 
     .. versionadded:: 0.1
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        text = read_text(p, encoding="utf-8-sig")
     except FileNotFoundError:
         raise SchemaLoadError("file not found", source=str(p),
                               hint="check the path (relative paths are taken from "

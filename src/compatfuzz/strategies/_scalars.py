@@ -466,6 +466,17 @@ def integers_for(node: Mapping[str, Any], *, kubernetes: bool) -> st.SearchStrat
     return st.integers(min_value=ilo, max_value=ihi)
 
 
+def _float_inside(bound: Any, toward: float) -> float | None:
+    """``bound`` as a float, moved one step ``toward`` the range when an integer bound has
+    no exact float (10**300): Hypothesis refuses an inexact bound."""
+    if bound is None:
+        return None
+    as_float = float(bound)
+    if isinstance(bound, int) and as_float != bound and (as_float < bound) == (toward > 0):
+        return math.nextafter(as_float, toward)
+    return as_float
+
+
 def numbers_for(node: Mapping[str, Any], *, kubernetes: bool) -> st.SearchStrategy[float | int]:
     """JSON numbers: finite floats (and integers) honouring bounds and multipleOf."""
     lo, hi, lo_excl, hi_excl = _bounds(node)
@@ -503,16 +514,17 @@ def numbers_for(node: Mapping[str, Any], *, kubernetes: bool) -> st.SearchStrate
             and (hi is None or (x < hi if hi_excl else x <= hi))
         )
     floats = st.floats(
-        min_value=lo, max_value=hi, exclude_min=lo_excl and lo is not None,
+        min_value=_float_inside(lo, math.inf), max_value=_float_inside(hi, -math.inf),
+        exclude_min=lo_excl and lo is not None,
         exclude_max=hi_excl and hi is not None, allow_nan=False, allow_infinity=False,
         width=width,
     )
     ilo = None if lo is None else (math.floor(lo) + 1 if lo_excl else math.ceil(lo))
     ihi = None if hi is None else (math.ceil(hi) - 1 if hi_excl else math.floor(hi))
-    if ilo is None or ihi is None or ilo <= ihi:
-        ints = st.integers(
-            min_value=ilo if ilo is not None else INT64[0],
-            max_value=ihi if ihi is not None else INT64[1],
-        )
-        return st.one_of(ints, floats)
+    # Whole numbers only within int64 too: a bound of 1e300 left no int64 above it, and
+    # the integers' own range was inverted (a Hypothesis InvalidArgument, issue 22).
+    ilo = INT64[0] if ilo is None else max(ilo, INT64[0])
+    ihi = INT64[1] if ihi is None else min(ihi, INT64[1])
+    if ilo <= ihi:
+        return st.one_of(st.integers(min_value=ilo, max_value=ihi), floats)
     return floats
