@@ -254,11 +254,14 @@ def run_unit(
                 test()
             finally:
                 alarm.disarm()
-    except ExampleDeadline:
+    except ExampleDeadline as exc:
         where, checking = alarm.fired_at or ("", True)
         stuck = f" (stuck in {where})" if where else ""
         knob = "--example-deadline, or example_deadline= in Python; 'none' disables it"
-        if checking:
+        if exc.unavailable is not None:  # waiting on a webhook: a setup error
+            status, message = Status.ERROR, _setup_message(api, unit, exc.unavailable)
+            recorder.failure = None
+        elif checking:
             status = Status.FAILED
             message = (f"an example took longer than the {example_deadline:g}s per-example "
                        f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
