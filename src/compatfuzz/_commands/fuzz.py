@@ -323,6 +323,8 @@ class _Progress:
                       f"{r.unit.id}  ({r.examples} examples, {r.seconds:.1f}s"
                       + (f", {r.coverage_summary()})" if r.coverage else ")"),
                       file=self.out)
+                if r.replayed:
+                    print(f"  example database: {r.replayed}", file=self.out)
             if r.status is Status.FAILED:
                 _describe_failure(r, files.get(r.unit.id), self.seed, self.out,
                                   self.database)

@@ -16,8 +16,11 @@ reports once.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +44,97 @@ __all__ = [
 ]
 
 
+#: Hypothesis's sub-keys of a test's key (``ConjectureRunner.secondary_key`` and
+#: ``pareto_key``, ``hypothesis/internal/conjecture/engine.py``): every other key is a
+#: primary key, the one that holds a test's minimal failures.
+_SUB_KEYS = (b".secondary", b".pareto")
+#: A saved choice sequence larger than this is not one Hypothesis wrote for a unit.
+MAX_ENTRY_BYTES = 1024 * 1024
+#: At most this many entries are read from one key (a shared database may hold anything).
+MAX_READ = 10_000
+#: At most this many known failures are replayed per unit, shortest first.
+MAX_KNOWN = 100
+#: Entries in a unit's primary key that compatfuzz did not save are replayed only when it
+#: saved none itself, and then at most this many, shortest first.
+MAX_FOREIGN = 10
+_TAG = b"cf1:"
+
+
+def _seal(value: bytes) -> bytes:
+    """``value`` as stored under compatfuzz's own key: a tag and a checksum first, so an
+    entry something else wrote there is told apart (it is skipped, and counted)."""
+    return _TAG + hashlib.blake2b(value, digest_size=8).digest() + value
+
+
+def _unseal(entry: bytes) -> bytes | None:
+    if not entry.startswith(_TAG) or len(entry) > MAX_ENTRY_BYTES + 12:
+        return None
+    digest, value = entry[4:12], entry[12:]
+    return value if hashlib.blake2b(value, digest_size=8).digest() == digest else None
+
+
+def _shortlex(value: bytes) -> tuple[int, bytes]:
+    return len(value), value
+
+
+@dataclass
+class ReplayNote:
+    """What :meth:`NamespacedDatabase.fetch` handed Hypothesis to replay for a unit's
+    primary key: ``known`` failures compatfuzz saved, ``foreign`` other entries replayed,
+    ``ignored`` other entries not replayed, ``damaged`` unreadable entries under
+    compatfuzz's own key, ``more`` whether a read stopped at :data:`MAX_READ`."""
+
+    known: int = 0
+    foreign: int = 0
+    ignored: int = 0
+    damaged: int = 0
+    more: bool = False
+
+    def describe(self) -> str:
+        """One sentence for the run's output, or ``""`` when nothing was there."""
+        parts = []
+        if self.known:
+            parts.append(f"replayed the {_count(self.known, 'failure')} compatfuzz saved "
+                         "for this unit first")
+        if self.foreign:
+            parts.append(f"replayed {_count(self.foreign, 'entry', 'entries')} saved by "
+                         "something else under this unit's key")
+        if self.ignored:
+            plus = "+" if self.more else ""
+            parts.append(f"ignored {self.ignored:,}{plus} other entries under this unit's "
+                         "key (not saved by compatfuzz: junk, or another tool's)")
+        if self.damaged:
+            parts.append(f"skipped {_count(self.damaged, 'damaged entry', 'damaged entries')}"
+                         " under compatfuzz's own key")
+        return "; ".join(parts)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
 class NamespacedDatabase(ExampleDatabase):
-    """Delegates to ``inner`` with every key prefixed by ``namespace``."""
+    """Delegates to ``inner`` with every key prefixed by ``namespace``.
+
+    A shared database (Redis, a network folder) may hold thousands of entries under a
+    unit's key that compatfuzz never saved; Hypothesis replays a key's entries shortest
+    first within the unit's example budget, so junk shorter than a known failure used
+    to use the whole budget and the failure was never replayed (issue 22, item 4).
+    Every failure Hypothesis saves under a primary key is therefore also kept under
+    compatfuzz's own key (``compatfuzz-known:``, tagged and checksummed), and fetching a
+    primary key returns those known failures only; other entries there are replayed
+    (at most :data:`MAX_FOREIGN`) only when compatfuzz saved none.  Reads are bounded
+    (:data:`MAX_READ` entries, :data:`MAX_ENTRY_BYTES` each) and :attr:`note` says what
+    was replayed.
+    """
 
     def __init__(self, inner: ExampleDatabase, namespace: str) -> None:
         super().__init__()
         self.inner = inner
         self.namespace = namespace
         self._prefix = b"compatfuzz:" + namespace.encode() + b":"
+        self._known = b"compatfuzz-known:" + namespace.encode() + b":"
+        self.note = ReplayNote()
 
     def __repr__(self) -> str:
         return f"NamespacedDatabase({self.inner!r}, {self.namespace!r})"
@@ -60,17 +146,43 @@ class NamespacedDatabase(ExampleDatabase):
     def __hash__(self) -> int:
         return hash((self.namespace, id(self.inner)))
 
+    def _read(self, key: bytes) -> tuple[list[bytes], bool]:
+        """Up to :data:`MAX_READ` entries of ``key`` (and whether more were left)."""
+        entries = list(itertools.islice(self.inner.fetch(key), MAX_READ + 1))
+        return entries[:MAX_READ], len(entries) > MAX_READ
+
     def fetch(self, key: bytes) -> Iterable[bytes]:
-        return self.inner.fetch(self._prefix + key)
+        shared, more = self._read(self._prefix + key)
+        shared = [e for e in shared if 0 < len(e) <= MAX_ENTRY_BYTES]
+        if key.endswith(_SUB_KEYS):
+            return shared
+        sealed, more_known = self._read(self._known + key)
+        known_set = {v for v in map(_unseal, sealed) if v is not None}
+        known = sorted(known_set, key=_shortlex)[:MAX_KNOWN]
+        foreign = sorted((e for e in set(shared) if e not in known_set), key=_shortlex)
+        replayed = foreign[:MAX_FOREIGN] if not known else []
+        self.note = ReplayNote(known=len(known), foreign=len(replayed),
+                               ignored=len(foreign) - len(replayed),
+                               damaged=len(sealed) - len(known_set),
+                               more=more or more_known)
+        return known + replayed
 
     def save(self, key: bytes, value: bytes) -> None:
         self.inner.save(self._prefix + key, value)
+        if not key.endswith(_SUB_KEYS):
+            self.inner.save(self._known + key, _seal(value))
 
     def delete(self, key: bytes, value: bytes) -> None:
         self.inner.delete(self._prefix + key, value)
+        if not key.endswith(_SUB_KEYS):
+            self.inner.delete(self._known + key, _seal(value))
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
         self.inner.move(self._prefix + src, self._prefix + dest, value)
+        if not src.endswith(_SUB_KEYS):
+            self.inner.delete(self._known + src, _seal(value))
+        if not dest.endswith(_SUB_KEYS):
+            self.inner.save(self._known + dest, _seal(value))
 
 
 class FallbackDatabase(ExampleDatabase):
@@ -132,8 +244,11 @@ class FallbackDatabase(ExampleDatabase):
 
 
 def namespaced(db: ExampleDatabase, namespace: str) -> ExampleDatabase:
-    """Return ``db`` seen through the key prefix ``namespace`` (a unit id)."""
+    """Return ``db`` seen through the key prefix ``namespace`` (a unit id); ``db`` itself
+    when it already is that namespace (the runner reads its :attr:`~NamespacedDatabase.note`)."""
     if isinstance(db, NamespacedDatabase):
+        if db.namespace == namespace:
+            return db
         db = db.inner
     return NamespacedDatabase(db, namespace)
 

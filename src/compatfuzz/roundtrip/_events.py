@@ -185,6 +185,9 @@ class UnitResult:
     #: (index of an accept entry of the unit's API, examples in which it accepted a
     #: difference), for the entries that accepted any
     accepted: tuple[tuple[int, int], ...] = ()
+    #: what the example database gave back to replay first, in words (``""``: nothing);
+    #: see ``_database.ReplayNote``
+    replayed: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -196,6 +199,7 @@ class UnitResult:
             "message": self.message,
             "coverage": self.coverage,
             "accepted": [{"index": i, "count": n} for i, n in self.accepted],
+            "replayed": self.replayed,
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
         }
 

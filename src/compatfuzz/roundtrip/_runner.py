@@ -212,6 +212,7 @@ def run_unit(
     from hypothesis import Verbosity, settings
     from hypothesis import seed as hseed
 
+    from compatfuzz.roundtrip._database import namespaced
     from compatfuzz.roundtrip._profiles import get_profile
     from compatfuzz.strategies import Coverage
 
@@ -232,7 +233,9 @@ def run_unit(
                       alarm=alarm, on_failure=on_failure, heartbeat=heartbeat,
                       counter=counter)
     base = get_profile(profile)
-    overrides: dict[str, Any] = {"database": database, "verbosity": Verbosity.quiet,
+    # the unit's own view of the database, so the result can say what it replayed
+    unit_db = namespaced(database, unit.id) if database is not None else None
+    overrides: dict[str, Any] = {"database": unit_db, "verbosity": Verbosity.quiet,
                                  "print_blob": True}
     if max_examples is not None:
         overrides["max_examples"] = max_examples
@@ -314,8 +317,10 @@ def run_unit(
             message = "interrupted while shrinking; counterexample not minimal"
     coverage_json = (recorder.coverage.to_json()
                      if recorder.coverage is not None and recorder.coverage.examples else None)
+    note = getattr(unit_db, "note", None)
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
-                      coverage_json, tuple(sorted(recorder.accepted.items())))
+                      coverage_json, tuple(sorted(recorder.accepted.items())),
+                      note.describe() if note is not None else "")
 
 
 class Count:
