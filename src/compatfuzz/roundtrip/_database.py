@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "namespaced",
     "open_database",
     "project_home",
+    "redact",
 ]
 
 
@@ -223,9 +225,9 @@ class FallbackDatabase(ExampleDatabase):
             except self.errors as exc:
                 self.notice = (
                     f"the example database {self.label} stopped answering "
-                    f"({type(exc).__name__}: {exc}); the run goes on with the local database "
-                    f"{self.local_label}, so failures found from now on are kept there, not "
-                    "shared"
+                    f"({type(exc).__name__}: {redact(str(exc))}); the run goes on with the "
+                    f"local database {self.local_label}, so failures found from now on are "
+                    "kept there, not shared"
                 )
         return method(self.local)
 
@@ -291,6 +293,24 @@ def is_hypothesis_default(db: Any) -> bool:
             and not os.getenv("HYPOTHESIS_STORAGE_DIRECTORY"))
 
 
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*):[^@/?#\s]*@")
+_QUERY_SECRET = re.compile(r"(?P<head>[?&](?:password|passwd|pass|pwd|token)=)[^&#\s]*",
+                           re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of every URL in it replaced by ``***``.
+
+    ``redis://:secret@host/0`` and ``redis://user:secret@host/0`` keep their user and
+    lose the password; ``?password=secret`` (which redis-py also reads, see
+    ``redis/connection.py::parse_url``) too.  The database spec is shown in the run
+    header and stored in report.json and the HTML page: it is redacted where it becomes
+    text, so no output can carry the secret (issue 22, item 5).
+    """
+    text = _USERINFO.sub(lambda m: f"{m['head']}:***@", text)
+    return _QUERY_SECRET.sub(lambda m: f"{m['head']}***", text)
+
+
 def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatabase | None:
     """Return the database ``spec`` names: a directory, ``redis://...``, ``:memory:``, ``none``.
 
@@ -316,7 +336,7 @@ def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatab
             import redis
         except ModuleNotFoundError:
             raise InvalidArgument(
-                f"--database {spec!r} needs the 'redis' package; pip install redis"
+                f"--database {redact(spec)!r} needs the 'redis' package; pip install redis"
             ) from None
         from hypothesis.extra.redis import RedisExampleDatabase
 
@@ -324,19 +344,21 @@ def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatab
             client = redis.Redis.from_url(spec)
         except ValueError as exc:
             raise InvalidArgument(
-                f"Expected a URL like redis://localhost:6379/0 but got --database {spec!r} "
-                f"({exc})"
+                f"Expected a URL like redis://localhost:6379/0 but got --database "
+                f"{redact(spec)!r} ({redact(str(exc))})"
             ) from None
         try:
             client.ping()  # one clear error now, not one ERROR per unit later
         except redis.exceptions.RedisError as exc:
             raise InvalidArgument(
-                f"cannot reach the Redis example database --database {spec!r} ({exc}); "
+                f"cannot reach the Redis example database --database {redact(spec)!r} "
+                f"({redact(str(exc))}); "
                 "start redis-server there, or pass a directory"
             ) from None
         local = open_database("", home=home) or InMemoryExampleDatabase()
         return FallbackDatabase(
-            RedisExampleDatabase(client, key_prefix=b"compatfuzz:"), local, label=spec,
+            RedisExampleDatabase(client, key_prefix=b"compatfuzz:"), local,
+            label=redact(spec),
             local_label=database_label("", home=home),
             errors=(redis.exceptions.RedisError, OSError),
         )
@@ -348,7 +370,7 @@ def database_label(spec: str, *, home: Path | None = None) -> str:
     if spec.lower() == "none":
         return "none"
     if spec:
-        return spec
+        return redact(spec)
     path = (default_database_path(home) if home is not None else
             getattr(settings.get_profile("default").database, "path", None))
     if path is None:

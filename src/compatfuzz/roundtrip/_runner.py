@@ -434,6 +434,7 @@ def run(
         default_database_path,
         open_database,
         project_home,
+        redact,
     )
     from compatfuzz.roundtrip._profiles import profile_name
 
@@ -465,7 +466,7 @@ def run(
     elif database is None:
         db_obj, db_label = None, "none"
     else:
-        db_obj, db_label = database, repr(database)
+        db_obj, db_label = database, redact(repr(database))
     started = time.monotonic()
     accept = tuple({"api": a.name, "index": i, **entry.to_json()}
                    for a in api_list if isinstance(a, API) for i, entry in enumerate(a.accept))
