@@ -99,8 +99,9 @@ class ReplayNote:
             parts.append(f"replayed the {_count(self.known, 'failure')} compatfuzz saved "
                          "for this unit first")
         if self.foreign:
-            parts.append(f"replayed {_count(self.foreign, 'entry', 'entries')} saved by "
-                         "something else under this unit's key")
+            parts.append(f"replayed {_count(self.foreign, 'entry', 'entries')} under this "
+                         "unit's key that compatfuzz did not mark as its own (an older "
+                         "compatfuzz's, another tool's, or junk)")
         if self.ignored:
             plus = "+" if self.more else ""
             parts.append(f"ignored {self.ignored:,}{plus} other entries under this unit's "
