@@ -61,14 +61,16 @@ def test_lossy_frobber_fails_with_report_files_junit_and_replay(
     assert cx["config"] == str((FROBBER / "lossy.toml").resolve())
     err = capsys.readouterr().err
     assert "minimal counterexample" in err and "spec.params[1]" in err
-    assert f"--replay {cx_file}" in err
+    # a replay never loads the file's config: the command names it (issue 22, item 6)
+    lossy = os.path.relpath(FROBBER / "lossy.toml")
+    assert f"replay: compatfuzz fuzz --replay {cx_file} --config {lossy}\n" in err
 
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "6" and suite.get("failures") == "1"
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["leaf_paths"] == "6" and 0 < float(props["leaf_path_coverage"]) <= 1
 
-    assert main(["fuzz", "--replay", str(cx_file)]) == 1  # still broken
+    assert main(["fuzz", "--replay", str(cx_file), "--config", lossy]) == 1  # still broken
     assert main(["fuzz", "--replay", str(cx_file), "--config",
                  str(FROBBER / "compatfuzz.toml")]) == 0  # fixed converter
     assert "passes now" in capsys.readouterr().err

@@ -172,3 +172,73 @@ def test_the_fallback_switches_once_and_for_good() -> None:
     assert list(db.fetch(b"k")) == [b"v"] == list(local.fetch(b"k"))
     assert Down.calls == 1
     assert sys.modules["redis"] is redis
+
+
+# -- issue 22, item 4: junk under a unit's key must not hide its saved failure ----------
+
+UNIT = "t::roundtrip[v1->v2]"
+
+
+def _api(bug: Any) -> Any:
+    """The test project's API; ``bug(n)`` says whether the v1 -> v2 conversion loses
+    ``spec.n``."""
+    from compatfuzz.roundtrip import API
+    from tests.faults._project import SCHEMA
+
+    def convert(obj: dict[str, Any], desired: str) -> dict[str, Any]:
+        out = {**obj, "apiVersion": desired}
+        spec = obj.get("spec") or {}
+        if desired.endswith("/v2") and "n" in spec and bug(spec["n"]):
+            out["spec"] = {k: v for k, v in spec.items() if k != "n"}
+        return out
+
+    return API.from_schemas("t", {"v1": SCHEMA, "v2": SCHEMA}, kind="T",
+                            group="g.example.com", convert=convert)
+
+
+def _junk(count: int) -> list[bytes]:
+    """``count`` distinct short entries that decode as choice sequences (booleans and
+    one-byte integers): Hypothesis replays a key's entries shortest first, so these all
+    come before a real failure (about 18 bytes here)."""
+    import random
+
+    rnd = random.Random(22)
+    junk: set[bytes] = set()
+    while len(junk) < count:
+        junk.add(b"".join(rnd.choice([b"\x00", b"\x01", b"A" + bytes([rnd.randrange(256)])])
+                          for _ in range(rnd.randint(1, 6))))
+    return sorted(junk)
+
+
+def _unit_result(url: str, bug: Any, max_examples: int) -> Any:
+    from tests.roundtrip.test_runner import finished
+
+    return finished(run(_api(bug), database=url, only=[UNIT],
+                        max_examples=max_examples))[UNIT]
+
+
+def test_junk_under_a_units_key_does_not_hide_its_saved_failure(
+        real_redis: tuple[str, subprocess.Popen[bytes]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """2,000 junk entries under the unit's key used the whole example budget before the
+    saved failure came up, so a still-present bug passed."""
+    monkeypatch.chdir(tmp_path)
+    url, _ = real_redis
+    first = _unit_result(url, lambda n: n >= 500, 300)  # found and shrunk to n == 500
+    assert first.status is Status.FAILED and first.counterexample is not None
+    assert first.counterexample.object["spec"] == {"n": 500}
+    client = redis.Redis.from_url(url)
+    prefix = b"compatfuzz:compatfuzz:" + UNIT.encode() + b":"
+    keys = [k for k in client.scan_iter() if k.startswith(prefix)
+            and not k.endswith((b".secondary", b".pareto"))]
+    assert len(keys) == 1  # Hypothesis's own key for the unit: junk it
+    client.sadd(keys[0], *_junk(2000))
+    # the same bug, narrowed: random generation alone almost never hits n == 500
+    again = _unit_result(url, lambda n: n == 500, 20)
+    assert again.status is Status.FAILED, again.message
+    assert again.counterexample is not None
+    assert again.counterexample.object["spec"] == {"n": 500}
+    assert "replayed the 1 failure compatfuzz saved for this unit first" in again.replayed
+    assert "ignored 2,000 other entries under this unit's key" in again.replayed
+    assert client.scard(keys[0]) >= 2000  # somebody else's entries are left alone
+    client.close()

@@ -113,3 +113,109 @@ def test_webhook_insecure_must_be_a_boolean(tmp_path: Path, value: str,
     assert main(["fuzz", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "webhook_insecure must be true or false" in err and "$.api[0].webhook_insecure" in err
+
+
+# -- issue 22, item 3: an answer that closes the connection and drips its body ----------
+
+#: Headers a webhook might answer with that make http.client drop ``conn.sock`` (the
+#: response reads through its own file object): the watchdog used to find nothing to
+#: shut, so the body was read byte by byte to its end.
+CLOSING = {
+    "http/1.0": b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n",
+    "connection-close": b"HTTP/1.1 200 OK\r\nConnection: close\r\n"
+                        b"Content-Length: 10000\r\n\r\n",
+}
+
+
+@pytest.fixture(params=sorted(CLOSING))
+def closing(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A server that answers its headers at once, then drips the body one byte per 0.1 s
+    for at most 15 s a connection (past the default 10 s example deadline), one
+    connection at a time; it stops after 60 s whatever happens."""
+    head = CLOSING[request.param]
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    done = threading.Event()
+    stop_at = time.monotonic() + 60
+
+    def serve() -> None:
+        while not done.is_set() and time.monotonic() < stop_at:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    conn.recv(65536)
+                    conn.sendall(head)
+                    for _ in range(150):
+                        if done.is_set():
+                            break
+                        conn.sendall(b" ")
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}/convert"
+    done.set()
+    thread.join(5)
+    server.close()
+
+
+def test_the_timeout_bounds_a_closing_dripping_answer(closing: str) -> None:
+    convert = webhook_converter(closing, timeout=1)
+    started = time.monotonic()
+    with pytest.raises(WebhookUnavailable, match="did not answer within 1s"):
+        convert({"apiVersion": f"{GROUP}/v1", "kind": "T"}, f"{GROUP}/v2")
+    assert time.monotonic() - started < 3  # was the whole drip: 15 s
+
+
+def _webhook_project(tmp_path: Path, url: str, timeout: float) -> Path:
+    import json
+
+    for v in ("v1", "v2"):
+        (tmp_path / f"{v}.json").write_text(json.dumps(SCHEMA))
+    config = tmp_path / "compatfuzz.toml"
+    config.write_text('[[api]]\nname = "t"\nkind = "T"\ngroup = "g.example.com"\n'
+                      'schemas = { v1 = "v1.json", v2 = "v2.json" }\n'
+                      f'webhook = "{url}"\nwebhook_timeout = {timeout}\n')
+    return config
+
+
+@pytest.mark.parametrize("deadline", [[], ["--example-deadline", "none"]],
+                         ids=["default-deadline", "no-deadline"])
+def test_a_closing_dripping_webhook_is_a_setup_error(closing: str, tmp_path: Path,
+                                                     deadline: list[str]) -> None:
+    """It hung the run with no example deadline, and with the default one (10 s) it was a
+    property failure with a counterexample (exit 1) instead of a setup error (exit 2)."""
+    from tests.faults._project import fuzz
+
+    config = _webhook_project(tmp_path, closing, 1)
+    done = fuzz(config, "--property", "roundtrip", "--max-examples", "5", *deadline,
+                timeout=45)
+    assert done.returncode == 2, done.stderr
+    assert [u["status"] for u in done.report["units"]] == ["error", "error"]
+    assert all("did not answer within 1s" in u["message"] for u in done.report["units"])
+    assert all(u.get("counterexample") is None for u in done.report["units"])
+    assert done.seconds < 12  # one second per unit, not the 15 s drip
+
+
+def test_an_example_deadline_before_the_webhook_timeout_is_a_setup_error(
+        closing: str, tmp_path: Path) -> None:
+    """A webhook slower than the per-example deadline (webhook_timeout above it) is still
+    the webhook's fault, not the object's: exit 2, no counterexample."""
+    from tests.faults._project import fuzz
+
+    config = _webhook_project(tmp_path, closing, 30)
+    done = fuzz(config, "--property", "roundtrip", "--max-examples", "5",
+                "--example-deadline", "1", timeout=45)
+    assert done.returncode == 2, done.stderr
+    assert [u["status"] for u in done.report["units"]] == ["error", "error"]
+    for u in done.report["units"]:
+        assert "did not answer within the per-example deadline" in u["message"]
+        assert u.get("counterexample") is None

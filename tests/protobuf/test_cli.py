@@ -54,13 +54,13 @@ def test_lossy_converter_exits_1_with_files_and_replay(
     assert "minimal counterexample: {\"name\": \"0\", \"per_connection_buffer_limit_bytes\": 0}" \
         in err
     # replay: still failing under the lossy config, fixed under the correct one
-    assert main(["fuzz", "--replay", str(cx_file)]) == 1
+    assert main(["fuzz", "--replay", str(cx_file), "--config", str(lossy)]) == 1
     assert "still failing: NotEquivalent" in capsys.readouterr().err
     assert main(["fuzz", "--replay", str(cx_file), "--config", str(config)]) == 0
     assert "passes now" in capsys.readouterr().err
     cx["object"] = {"name": 7}
     cx_file.write_text(json.dumps(cx))
-    assert main(["fuzz", "--replay", str(cx_file)]) == 2
+    assert main(["fuzz", "--replay", str(cx_file), "--config", str(lossy)]) == 2
     assert "is not an example of cluster::roundtrip[v2->v3]" in capsys.readouterr().err
 
 

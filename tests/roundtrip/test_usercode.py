@@ -72,7 +72,7 @@ def test_cli_file_and_replay_show_the_users_frames_and_output(
     assert cx["traceback"].endswith("IndexError: list index out of range\n")
     assert cx["output"] == "first of []\n[stderr] careful\n"
 
-    assert main(["fuzz", "--replay", str(cx_file)]) == 1
+    assert main(["fuzz", "--replay", str(cx_file), "--config", str(config)]) == 1
     err = capsys.readouterr().err
     assert f'File "{conv}", line 7, in first' in err and "| first of []" in err
 

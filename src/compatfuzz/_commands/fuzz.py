@@ -169,7 +169,8 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
         print(f"  saved in the example database {saved_in}: the next run (or pytest) "
               "replays it first", file=out)
     if cx_file:
-        print(f"  replay: compatfuzz fuzz --replay {cx_file}", file=out)
+        print(f"  replay: compatfuzz fuzz --replay {cx_file}{_config_flag(cx.config)}",
+              file=out)
     node = pytest_node(cx)
     if node is not None:
         # not @reproduce_failure: a config-declared API has no test function to decorate
@@ -178,6 +179,23 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
         elif saved_in is not None and cx.error_type != "TimeoutError" and saved is not False:
             print(f"  or: pytest '{node}'  (replays it from the example database)", file=out)
     print("", file=out)
+
+
+def _config_flag(config: str | None) -> str:
+    """`` --config PATH`` for a replay command, unless running it here finds that config
+    anyway: a replay never loads the config its file names (issue 22, item 6)."""
+    from compatfuzz.roundtrip import find_config
+
+    if not config:
+        return ""
+    found = find_config()
+    if found is not None and found.resolve() == Path(config).resolve():
+        return ""
+    try:
+        where = os.path.relpath(config)
+    except ValueError:  # another drive on Windows
+        where = config
+    return f" --config {where}"
 
 
 def pytest_node(cx: Any) -> str | None:
@@ -349,6 +367,8 @@ class _Progress:
                       f"{r.unit.id}  ({r.examples} examples, {r.seconds:.1f}s"
                       + (f", {r.coverage_summary()})" if r.coverage else ")"),
                       file=self.out)
+                if r.replayed:
+                    print(f"  example database: {r.replayed}", file=self.out)
             if r.status is Status.FAILED:
                 _describe_failure(r, files.get(r.unit.id), self.seed, self.out,
                                   self.database)
@@ -389,7 +409,7 @@ class _Progress:
 
 def _replay(args: argparse.Namespace) -> int:
     from compatfuzz.errors import CompatfuzzError, SchemaLoadError
-    from compatfuzz.roundtrip import Property, Unit, check, units
+    from compatfuzz.roundtrip import Property, Unit, check, find_config, units
     from compatfuzz.schema._read import read_text
 
     path: Path = args.replay
@@ -403,7 +423,25 @@ def _replay(args: argparse.Namespace) -> int:
             f"not a compatfuzz counterexample file ({type(exc).__name__}: {str(exc)[:200]})",
             source=str(path), hint="pass a file from the compatfuzz-counterexamples folder",
         ) from None
-    apis = {a.name: a for a in _load(args, args.config or doc.get("config"))}
+    # The config is the one the user names, or the one `compatfuzz fuzz` finds here;
+    # never the path the file records: a config imports modules, so a replay file from
+    # an untrusted place would run code of its choosing (issue 22, item 6).
+    recorded = doc.get("config")
+    used = args.config or find_config()
+    if used is None:
+        raise SchemaLoadError(
+            "no config to replay against: no --config, and no compatfuzz.toml (or "
+            "[tool.compatfuzz] in pyproject.toml) here or above", source=str(path),
+            hint=(f"pass --config with the config the file came from (it says "
+                  f"{_recorded_path(recorded)}; a replay never loads the config a file names)"
+                  if isinstance(recorded, str) and recorded else
+                  "pass --config with the config the file came from"),
+        )
+    if isinstance(recorded, str) and recorded and not _same_file(recorded, used):
+        print(f"compatfuzz fuzz: note: {path} was recorded with the config "
+              f"{_recorded_path(recorded)}; replaying with {used} (a replay never loads the "
+              "config a file names: pass --config to choose one)", file=sys.stderr)
+    apis = {a.name: a for a in _load(args, str(used))}
     if unit.api not in apis:
         raise SchemaLoadError(f"the config has no API {unit.api!r}", source=str(path),
                               hint="pass --config with the config the file came from")
@@ -437,6 +475,23 @@ def _replay(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
     return EXIT_OK
+
+
+def _recorded_path(recorded: str) -> str:
+    """A path a replay file records, quoted as JSON (it is untrusted text: no escape
+    sequence reaches the terminal), relative to here when it is under here."""
+    try:
+        relative = os.path.relpath(recorded)
+    except ValueError:  # another drive on Windows, a NUL byte
+        relative = recorded
+    return _json(recorded if relative.startswith("..") else relative, 200)
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a symlink loop
+        return False
 
 
 _NEEDS = {

@@ -21,8 +21,12 @@ the CLI says "saved in the example database" only when it was (issue 22, item 7)
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
+import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +47,94 @@ __all__ = [
     "namespaced",
     "open_database",
     "project_home",
+    "redact",
 ]
 
 
+#: Hypothesis's sub-keys of a test's key (``ConjectureRunner.secondary_key`` and
+#: ``pareto_key``, ``hypothesis/internal/conjecture/engine.py``): every other key is a
+#: primary key, the one that holds a test's minimal failures.
+_SUB_KEYS = (b".secondary", b".pareto")
+#: A saved choice sequence larger than this is not one Hypothesis wrote for a unit.
+MAX_ENTRY_BYTES = 1024 * 1024
+#: At most this many entries are read from one key (a shared database may hold anything).
+MAX_READ = 10_000
+#: At most this many known failures are replayed per unit, shortest first.
+MAX_KNOWN = 100
+#: Entries in a unit's primary key that compatfuzz did not save are replayed only when it
+#: saved none itself, and then at most this many, shortest first.
+MAX_FOREIGN = 10
+_TAG = b"cf1:"
+
+
+def _seal(value: bytes) -> bytes:
+    """``value`` as stored under compatfuzz's own key: a tag and a checksum first, so an
+    entry something else wrote there is told apart (it is skipped, and counted)."""
+    return _TAG + hashlib.blake2b(value, digest_size=8).digest() + value
+
+
+def _unseal(entry: bytes) -> bytes | None:
+    if not entry.startswith(_TAG) or len(entry) > MAX_ENTRY_BYTES + 12:
+        return None
+    digest, value = entry[4:12], entry[12:]
+    return value if hashlib.blake2b(value, digest_size=8).digest() == digest else None
+
+
+def _shortlex(value: bytes) -> tuple[int, bytes]:
+    return len(value), value
+
+
+@dataclass
+class ReplayNote:
+    """What :meth:`NamespacedDatabase.fetch` handed Hypothesis to replay for a unit's
+    primary key: ``known`` failures compatfuzz saved, ``foreign`` other entries replayed,
+    ``ignored`` other entries not replayed, ``damaged`` unreadable entries under
+    compatfuzz's own key, ``more`` whether a read stopped at :data:`MAX_READ`."""
+
+    known: int = 0
+    foreign: int = 0
+    ignored: int = 0
+    damaged: int = 0
+    more: bool = False
+
+    def describe(self) -> str:
+        """One sentence for the run's output, or ``""`` when nothing was there."""
+        parts = []
+        if self.known:
+            parts.append(f"replayed the {_count(self.known, 'failure')} compatfuzz saved "
+                         "for this unit first")
+        if self.foreign:
+            parts.append(f"replayed {_count(self.foreign, 'entry', 'entries')} under this "
+                         "unit's key that compatfuzz did not mark as its own (an older "
+                         "compatfuzz's, another tool's, or junk)")
+        if self.ignored:
+            plus = "+" if self.more else ""
+            parts.append(f"ignored {self.ignored:,}{plus} other entries under this unit's "
+                         "key (not saved by compatfuzz: junk, or another tool's)")
+        if self.damaged:
+            parts.append(f"skipped {_count(self.damaged, 'damaged entry', 'damaged entries')}"
+                         " under compatfuzz's own key")
+        return "; ".join(parts)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
 class NamespacedDatabase(ExampleDatabase):
-    """Delegates to ``inner`` with every key prefixed by ``namespace``."""
+    """Delegates to ``inner`` with every key prefixed by ``namespace``.
+
+    A shared database (Redis, a network folder) may hold thousands of entries under a
+    unit's key that compatfuzz never saved; Hypothesis replays a key's entries shortest
+    first within the unit's example budget, so junk shorter than a known failure used
+    to use the whole budget and the failure was never replayed (issue 22, item 4).
+    Every failure Hypothesis saves under a primary key is therefore also kept under
+    compatfuzz's own key (``compatfuzz-known:``, tagged and checksummed), and fetching a
+    primary key returns those known failures only; other entries there are replayed
+    (at most :data:`MAX_FOREIGN`) only when compatfuzz saved none.  Reads are bounded
+    (:data:`MAX_READ` entries, :data:`MAX_ENTRY_BYTES` each) and :attr:`note` says what
+    was replayed.
+    """
 
     def __init__(self, inner: ExampleDatabase, namespace: str) -> None:
         super().__init__()
@@ -55,6 +142,8 @@ class NamespacedDatabase(ExampleDatabase):
         self.namespace = namespace
         self._prefix = b"compatfuzz:" + namespace.encode() + b":"
         self.saved_keys: set[bytes] = set()
+        self._known = b"compatfuzz-known:" + namespace.encode() + b":"
+        self.note = ReplayNote()
 
     def __repr__(self) -> str:
         return f"NamespacedDatabase({self.inner!r}, {self.namespace!r})"
@@ -66,12 +155,32 @@ class NamespacedDatabase(ExampleDatabase):
     def __hash__(self) -> int:
         return hash((self.namespace, id(self.inner)))
 
+    def _read(self, key: bytes) -> tuple[list[bytes], bool]:
+        """Up to :data:`MAX_READ` entries of ``key`` (and whether more were left)."""
+        entries = list(itertools.islice(self.inner.fetch(key), MAX_READ + 1))
+        return entries[:MAX_READ], len(entries) > MAX_READ
+
     def fetch(self, key: bytes) -> Iterable[bytes]:
-        return self.inner.fetch(self._prefix + key)
+        shared, more = self._read(self._prefix + key)
+        shared = [e for e in shared if 0 < len(e) <= MAX_ENTRY_BYTES]
+        if key.endswith(_SUB_KEYS):
+            return shared
+        sealed, more_known = self._read(self._known + key)
+        known_set = {v for v in map(_unseal, sealed) if v is not None}
+        known = sorted(known_set, key=_shortlex)[:MAX_KNOWN]
+        foreign = sorted((e for e in set(shared) if e not in known_set), key=_shortlex)
+        replayed = foreign[:MAX_FOREIGN] if not known else []
+        self.note = ReplayNote(known=len(known), foreign=len(replayed),
+                               ignored=len(foreign) - len(replayed),
+                               damaged=len(sealed) - len(known_set),
+                               more=more or more_known)
+        return known + replayed
 
     def save(self, key: bytes, value: bytes) -> None:
         self.saved_keys.add(key)
         self.inner.save(self._prefix + key, value)
+        if not key.endswith(_SUB_KEYS):
+            self.inner.save(self._known + key, _seal(value))
 
     def kept(self) -> bool | None:
         """Whether what was saved through this database can be read back: ``None`` when
@@ -85,9 +194,15 @@ class NamespacedDatabase(ExampleDatabase):
 
     def delete(self, key: bytes, value: bytes) -> None:
         self.inner.delete(self._prefix + key, value)
+        if not key.endswith(_SUB_KEYS):
+            self.inner.delete(self._known + key, _seal(value))
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
         self.inner.move(self._prefix + src, self._prefix + dest, value)
+        if not src.endswith(_SUB_KEYS):
+            self.inner.delete(self._known + src, _seal(value))
+        if not dest.endswith(_SUB_KEYS):
+            self.inner.save(self._known + dest, _seal(value))
 
 
 class FallbackDatabase(ExampleDatabase):
@@ -128,9 +243,9 @@ class FallbackDatabase(ExampleDatabase):
             except self.errors as exc:
                 self.notice = (
                     f"the example database {self.label} stopped answering "
-                    f"({type(exc).__name__}: {exc}); the run goes on with the local database "
-                    f"{self.local_label}, so failures found from now on are kept there, not "
-                    "shared"
+                    f"({type(exc).__name__}: {redact(str(exc))}); the run goes on with the "
+                    f"local database {self.local_label}, so failures found from now on are "
+                    "kept there, not shared"
                 )
         return method(self.local)
 
@@ -196,6 +311,24 @@ def is_hypothesis_default(db: Any) -> bool:
             and not os.getenv("HYPOTHESIS_STORAGE_DIRECTORY"))
 
 
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*):[^@/?#\s]*@")
+_QUERY_SECRET = re.compile(r"(?P<head>[?&](?:password|passwd|pass|pwd|token)=)[^&#\s]*",
+                           re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of every URL in it replaced by ``***``.
+
+    ``redis://:secret@host/0`` and ``redis://user:secret@host/0`` keep their user and
+    lose the password; ``?password=secret`` (which redis-py also reads, see
+    ``redis/connection.py::parse_url``) too.  The database spec is shown in the run
+    header and stored in report.json and the HTML page: it is redacted where it becomes
+    text, so no output can carry the secret (issue 22, item 5).
+    """
+    text = _USERINFO.sub(lambda m: f"{m['head']}:***@", text)
+    return _QUERY_SECRET.sub(lambda m: f"{m['head']}***", text)
+
+
 def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatabase | None:
     """Return the database ``spec`` names: a directory, ``redis://...``, ``:memory:``, ``none``.
 
@@ -221,7 +354,7 @@ def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatab
             import redis
         except ModuleNotFoundError:
             raise InvalidArgument(
-                f"--database {spec!r} needs the 'redis' package; pip install redis"
+                f"--database {redact(spec)!r} needs the 'redis' package; pip install redis"
             ) from None
         from hypothesis.extra.redis import RedisExampleDatabase
 
@@ -229,19 +362,21 @@ def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatab
             client = redis.Redis.from_url(spec)
         except ValueError as exc:
             raise InvalidArgument(
-                f"Expected a URL like redis://localhost:6379/0 but got --database {spec!r} "
-                f"({exc})"
+                f"Expected a URL like redis://localhost:6379/0 but got --database "
+                f"{redact(spec)!r} ({redact(str(exc))})"
             ) from None
         try:
             client.ping()  # one clear error now, not one ERROR per unit later
         except redis.exceptions.RedisError as exc:
             raise InvalidArgument(
-                f"cannot reach the Redis example database --database {spec!r} ({exc}); "
+                f"cannot reach the Redis example database --database {redact(spec)!r} "
+                f"({redact(str(exc))}); "
                 "start redis-server there, or pass a directory"
             ) from None
         local = open_database("", home=home) or InMemoryExampleDatabase()
         return FallbackDatabase(
-            RedisExampleDatabase(client, key_prefix=b"compatfuzz:"), local, label=spec,
+            RedisExampleDatabase(client, key_prefix=b"compatfuzz:"), local,
+            label=redact(spec),
             local_label=database_label("", home=home),
             errors=(redis.exceptions.RedisError, OSError),
         )
@@ -253,7 +388,7 @@ def database_label(spec: str, *, home: Path | None = None) -> str:
     if spec.lower() == "none":
         return "none"
     if spec:
-        return spec
+        return redact(spec)
     path = (default_database_path(home) if home is not None else
             getattr(settings.get_profile("default").database, "path", None))
     if path is None:

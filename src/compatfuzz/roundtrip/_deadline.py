@@ -29,8 +29,12 @@ class ExampleDeadline(KeyboardInterrupt):
 
     A ``KeyboardInterrupt`` so that Hypothesis stops at once instead of shrinking (every
     shrink step would wait out the deadline again), and so that the model does not wrap
-    it in ``ConverterError``.
+    it in ``ConverterError``.  ``unavailable`` is the setup error to report instead when
+    the example was waiting on a conversion webhook (``_webhook``): a webhook too slow for
+    the deadline is not the object's fault (issue 22, item 3).
     """
+
+    unavailable: BaseException | None = None
 
 
 _SKIP_FILES = (os.sep + "hypothesis" + os.sep, os.sep + "compatfuzz" + os.sep,

@@ -188,6 +188,9 @@ class UnitResult:
     #: whether the failing example can be read back from the example database: ``None``
     #: when there is none or nothing was saved, ``False`` when the write was lost
     saved: bool | None = None
+    #: what the example database gave back to replay first, in words (``""``: nothing);
+    #: see ``_database.ReplayNote``
+    replayed: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -199,6 +202,7 @@ class UnitResult:
             "message": self.message,
             "coverage": self.coverage,
             "accepted": [{"index": i, "count": n} for i, n in self.accepted],
+            "replayed": self.replayed,
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
         }
 

@@ -212,6 +212,7 @@ def run_unit(
     from hypothesis import Verbosity, settings
     from hypothesis import seed as hseed
 
+    from compatfuzz.roundtrip._database import namespaced
     from compatfuzz.roundtrip._profiles import get_profile
     from compatfuzz.strategies import Coverage
 
@@ -232,7 +233,6 @@ def run_unit(
                       alarm=alarm, on_failure=on_failure, heartbeat=heartbeat,
                       counter=counter)
     base = get_profile(profile)
-    from compatfuzz.roundtrip._database import namespaced
 
     # namespaced here, not only in build_test, to ask it afterwards what it really saved
     unit_db = namespaced(database, unit.id) if database is not None else None
@@ -258,11 +258,14 @@ def run_unit(
                 test()
             finally:
                 alarm.disarm()
-    except ExampleDeadline:
+    except ExampleDeadline as exc:
         where, checking = alarm.fired_at or ("", True)
         stuck = f" (stuck in {where})" if where else ""
         knob = "--example-deadline, or example_deadline= in Python; 'none' disables it"
-        if checking:
+        if exc.unavailable is not None:  # waiting on a webhook: a setup error
+            status, message = Status.ERROR, _setup_message(api, unit, exc.unavailable)
+            recorder.failure = None
+        elif checking:
             status = Status.FAILED
             message = (f"an example took longer than the {example_deadline:g}s per-example "
                        f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
@@ -321,8 +324,10 @@ def run_unit(
             saved = unit_db.kept()
         except Exception:  # a database that cannot even be read kept nothing we can use
             saved = False
+    note = getattr(unit_db, "note", None)
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
-                      coverage_json, tuple(sorted(recorder.accepted.items())), saved)
+                      coverage_json, tuple(sorted(recorder.accepted.items())), saved,
+                      note.describe() if note is not None else "")
 
 
 class Count:
@@ -436,6 +441,7 @@ def run(
         default_database_path,
         open_database,
         project_home,
+        redact,
     )
     from compatfuzz.roundtrip._profiles import profile_name
 
@@ -467,7 +473,7 @@ def run(
     elif database is None:
         db_obj, db_label = None, "none"
     else:
-        db_obj, db_label = database, repr(database)
+        db_obj, db_label = database, redact(repr(database))
     started = time.monotonic()
     accept = tuple({"api": a.name, "index": i, **entry.to_json()}
                    for a in api_list if isinstance(a, API) for i, entry in enumerate(a.accept))

@@ -10,9 +10,11 @@ a kind cluster), so no proxy is ever used.
 ``timeout`` bounds the *whole* request (connecting, the TLS handshake, sending, and
 reading the answer): a socket timeout alone applies per read, so a webhook dripping one
 byte a second never timed out (issue 11). A watchdog shuts the socket down at the
-deadline. Transport problems (unreachable, TLS, no answer in time) are
-:class:`WebhookUnavailable`: a setup error that ends the unit as an error (exit 2), not a
-property failure, since no object is to blame.
+deadline; it keeps its own reference to the socket, since an HTTP/1.0 or
+``Connection: close`` answer makes ``http.client`` drop ``conn.sock`` (issue 22, item 3).
+Transport problems (unreachable, TLS, no answer in time, the per-example deadline firing
+during the request) are :class:`WebhookUnavailable`: a setup error that ends the unit as
+an error (exit 2), not a property failure, since no object is to blame.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from compatfuzz.errors import ConverterError, InvalidArgument
+from compatfuzz.roundtrip._deadline import ExampleDeadline
 
 __all__ = ["WebhookError", "WebhookUnavailable", "webhook_converter"]
 
@@ -145,24 +148,45 @@ def _post(url: str, data: bytes, timeout: float,
     else:
         conn = http.client.HTTPConnection(host, parts.port, timeout=timeout)
     expired = threading.Event()
+    lock = threading.Lock()
+    held: list[socket.socket] = []  # the connected socket, kept past conn.close()
+
+    def shut(sock: socket.socket) -> None:
+        # wakes a blocked read; the base method leaves TLS state be
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
     def expire() -> None:
-        expired.set()
-        sock = conn.sock
-        if sock is not None:  # wakes a blocked read; the base method leaves TLS state be
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        with lock:
+            expired.set()
+            for sock in (conn.sock, *held):
+                if sock is not None:
+                    shut(sock)
 
     timer = threading.Timer(timeout, expire)
     timer.daemon = True
     started = time.monotonic()
     timer.start()
     try:
+        # Connect first and keep the socket: an HTTP/1.0 or ``Connection: close`` answer
+        # makes getresponse() drop ``conn.sock`` (the response reads through its own
+        # file object), so a watchdog looking at ``conn.sock`` found nothing to shut and
+        # a dripping body was read to its end (issue 22, item 3).
+        conn.connect()
+        with lock:
+            if conn.sock is not None:
+                held.append(conn.sock)
+                if expired.is_set():
+                    shut(conn.sock)
         conn.request("POST", target, body=data, headers={
             "Content-Type": "application/json", "Accept": "application/json"})
         reply = conn.getresponse()
         body = reply.read(MAX_RESPONSE_BYTES + 1)
         status = reply.status
+    except ExampleDeadline as exc:
+        # the per-example deadline came first: still the webhook's fault, not the object's
+        exc.unavailable = _too_slow(url, time.monotonic() - started, deadline=True)
+        raise
     except (OSError, http.client.HTTPException) as exc:
         if expired.is_set() or isinstance(exc, TimeoutError):
             raise _too_slow(url, timeout) from None
@@ -189,7 +213,12 @@ def _post(url: str, data: bytes, timeout: float,
     return status, body
 
 
-def _too_slow(url: str, timeout: float) -> WebhookUnavailable:
+def _too_slow(url: str, timeout: float, *, deadline: bool = False) -> WebhookUnavailable:
+    if deadline:
+        return WebhookUnavailable(
+            f"the conversion webhook {url} did not answer within the per-example deadline "
+            f"({timeout:.3g}s into the request); check that it is not stuck, or raise "
+            "--example-deadline above webhook_timeout")
     return WebhookUnavailable(
         f"the conversion webhook {url} did not answer within {timeout:g}s (the timeout "
         "covers the whole request: connecting, sending and reading the answer); check "

@@ -85,7 +85,7 @@ def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
         _WORKER["apis"] = {a.name: a for src in sources for a in load_config(src)}
     _WORKER.pop("notice", None)
     if isinstance(database_spec, str) or database_spec is None:
-        from compatfuzz.roundtrip._database import database_label, open_database
+        from compatfuzz.roundtrip._database import database_label, open_database, redact
 
         try:
             _WORKER["database"] = (open_database(database_spec)
@@ -96,9 +96,10 @@ def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
             # the shared database went away mid-run (it answered when the run began)
             _WORKER["database"] = open_database("")
             _WORKER["notice"] = Notice(
-                f"the example database {database_spec} stopped answering ({exc}); the run "
-                f"goes on with the local database {database_label('')}, so failures found "
-                "from now on are kept there, not shared", database=database_label(""))
+                f"the example database {redact(database_spec or '')} stopped answering "
+                f"({exc}); the run goes on with the local database {database_label('')}, "
+                "so failures found from now on are kept there, not shared",
+                database=database_label(""))
     else:
         _WORKER["database"] = database_spec
     _WORKER["stop"] = stop
