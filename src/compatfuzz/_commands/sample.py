@@ -120,12 +120,14 @@ def run(args: argparse.Namespace) -> int:
         print("compatfuzz sample: error: -n must be at least 1", file=sys.stderr)
         return 2
     from compatfuzz.schema._limits import check_generation_limits
+    from compatfuzz.strategies._cel import check_rules
 
     if is_protobuf(args.schema_file):
         strategy = _proto_strategy(args)
     else:
         schema = _load(args)
         check_generation_limits(schema)  # minItems: 1e6 fails now, with the path
+        check_rules(schema)  # CEL the API server refuses: a syntax error, cost past budget
         strategy = from_schema(schema)
     written: list[int] = []
 

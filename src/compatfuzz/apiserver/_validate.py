@@ -9,8 +9,10 @@ CEL rules are evaluated where they stand, with ``self`` bound to the value at th
 apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go`` does. Rules on update
 only (``oldSelf``) are skipped: a round trip writes each object as if created. Rules that
 cannot be evaluated here are reported once as ``UnsupportedRuleWarning`` by the CEL module
-rather than ignored. The server's CEL cost budget is not modelled: a rule the server would
-stop for cost is judged on its result.
+rather than ignored. The server's runtime CEL cost bounds apply: one evaluation stops past
+``PerCallLimit`` and all rules of one object past ``RuntimeCELCostBudget``
+(k8s.io/apiserver/pkg/apis/cel/config.go), rejecting the object with "cost budget
+exceeded" (counted in cel-python's units; see ``compatfuzz.strategies._cel_cost``).
 """
 
 from __future__ import annotations
@@ -43,25 +45,32 @@ class _Rules:
         self.any = _has_rules(self.root, self.resolve, set())
 
     def errors(self, obj: Any) -> Iterator[str]:
-        if self.any:
-            yield from self._walk(self.root, obj, "", set())
+        from compatfuzz.strategies._cel_cost import RUNTIME_BUDGET
 
-    def _walk(self, node: Any, value: Any, path: str, seen: set[int]) -> Iterator[str]:
+        if self.any:
+            yield from self._walk(self.root, obj, "", set(), [RUNTIME_BUDGET])
+
+    def _walk(self, node: Any, value: Any, path: str, seen: set[int],
+              budget: list[int]) -> Iterator[str]:
         if not isinstance(node, Mapping):
             return
         ref = node.get("$ref")
         if isinstance(ref, str) and self.resolve is not None:
             node = {**self.resolve(ref), **{k: v for k, v in node.items() if k != "$ref"}}
         if "x-kubernetes-validations" in node and value is not None:
+            if budget[0] <= 0:
+                return  # the budget ran out: no further rule runs
             rules = _compiled(node, path or "self", self.resolve)
-            for rule in rules.failures(value):
-                message = _message_for(node, rule)
+            failed, spent = rules.outcome(value, budget=budget[0])
+            budget[0] -= spent
+            for rule, why in failed:
+                message = f"{why} (rule: {rule})" if why else _message_for(node, rule)
                 yield f"{path or '<root>'}: {message}"
         for key in ("anyOf", "allOf", "oneOf"):
             for branch in node.get(key) or ():
                 if isinstance(branch, Mapping) and branch.get("type") == "null":
                     continue
-                yield from self._walk(branch, value, path, seen)
+                yield from self._walk(branch, value, path, seen, budget)
         if isinstance(value, dict):
             props = node.get("properties") or {}
             extra = node.get("additionalProperties")
@@ -70,12 +79,12 @@ class _Rules:
                 if sub is None and isinstance(extra, Mapping):
                     sub = extra
                 if sub is not None:
-                    yield from self._walk(sub, v, f"{path}.{k}" if path else k, seen)
+                    yield from self._walk(sub, v, f"{path}.{k}" if path else k, seen, budget)
         elif isinstance(value, list):
             items = node.get("items")
             if isinstance(items, Mapping):
                 for i, v in enumerate(value):
-                    yield from self._walk(items, v, f"{path}[{i}]", seen)
+                    yield from self._walk(items, v, f"{path}[{i}]", seen, budget)
 
 
 def _message_for(node: Mapping[str, Any], rule: str) -> str:

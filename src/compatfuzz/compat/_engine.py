@@ -48,6 +48,7 @@ from compatfuzz.compat._witness import (
 )
 from compatfuzz.errors import InvalidArgument, SchemaLoadError
 from compatfuzz.schema import CRD, Schema
+from compatfuzz.strategies._cel import check_rules
 
 __all__ = ["Report", "Revision", "check", "diff", "load_revision"]
 
@@ -454,6 +455,8 @@ def check(
         static, aliases = walk_with_aliases(os_, ns, version=version, pruning=prune)
         static += [g for g in gaps if g.version == version]
         searching = run.dynamic
+        check_rules(os_)  # CEL the API server refuses: exit 2, like any input error
+        check_rules(ns)
         too_large = _too_large(os_) or _too_large(ns)
         if too_large and searching:  # minItems: 1e6 would search for minutes
             run.dynamic = False

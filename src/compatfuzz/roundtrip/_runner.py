@@ -62,6 +62,7 @@ from compatfuzz.roundtrip._properties import (
 from compatfuzz.roundtrip._suite import Suite
 from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.schema._limits import check_generation_limits
+from compatfuzz.strategies._cel import check_rules
 
 __all__ = ["DEFAULT_EXAMPLE_DEADLINE", "Count", "LiveCounts", "run", "run_unit", "unit_seed"]
 
@@ -225,6 +226,8 @@ def run_unit(
             kind = api.kind(unit.kind)
             coverage = Coverage(kind.schema(unit.versions[0]))
             check_generation_limits(kind.schema(unit.versions[0]))
+            for version in dict.fromkeys(unit.versions):  # the server refuses the CRD whole
+                check_rules(kind.schema(version))
     except Exception as exc:
         return UnitResult(unit, Status.ERROR, 0, time.monotonic() - start, seed, None,
                           f"{type(exc).__name__}: {exc}")

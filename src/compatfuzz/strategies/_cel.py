@@ -53,9 +53,16 @@ from celpy import celtypes
 from celpy.evaluation import CELEvalError, base_functions
 
 from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning
+from compatfuzz.strategies._cel_cost import (
+    PER_CALL_LIMIT,
+    CostExceeded,
+    MeteredRunner,
+    charging,
+    metered,
+)
 from compatfuzz.strategies._cel_functions import FUNCTIONS, LIST_MIN, SETS, parse_go_duration
 
-__all__ = ["CompiledRules", "UnsupportedRule", "compile_rules", "to_cel"]
+__all__ = ["CompiledRules", "UnsupportedRule", "check_rules", "compile_rules", "to_cel"]
 
 Resolver = Callable[[str], Mapping[str, Any]]
 
@@ -108,6 +115,18 @@ _MEMBER_ONLY = frozenset({
     "containsCIDR", "masked", "prefixLength", "contains", "equivalent", "intersects",
 })
 
+#: Every function a rule can call, charging the CEL cost of what it reads and builds
+#: (type names such as ``int`` stay classes: ``type(x) == int`` compares with them).
+_CHARGED = {
+    name: f if isinstance(f, type) else charging(f, name)
+    for name, f in {**base_functions, **FUNCTIONS}.items()
+}
+
+#: Why a rule failed when it ran out of cost (apiextensions-apiserver's messages).
+COST_EXCEEDED = "cost budget exceeded"
+BUDGET_EXHAUSTED = ("validation failed due to running out of cost budget, no further "
+                    "validation rules will be run")
+
 _CACHE_LIMIT = 4096
 _CACHEABLE_KEY_CHARS = 2048
 
@@ -125,18 +144,21 @@ class UnsupportedRule:
 class _Program:
     rule: str
     runner: Any  # celpy.Runner; typed loosely because its evaluate() returns a Result union
+    tree: Any = field(default=None, compare=False, repr=False)  # for the cost estimate
 
 
 class _Verdict:
     """Outcome of a static look at one rule, cached by rule text."""
 
-    __slots__ = ("program", "reason", "transition")
+    __slots__ = ("invalid", "program", "reason", "transition")
 
     def __init__(self, program: _Program | None, reason: str = "",
-                 transition: bool = False) -> None:
+                 transition: bool = False, invalid: bool = False) -> None:
         self.program = program
         self.reason = reason
         self.transition = transition
+        #: the API server refuses a CRD with this rule (it does not parse)
+        self.invalid = invalid
 
 
 _ENVIRONMENT: celpy.Environment | None = None
@@ -157,7 +179,7 @@ def _environment() -> celpy.Environment:
     if _ENVIRONMENT is None:
         limit = sys.getrecursionlimit()
         try:
-            _ENVIRONMENT = celpy.Environment()
+            _ENVIRONMENT = celpy.Environment(runner_class=MeteredRunner)
         finally:
             sys.setrecursionlimit(limit)
     return _ENVIRONMENT
@@ -197,10 +219,12 @@ def _analyse(rule: str) -> _Verdict:
     except Exception as exc:  # CELParseError and lark errors both mean "cannot parse"
         column = getattr(exc, "column", None)
         where = f" at column {column}" if column else ""
-        if ".?" in rule or "[?" in rule or "?." in rule:
+        if ".?" in rule or "[?" in rule or "?." in rule or "{?" in rule:
             return _Verdict(None, f"optional syntax (.?field, [?key]) is not supported "
                                   f"by cel-python{where}")
-        return _Verdict(None, f"cel-python cannot parse it{where}: {type(exc).__name__}")
+        line = getattr(exc, "line", None)
+        at = f" at line {line}, column {column}" if line and column else where
+        return _Verdict(None, f"syntax error{at}", invalid=True)
     bound: set[str] = set()
     calls: list[tuple[str, int]] = []
     misused: list[str] = []
@@ -244,7 +268,8 @@ def _analyse(rule: str) -> _Verdict:
     unknown = sorted(idents - bound - _TYPE_NAMES - {"self", _TRANSITION_VARIABLE, "sets"})
     if unknown:
         return _Verdict(None, f"unknown variable {unknown[0]!r}")
-    program = _Program(rule, env.program(_collapse(_rename_min(ast)), functions=FUNCTIONS))
+    tree = _collapse(_rename_min(ast))
+    program = _Program(rule, env.program(tree, functions=_CHARGED), tree)
     return _Verdict(program, transition=transition)
 
 
@@ -417,6 +442,8 @@ class CompiledRules:
     _schema: Mapping[str, Any] | None = field(repr=False, compare=False)
     _resolve: Resolver | None = field(repr=False, compare=False)
     _cache: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    #: the cost one evaluation of one rule may spend (Kubernetes' ``PerCallLimit``)
+    cost_limit: int = field(default=PER_CALL_LIMIT, compare=False)
 
     def __repr__(self) -> str:
         return (f"CompiledRules(path={self.path!r}, supported={len(self.supported)}, "
@@ -457,36 +484,63 @@ class CompiledRules:
 
     def failures(self, value: Any) -> tuple[str, ...]:
         """Return the supported rules that do not hold for ``self = value``, in order."""
+        return tuple(rule for rule, _ in self.outcome(value)[0])
+
+    def outcome(self, value: Any, *, budget: int | None = None
+                ) -> tuple[tuple[tuple[str, str], ...], int]:
+        """Return ``((rule, why), ...)`` for the rules that do not hold for ``self =
+        value`` and the CEL cost spent. ``why`` is ``""`` for a rule that is false (or
+        errors), :data:`COST_EXCEEDED` for one stopped by the per-evaluation limit.
+
+        ``budget`` is what is left of the object's cost budget (``RUNTIME_BUDGET`` for a
+        whole object): once spent, the first rule past it fails with
+        :data:`BUDGET_EXHAUSTED` and no further rule runs, as in apiextensions-apiserver
+        ``pkg/apiserver/schema/cel/validation.go``.
+        """
         try:
             cel_value = to_cel(value, self._schema, resolve=self._resolve)
         except (ValueError, TypeError, OverflowError):
-            return tuple(p.rule for p in self._programs if p.rule not in _DEMOTED)
+            return tuple((p.rule, "") for p in self._programs if p.rule not in _DEMOTED), 0
         context = {"self": cel_value, "sets": SETS}
-        failed = []
+        failed: list[tuple[str, str]] = []
+        spent = 0
         for program in self._programs:
             if program.rule in _DEMOTED:
                 continue
-            if not self._holds(program, context):
-                failed.append(program.rule)
-        return tuple(failed)
+            left = None if budget is None else budget - spent
+            limit = self.cost_limit if left is None else min(self.cost_limit, left)
+            holds, used = self._holds(program, context, limit)
+            spent += used
+            if holds is None:
+                if left is not None and left <= self.cost_limit:
+                    failed.append((program.rule, BUDGET_EXHAUSTED))
+                    break
+                failed.append((program.rule, COST_EXCEEDED))
+            elif not holds:
+                failed.append((program.rule, ""))
+        return tuple(failed), spent
 
-    def _holds(self, program: _Program, context: dict[str, Any]) -> bool:
+    def _holds(self, program: _Program, context: dict[str, Any],
+               limit: int) -> tuple[bool | None, int]:
+        """Whether the rule holds (``None``: it ran out of cost) and the cost spent."""
         try:
-            result = program.runner.evaluate(context)
+            result, used = metered(program.runner, context, max(0, limit))
+        except CostExceeded:  # the API server rejects the object: "cost budget exceeded"
+            return None, limit
         except CELEvalError as exc:
             if _is_undeclared(exc):
                 self._demote(program.rule, f"not available in cel-python: {_message(exc)}")
-                return True
-            return False
+                return True, 0
+            return False, 0
         except Exception as exc:  # cel-python bug or CELUnsupportedError: stop filtering
             self._demote(program.rule, f"cel-python raised {type(exc).__name__}: {exc}")
-            return True
+            return True, 0
         if isinstance(result, CELEvalError):
             if _is_undeclared(result):
                 self._demote(program.rule, f"not available in cel-python: {_message(result)}")
-                return True
-            return False
-        return isinstance(result, celtypes.BoolType) and bool(result)
+                return True, used
+            return False, used
+        return isinstance(result, celtypes.BoolType) and bool(result), used
 
     def _demote(self, rule: str, reason: str) -> None:
         with _LOCK:
@@ -510,13 +564,17 @@ def _is_undeclared(exc: CELEvalError) -> bool:
 
 
 def compile_rules(node: Mapping[str, Any], *, path: str = "self",
-                  resolve: Resolver | None = None) -> CompiledRules:
+                  resolve: Resolver | None = None,
+                  cost_limit: int = PER_CALL_LIMIT) -> CompiledRules:
     """Return the node's ``x-kubernetes-validations`` sorted into supported/transition/
     unsupported, with a ``check(value)`` for the supported ones.
 
     ``path`` (a field path such as ``spec.topology``) is only used in reports. ``resolve``
     maps a local ``$ref`` to its schema so that ``$ref``'d properties are converted with
-    their types and formats. Each rule text is parsed once per process.
+    their types and formats. Each rule text is parsed once per process. ``cost_limit``
+    bounds one evaluation of one rule, in CEL cost units (Kubernetes' ``PerCallLimit``,
+    k8s.io/apiserver/pkg/apis/cel/config.go): a value whose check would cost more is
+    rejected, as the API server rejects the object ("cost budget exceeded").
 
     Example::
 
@@ -559,5 +617,172 @@ def compile_rules(node: Mapping[str, Any], *, path: str = "self",
     return CompiledRules(
         path=path, supported=tuple(supported), transition=tuple(transition),
         _static_unsupported=tuple(unsupported), _programs=tuple(programs),
-        _schema=node, _resolve=resolve,
+        _schema=node, _resolve=resolve, cost_limit=cost_limit,
     )
+
+
+# --------------------------------------------------------------------------- the CRD check
+
+_STRUCTURAL = ("properties", "additionalProperties", "items", "allOf", "anyOf", "oneOf",
+               "not")
+_MAX_NODES = 200_000  # a schema walk never visits more (shared $refs expand as a tree)
+
+
+def _mentions_rules(node: Any) -> bool:
+    stack = [node]
+    seen = 0
+    while stack and seen < _MAX_NODES:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, Mapping):
+            if "x-kubernetes-validations" in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _rendered(schema: Any, tokens: tuple[str, ...]) -> str:
+    from compatfuzz.errors import _pointer_to_path
+    from compatfuzz.schema._keywords import escape
+
+    return _pointer_to_path(schema.pointer + "".join("/" + escape(t) for t in tokens))
+
+
+def _caret(rule: str, reason: str) -> str:
+    match = re.search(r"line (\d+), column (\d+)", reason)
+    if not match:
+        return ""
+    lines = rule.splitlines() or [""]
+    line = lines[min(int(match[1]), len(lines)) - 1]
+    return f"\n    {line}\n    {' ' * (int(match[2]) - 1)}^"
+
+
+def _check_rules(schema: Any) -> None:
+    """Raise :class:`UnsupportedSchema` if the API server would refuse ``schema`` (a
+    ``Schema``) for its ``x-kubernetes-validations``: a rule that does not parse, a rule
+    whose estimated cost (times how often it can run) passes ``STATIC_RULE_LIMIT``, or
+    rules whose costs add up past ``STATIC_CRD_LIMIT``. The message names the file, the
+    JSON path of the rule, the estimate, the limit and the fix.
+
+    Mirrors k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go
+    (per-rule and per-CRD limits) and cel_validation.go (cardinality); the estimate is
+    :func:`compatfuzz.strategies._cel_cost.rule_cost`.
+    """
+    from compatfuzz.errors import UnsupportedSchema
+    from compatfuzz.strategies._cel_cost import (
+        STATIC_CRD_LIMIT,
+        STATIC_RULE_LIMIT,
+        cardinality_factor,
+        rule_cost,
+        unbounded_cardinality,
+    )
+
+    if not _mentions_rules(schema.root):
+        return
+    resolve = getattr(schema, "resolve", None)
+    total = 0
+    costly: list[tuple[int, str]] = []
+    Frame = tuple[Any, tuple[str, ...], int | None, frozenset[str]]
+    stack: list[Frame] = [(schema.root, (), 1, frozenset())]
+    visited = 0
+    while stack and visited < _MAX_NODES:
+        node, tokens, card, refs = stack.pop()
+        visited += 1
+        if not isinstance(node, Mapping):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and resolve is not None:
+            if ref in refs:
+                continue
+            try:
+                target = resolve(ref)
+            except Exception:  # an unresolvable $ref is reported by the compiler
+                continue
+            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            refs = refs | {ref}
+        rules = node.get("x-kubernetes-validations")
+        for i, entry in enumerate(rules if isinstance(rules, list) else ()):
+            rule = entry.get("rule") if isinstance(entry, Mapping) else None
+            if not isinstance(rule, str) or not rule.strip():
+                continue
+            verdict = _verdict(rule)
+            where = (*tokens, "x-kubernetes-validations", str(i), "rule")
+            if verdict.invalid:
+                raise UnsupportedSchema(
+                    f"{schema.source} at {_rendered(schema, where)}: the "
+                    f"x-kubernetes-validations rule does not compile ({verdict.reason}), "
+                    f"so the API server refuses this CRD: {rule}{_caret(rule, verdict.reason)}"
+                    "\n  fix: correct the rule's syntax (CEL: "
+                    "https://kubernetes.io/docs/reference/using-api/cel/)")
+            if verdict.program is None or verdict.program.tree is None:
+                continue
+            raw = rule_cost(verdict.program.tree, node, resolve=resolve)
+            times = card if card is not None else unbounded_cardinality(node, resolve)
+            cost = raw * times
+            total += cost
+            path = _rendered(schema, where)
+            if cost > STATIC_RULE_LIMIT:
+                runs = "" if times == 1 else (
+                    f" ({raw:,} per evaluation x up to {times:,} evaluations)")
+                raise UnsupportedSchema(
+                    f"{schema.source} at {path}: estimated rule cost {cost:,}{runs} exceeds "
+                    f"the API server's limit of {STATIC_RULE_LIMIT:,} per rule "
+                    f"({_factor(cost, STATIC_RULE_LIMIT)}), so Kubernetes refuses this CRD: "
+                    f"{_short(rule)}\n  fix: add maxItems, maxProperties and maxLength to "
+                    "the lists, maps and strings the rule reads (and to the lists it sits "
+                    "under), or simplify the rule")
+            costly.append((cost, path))
+        factor = cardinality_factor(node, resolve)
+        child = card * factor if card is not None and factor is not None else None
+        for key in _STRUCTURAL:
+            value = node.get(key)
+            if key == "properties" and isinstance(value, Mapping):
+                stack.extend((v, (*tokens, key, str(k)), child, refs) for k, v in value.items())
+            elif isinstance(value, list):
+                stack.extend((v, (*tokens, key, str(j)), child, refs)
+                             for j, v in enumerate(value))
+            elif isinstance(value, Mapping):
+                stack.append((value, (*tokens, key), child, refs))
+    if total > STATIC_CRD_LIMIT:
+        top = ", ".join(f"{p} ({c:,})" for c, p in sorted(costly, reverse=True)[:4])
+        raise UnsupportedSchema(
+            f"{schema.source}: the estimated cost of all x-kubernetes-validations rules, "
+            f"{total:,}, exceeds the API server's limit of {STATIC_CRD_LIMIT:,} per CRD "
+            f"({_factor(total, STATIC_CRD_LIMIT)}), so Kubernetes refuses this CRD; the "
+            f"costliest: {top}\n  fix: add maxItems, maxProperties and maxLength where "
+            "lists, maps and strings are declared, or simplify the rules")
+
+
+def _factor(cost: int, limit: int) -> str:
+    """``getCostErrorMessage``'s wording of how far over the limit a cost is."""
+    ratio = cost / limit
+    return "more than 100x" if ratio > 100 else f"{ratio:.1f}x"
+
+
+def _short(rule: str) -> str:
+    return rule if len(rule) <= 200 else rule[:197] + "..."
+
+
+_REFUSALS: dict[int, tuple[Any, str | None]] = {}
+
+
+def check_rules(schema: Any) -> None:
+    """Raise :class:`~compatfuzz.errors.UnsupportedSchema` if the API server would refuse
+    ``schema`` for its CEL rules (see ``_check_rules``); the verdict is kept per schema."""
+    from compatfuzz.errors import UnsupportedSchema
+
+    hit = _REFUSALS.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        try:
+            _check_rules(schema)
+            hit = (schema, None)
+        except UnsupportedSchema as exc:
+            hit = (schema, str(exc))
+        with _LOCK:
+            if len(_REFUSALS) >= 256:
+                _REFUSALS.clear()
+            _REFUSALS[id(schema)] = hit
+    if hit[1] is not None:
+        raise UnsupportedSchema(hit[1])
