@@ -37,35 +37,37 @@ def test_validation_is_linear_and_a_backtracking_pattern_is_bounded() -> None:
 
         killer = "a" * 40 + "!"
         schema = load_schema({{"type": "string", "pattern": {EVIL!r}}})
-        t = time.monotonic()
+        # CPU seconds, not wall time: the machine is shared; the bounds below separate
+        # linear (milliseconds) from backtracking (2**40 steps: hours), not fast from slow
+        t = time.process_time()
         errors = [e.message for e in schema.validator.iter_errors(killer)]
-        linear = time.monotonic() - t
+        linear = time.process_time() - t
         # the same verdicts as before on ordinary strings
         assert schema.is_valid("aaa") and not schema.is_valid("aab")
         look = load_schema({{"type": "string", "pattern": {EVIL_LOOKAHEAD!r}}})
         assert look.is_valid("aaa") and not look.is_valid("ba")
-        t = time.monotonic()
+        t = time.process_time()
         try:
             look.is_valid(killer)
             refused = ""
         except UnsupportedSchema as exc:
             refused = str(exc)
-        bounded = time.monotonic() - t
-        t = time.monotonic()
+        bounded = time.process_time() - t
+        t = time.process_time()
         try:
             look.is_valid(killer)
         except UnsupportedSchema:
             pass
-        again = time.monotonic() - t
+        again = time.process_time() - t
         print(json.dumps({{"errors": errors, "linear": linear, "refused": refused,
                           "bounded": bounded, "again": again}}))
     """)
     doc = json.loads(out)
     assert doc["errors"] == [f"'{'a' * 40}!' does not match '{EVIL}'"]
-    assert doc["linear"] < 0.5
+    assert doc["linear"] < 5
     assert "backtracks catastrophically" in doc["refused"] and EVIL_LOOKAHEAD in doc["refused"]
     assert "fix:" in doc["refused"]
-    assert doc["bounded"] < 5 and doc["again"] < 0.1  # refused once, then at once
+    assert doc["bounded"] < 5 and doc["again"] < 0.5  # refused once, then at once
 
 
 def test_fuzz_valid_with_a_catastrophic_pattern_finishes(tmp_path: Path) -> None:

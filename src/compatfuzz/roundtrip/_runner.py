@@ -321,16 +321,19 @@ def run_unit(
             message = "interrupted while shrinking; counterexample not minimal"
     coverage_json = (recorder.coverage.to_json()
                      if recorder.coverage is not None and recorder.coverage.examples else None)
+    # what the run replayed, read before kept() reads the database back (its fetch would
+    # otherwise count as a replay)
+    note = getattr(unit_db, "note", None)
+    replayed = note.describe() if note is not None else ""
     saved = None
     if counterexample is not None and unit_db is not None:
         try:
             saved = unit_db.kept()
         except Exception:  # a database that cannot even be read kept nothing we can use
             saved = False
-    note = getattr(unit_db, "note", None)
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
                       coverage_json, tuple(sorted(recorder.accepted.items())), saved,
-                      note.describe() if note is not None else "")
+                      replayed)
 
 
 class Count:
