@@ -480,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
             duration=args.duration, seed=args.seed, workers=args.workers,
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
-            on_failure=writer.found, live=live,
+            on_failure=writer.found, live=live, isolate=True,
         ):
             writer.handle(event)
             progress.handle(event, writer.files, args)
