@@ -401,16 +401,16 @@ class API:
                 f"{type(out).__name__} {short_repr(out)}, expected a JSON object (dict)"
             )
         # what a webhook could send back, in plain types (issue 22, item 11)
-        out = dict(plain_json(out, f"{self.name}: converting {kind.name} {a} -> {b}"))
+        plain: Obj = plain_json(out, f"{self.name}: converting {kind.name} {a} -> {b}")
         if kind.typed:
             want = kind.api_version(b)
-            got = out.get("apiVersion")
+            got = plain.get("apiVersion")
             if got != want:
                 raise ConverterError(
                     f"{self.name}: converting {kind.name} {a} -> {b} returned apiVersion "
                     f"{got!r}, expected {want!r}; the converter must set apiVersion"
                 )
-        return out
+        return plain
 
     def convert(self, kind: Kind | str, obj: Obj, source: str, target: str) -> Obj:
         """Return ``obj`` (of version ``source``) converted to ``target``.
@@ -442,7 +442,8 @@ class API:
                 f"{self.name}: defaulter for {k.name} {version} returned "
                 f"{type(out).__name__}, expected a dict or None"
             )
-        return dict(plain_json(out, f"{self.name}: defaulter for {k.name} {version}"))
+        plain: Obj = plain_json(out, f"{self.name}: defaulter for {k.name} {version}")
+        return plain
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{k.name}({'/'.join(k.versions)})" for k in self.kinds)
