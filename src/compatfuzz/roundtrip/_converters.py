@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
@@ -268,7 +268,6 @@ class Converters:
 #: Objects nested deeper than this are refused: the comparisons after a conversion recurse,
 #: and the schemas compatfuzz reads nest at most ``schema._read.MAX_DEPTH`` (200) levels.
 MAX_OUTPUT_DEPTH = 200
-_SCALARS = (str, int, float)  # bool is an int; None is handled first
 
 
 def _where(path: list[str | int]) -> str:
@@ -313,55 +312,65 @@ def plain_json(value: Any, what: str) -> Any:
             and where: a list that contains itself, a non-string key, a ``set``, NaN, a
             dict whose ``items()`` raised, nesting deeper than ``MAX_OUTPUT_DEPTH``.
     """
-    ancestors: dict[int, list[str | int]] = {}
+    ancestors: dict[int, Any] = {}
 
     def refuse(message: str, tail: str = " (a conversion webhook could not send it: the "
                "API server reads a converted object as JSON)") -> ConverterError:
         return ConverterError(f"{what} returned {message}{tail}")
 
-    def walk(node: Any, path: list[str | int]) -> Any:
-        if node is None or node is True or node is False:
+    # a path is a linked tuple (parent path, key), built as cheaply as a node is visited
+    # and turned into ``spec.x[0]`` only for a message
+    def where(path: Any) -> str:
+        parts: list[str | int] = []
+        while path is not None:
+            path, key = path
+            parts.append(key)
+        return _where(parts[::-1])
+
+    def walk(node: Any, path: Any, depth: int) -> Any:
+        kind = type(node)
+        if kind is str or kind is int or kind is bool or node is None:
             return node
-        if isinstance(node, (dict, list)):
+        if kind is dict or kind is list or isinstance(node, (dict, list)):
             if id(node) in ancestors:
-                kind = "dict" if isinstance(node, dict) else "list"
-                return_to = _where(ancestors[id(node)])
-                raise refuse(f"a {kind} that contains itself at {return_to} "
-                             f"({_where(path)} is {return_to} again); JSON cannot hold a "
+                name = "dict" if isinstance(node, dict) else "list"
+                return_to = where(ancestors[id(node)])
+                raise refuse(f"a {name} that contains itself at {return_to} "
+                             f"({where(path)} is {return_to} again); JSON cannot hold a "
                              "cycle")
-            if len(path) >= MAX_OUTPUT_DEPTH:
+            if depth >= MAX_OUTPUT_DEPTH:
                 raise refuse(f"an object nested more than {MAX_OUTPUT_DEPTH} levels deep "
-                             f"at {_where(path[:3])}...", "; compatfuzz compares objects "
+                             f"at {where(path)[:60]}...", "; compatfuzz compares objects "
                              f"up to {MAX_OUTPUT_DEPTH} levels deep, as deep as the schemas "
                              "it reads")
             ancestors[id(node)] = path
             try:  # loops, not comprehensions: one frame per level
                 if isinstance(node, dict):
                     mapping = {}
-                    for key, v in _items(node, path):
-                        mapping[key] = walk(v, [*path, key])
+                    for key, v in items(node, path):
+                        mapping[key] = walk(v, (path, key), depth + 1)
                     return mapping
-                items = []
+                out = []
                 for i, v in enumerate(list.copy(node)):  # json.dumps reads the list itself
-                    items.append(walk(v, [*path, i]))
-                return items
+                    out.append(walk(v, (path, i), depth + 1))
+                return out
             finally:
                 del ancestors[id(node)]
         if isinstance(node, float):
             if not math.isfinite(node):
-                raise refuse(f"a float {float.__repr__(node)} at {_where(path)}; JSON has "
+                raise refuse(f"a float {float.__repr__(node)} at {where(path)}; JSON has "
                              "no NaN or Infinity")
             return float.__float__(node)
         if isinstance(node, str):
             return str.__str__(node)
-        if isinstance(node, int):
+        if isinstance(node, int) and not isinstance(node, bool):
             return int.__int__(node)
         hint = " (use a list)" if isinstance(node, (tuple, set, frozenset)) else ""
-        raise refuse(f"{short_repr(node)} ({type(node).__name__}) at {_where(path)}; JSON "
+        raise refuse(f"{short_repr(node)} ({type(node).__name__}) at {where(path)}; JSON "
                      "holds only objects (dict), arrays (list), strings, numbers, "
                      f"true/false and null{hint}")
 
-    def _items(node: dict[Any, Any], path: list[str | int]) -> list[tuple[str, Any]]:
+    def items(node: dict[Any, Any], path: Any) -> Iterable[tuple[str, Any]]:
         if type(node) is dict:
             pairs = list(dict.items(node))
         else:
@@ -372,15 +381,15 @@ def plain_json(value: Any, what: str) -> Any:
                 if _ours(exc):
                     raise
                 error = refuse(f"a {type(node).__name__} (a dict subclass) at "
-                               f"{_where(path)} whose items() raised "
+                               f"{where(path)} whose items() raised "
                                f"{type(exc).__name__}: {safe_str(exc)}; json.dumps calls it")
                 raise wrapped(error, exc) from exc
-        out = []
-        for key, v in pairs:
-            if not isinstance(key, str):
-                raise refuse(f"a dict key {short_repr(key)} ({type(key).__name__}) at "
-                             f"{_where(path)}; JSON object keys are strings")
-            out.append((str.__str__(key), v))
-        return out
+        for key, _ in pairs:
+            if type(key) is not str:
+                if not isinstance(key, str):
+                    raise refuse(f"a dict key {short_repr(key)} ({type(key).__name__}) at "
+                                 f"{where(path)}; JSON object keys are strings")
+                return [(str.__str__(k), v) for k, v in pairs]
+        return pairs
 
-    return walk(value, [])
+    return walk(value, None, 0)
