@@ -238,5 +238,29 @@ def test_a_shared_but_acyclic_value_is_fine() -> None:
         "x": {"a": [1]}, "y": [{"a": [1]}, {"a": [1]}]}
 
 
+
+
+@pytest.mark.parametrize(("converter", "needle"), [
+    ("os._exit(0)", "exited with status 0"),
+    ("raise KeyboardInterrupt", "raised KeyboardInterrupt"),
+])
+def test_replay_checks_in_a_child_too(tmp_path: Path, converter: str, needle: str) -> None:
+    """``--replay`` of a counterexample whose converter exits 0 used to print nothing more
+    and exit 0, which CI reads as "fixed"."""
+    config = project(tmp_path, f"""
+        def convert(obj, desired):
+            {converter}
+    """)
+    saved = tmp_path / "cx.json"
+    saved.write_text(json.dumps({"api": "t", "kind": "T", "property": "roundtrip",
+                                 "versions": ["v1", "v2"],
+                                 "object": {"apiVersion": "g.example.com/v1", "kind": "T"}}))
+    done = subprocess.run([sys.executable, "-m", "compatfuzz.cli", "fuzz", "--config",
+                           str(config), "--replay", str(saved)], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "still failing" in done.stderr and needle in done.stderr
+
+
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="signals and process groups are POSIX")

@@ -362,8 +362,8 @@ class _Progress:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from compatfuzz.errors import CompatfuzzError, SchemaLoadError
-    from compatfuzz.roundtrip import Property, Unit, check, units
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.roundtrip import Property, Unit, units
 
     path: Path = args.replay
     try:
@@ -398,15 +398,13 @@ def _replay(args: argparse.Namespace) -> int:
                               source=str(path), pointer="/object",
                               hint="pass --config with the config the file came from") from None
     print(f"replaying {unit.id} on {_json(obj, 500)}", file=sys.stderr)
-    from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+    from compatfuzz.roundtrip._workers import replay_in_child
 
-    capture = Capture()
-    try:
-        with capture:
-            check(apis[unit.api], unit, example)
-    except (AssertionError, CompatfuzzError) as exc:
-        print(f"still failing: {type(exc).__name__}: {exc}", file=sys.stderr)
-        _user_details(find_user_traceback(exc), capture.text, sys.stderr)
+    # in a child process, as fuzz runs units: os._exit(0) must not read as a pass
+    outcome, message, traceback, output = replay_in_child(apis[unit.api], unit, example)
+    if outcome != "passed":
+        print(f"still failing: {message}", file=sys.stderr)
+        _user_details(traceback, output, sys.stderr)
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
     return EXIT_OK

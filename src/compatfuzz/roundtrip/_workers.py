@@ -55,7 +55,7 @@ from compatfuzz.roundtrip._events import (
 from compatfuzz.roundtrip._model import API
 from compatfuzz.roundtrip._suite import Suite
 
-__all__ = ["run_pool"]
+__all__ = ["replay_in_child", "run_pool"]
 
 FailureCallback = Callable[[Counterexample], None]
 #: At most this many extra seconds (at least 1, at most the deadline itself) a worker gets
@@ -338,3 +338,80 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
         for w in running.values():
             w.stop()
         _WORKER.pop("apis", None)
+
+
+def _replay_main(api: Any, unit: Unit, example: Any, conn: Any) -> None:
+    from compatfuzz.errors import CompatfuzzError
+    from compatfuzz.roundtrip._properties import check
+    from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+
+    _own_signals()
+    capture = Capture()
+    answer: tuple[str, str, str, str]
+    try:
+        with capture:
+            check(api, unit, example)
+        answer = ("passed", "", "", capture.text)
+    except (AssertionError, CompatfuzzError) as exc:
+        answer = ("failed", f"{type(exc).__name__}: {safe_str(exc)}",
+                  find_user_traceback(exc), capture.text)
+    except BaseException as exc:  # whatever escaped: still the check's answer
+        answer = ("failed", f"{type(exc).__name__}: {safe_str(exc)}", "", capture.text)
+    with contextlib.suppress(OSError):
+        conn.send(answer)
+        conn.close()
+    _exit_despite_threads()
+
+
+def replay_in_child(api: Any, unit: Unit, example: Any) -> tuple[str, str, str, str]:
+    """Check ``example`` for ``unit`` in a forked child, as ``fuzz`` runs units, so that
+    ``--replay`` cannot be ended or held by its converter either (issue 22, item 11).
+
+    Returns ``(outcome, message, user traceback, captured output)``; ``outcome`` is
+    ``passed`` or ``failed`` (a child that died without answering is a failure).
+    Without ``fork`` (Windows) the check runs in this process.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods() or os.name != "posix":
+        from compatfuzz.errors import CompatfuzzError
+        from compatfuzz.roundtrip._properties import check
+        from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+
+        capture = Capture()
+        try:
+            with capture:
+                check(api, unit, example)
+        except (AssertionError, CompatfuzzError) as exc:
+            return ("failed", f"{type(exc).__name__}: {safe_str(exc)}",
+                    find_user_traceback(exc), capture.text)
+        return ("passed", "", "", capture.text)
+    ctx = multiprocessing.get_context("fork")
+    conn, child_conn = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_replay_main, args=(api, unit, example, child_conn),
+                          daemon=True, name=f"compatfuzz replay {unit.id}")
+    process.start()
+    child_conn.close()
+    try:
+        answer: tuple[str, str, str, str] | None = None
+        while answer is None and (process.is_alive() or conn.poll()):
+            if conn.poll(0.25):
+                try:
+                    answer = conn.recv()
+                except (EOFError, OSError):
+                    break
+        if answer is None:
+            process.join(5.0)
+            code = process.exitcode
+            how = (f"was killed by {signal.Signals(-code).name}" if code is not None
+                   and code < 0 else f"exited with status {code}")
+            answer = ("failed", f"the process checking the counterexample {how} before "
+                      "the check ended (a converter called os._exit, signalled its own "
+                      "process, or crashed)", "", "")
+        return answer
+    finally:
+        if process.is_alive():
+            process.terminate()
+            process.join(1.0)
+        if process.is_alive():
+            process.kill()
+        process.join(5.0)
+        conn.close()
