@@ -78,7 +78,48 @@ def _hypothesis_home(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code."""
+    """Run the CLI; returns the process exit code.
+
+    Run as a program (``argv`` is ``None``), it also ends the process when a converter
+    left a non-daemon thread running, which Python would otherwise wait for forever after
+    the run completed (issue 22, item 11).
+    """
+    code = _main(argv)
+    if argv is None:
+        _exit_despite_threads(code)
+    return code
+
+
+def _exit_despite_threads(code: int, grace: float = 1.0) -> None:
+    """``os._exit(code)`` after a warning if non-daemon threads outlive ``grace`` seconds;
+    return if there are none."""
+    import contextlib
+    import os
+    import threading
+    import time
+
+    end = time.monotonic() + grace
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(max(0.0, end - time.monotonic()))
+    left = [t for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if not left:
+        return
+    names = ", ".join(repr(t.name) for t in left[:5]) + (" ..." if len(left) > 5 else "")
+    command = sys.argv[1] if len(sys.argv) > 1 else "compatfuzz"
+    print(f"compatfuzz {command}: warning: {len(left)} non-daemon thread"
+          f"{'s' if len(left) > 1 else ''} ({names}) still running after the command "
+          f"ended, started by user code (a converter module); exiting with status {code} "
+          "without waiting for them (start threads with daemon=True, or join them)",
+          file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe must not change the status
+            stream.flush()
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser, modules = _parser()
     args = parser.parse_args(argv)
     if args.command is None:

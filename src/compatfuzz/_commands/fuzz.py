@@ -408,8 +408,8 @@ class _Progress:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from compatfuzz.errors import CompatfuzzError, SchemaLoadError
-    from compatfuzz.roundtrip import Property, Unit, check, find_config, units
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.roundtrip import Property, Unit, find_config, units
     from compatfuzz.schema._read import read_text
 
     path: Path = args.replay
@@ -463,15 +463,13 @@ def _replay(args: argparse.Namespace) -> int:
                               source=str(path), pointer="/object",
                               hint="pass --config with the config the file came from") from None
     print(f"replaying {unit.id} on {printable_json(obj)}", file=sys.stderr)
-    from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+    from compatfuzz.roundtrip._workers import replay_in_child
 
-    capture = Capture()
-    try:
-        with capture:
-            check(apis[unit.api], unit, example)
-    except (AssertionError, CompatfuzzError) as exc:
-        print(f"still failing: {type(exc).__name__}: {_shown(str(exc))}", file=sys.stderr)
-        _user_details(find_user_traceback(exc), capture.text, sys.stderr)
+    # in a child process, as fuzz runs units: os._exit(0) must not read as a pass
+    outcome, message, traceback, output = replay_in_child(apis[unit.api], unit, example)
+    if outcome != "passed":
+        print(f"still failing: {_shown(message)}", file=sys.stderr)
+        _user_details(traceback, output, sys.stderr)
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
     return EXIT_OK
@@ -642,7 +640,7 @@ def run(args: argparse.Namespace) -> int:
             duration=args.duration, seed=args.seed, workers=args.workers,
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
-            on_failure=writer.found, live=live,
+            on_failure=writer.found, live=live, isolate=True,
         ):
             writer.handle(event)
             progress.handle(event, writer.files, args)

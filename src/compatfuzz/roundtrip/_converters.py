@@ -12,27 +12,79 @@ piece of code (issue 12: protobuf reuses roundtrip rather than copying it):
 
 Anything a converter raises becomes a :class:`~compatfuzz.errors.ConverterError` naming
 the step and carrying the user's frames, even ``SystemExit`` (issue 11: ``sys.exit(0)``
-in a converter made a run pass silently).
+in a converter made a run pass silently), ``GeneratorExit``, an exception whose ``__str__``
+raises, and, in a worker process, ``KeyboardInterrupt`` (issue 22, item 11).
+:func:`plain_json` vets what a CRD converter returns as the API server would decode it.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
 
-__all__ = ["Converters", "call_user", "check_callable", "describe"]
+__all__ = ["Converters", "call_user", "check_callable", "describe", "interrupts_are_faults",
+           "plain_json", "safe_str", "short_repr"]
+
+
+def safe_str(exc: BaseException) -> str:
+    """``str(exc)``, or what went wrong making it: an exception whose ``__str__`` raises
+    must still fail its unit with a message, not end it as an error (issue 22, item 11)."""
+    try:
+        text = str(exc)
+    except BaseException as inner:  # anything the user's __str__ does
+        if _ours(inner):
+            raise
+        return f"<its __str__ raised {type(inner).__name__}>"
+    return text
 
 
 def describe(exc: BaseException) -> str:
-    """``ValueError: msg``; ``SystemExit(0)`` says why exiting counts as a failure."""
+    """``ValueError: msg``; ``SystemExit(0)`` and ``KeyboardInterrupt`` say why they count
+    as a failure."""
     if isinstance(exc, SystemExit):
-        return (f"SystemExit({exc.code!r}) (a converter must return the converted object; "
+        try:
+            code = repr(exc.code)
+        except BaseException as inner:  # the user's __repr__
+            if _ours(inner):
+                raise
+            code = "..."
+        return (f"SystemExit({code}) (a converter must return the converted object; "
                 "exiting, even with status 0, fails the property)")
-    return f"{type(exc).__name__}: {exc}"
+    text = safe_str(exc)
+    named = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, KeyboardInterrupt):
+        return (f"{named} (raised by the converter, or a SIGINT it sent its own process: "
+                "that fails the property; only Ctrl-C or SIGTERM from outside stops the run)")
+    return named
+
+
+#: Set in a worker process (see ``_workers``): Ctrl-C cannot reach it there, so a
+#: ``KeyboardInterrupt`` out of a converter is the converter's own doing.
+_INTERRUPTS_ARE_FAULTS = [False]
+
+
+def interrupts_are_faults(value: bool = True) -> None:
+    """Treat a converter's ``KeyboardInterrupt`` as its failure from now on.
+
+    Only a process that Ctrl-C cannot reach may do so (a worker in its own process group,
+    or ignoring SIGINT).  Everywhere else (the Python API in-process, the pytest plugin) a
+    ``KeyboardInterrupt`` may be the user's Ctrl-C and stops the run, as pytest stops a
+    session when a test raises one.
+    """
+    _INTERRUPTS_ARE_FAULTS[0] = value
+
+
+def _ours(exc: BaseException) -> bool:
+    """Whether ``exc`` is compatfuzz's own stop signal raised into user code (the
+    per-example deadline, a stop request, the time budget), never the user's fault."""
+    return isinstance(exc, KeyboardInterrupt) and (
+        type(exc).__module__.startswith("compatfuzz.")
+        or not _INTERRUPTS_ARE_FAULTS[0])
 
 
 def wrapped(error: ConverterError, cause: BaseException) -> ConverterError:
@@ -50,9 +102,9 @@ def call_user(fn: Callable[..., Any], args: tuple[Any, ...], what: str,
     reading ``{what} raised {exception}{context}``, with the user's frames attached."""
     try:
         return fn(*args)
-    except (KeyboardInterrupt, GeneratorExit):
-        raise  # Ctrl-C, and the runner's own deadline and stop signals
     except BaseException as exc:  # SystemExit(0) too: it must not end the run as a pass
+        if _ours(exc):
+            raise  # the runner's own deadline and stop signals; Ctrl-C in-process
         raise wrapped(ConverterError(f"{what} raised {describe(exc)}{context}"),
                       exc) from exc
 
@@ -211,3 +263,133 @@ class Converters:
     def _call(self, what: str, fn: Callable[..., Any], label: str, a: str, b: str,
               *args: Any) -> Any:
         return call_user(fn, args, f"{self.owner}: {what}", f" (converting {label} {a} -> {b})")
+
+
+#: Objects nested deeper than this are refused: the comparisons after a conversion recurse,
+#: and the schemas compatfuzz reads nest at most ``schema._read.MAX_DEPTH`` (200) levels.
+MAX_OUTPUT_DEPTH = 200
+
+
+def _where(path: list[str | int]) -> str:
+    """``spec.x[0]``, ``metadata.annotations['a.b']``, ``the top level``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.replace("_", "").replace("-", "").isalnum():
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out or "the top level"
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters; ``...`` if the user's ``__repr__`` raises."""
+    try:
+        text = repr(value)
+    except BaseException as exc:  # the user's __repr__
+        if _ours(exc):
+            raise
+        text = "..."
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def plain_json(value: Any, what: str) -> Any:
+    """A plain copy of ``value`` (``dict``/``list``/``str``/``int``/``float``/``bool``/
+    ``None``), the object a conversion webhook would send back as JSON.
+
+    The API server decodes a conversion response's ``convertedObjects`` from JSON
+    (``getRawExtensionObject`` in
+    ``k8s.io/apiextensions-apiserver/pkg/apiserver/conversion/webhook_converter.go``) and
+    deep-copies unstructured content with ``runtime.DeepCopyJSONValue``
+    (``k8s.io/apimachinery/pkg/runtime/converter.go``), which knows only those types: an
+    in-process converter must not get away with what no webhook could send.  Subclasses
+    (``OrderedDict``, a ``str`` enum) are read as ``json.dumps`` reads them (a dict through
+    its ``items()``) and copied into the plain types, so later steps never run their code.
+
+    Raises:
+        ConverterError: ``{what} returned ...`` naming the first thing JSON cannot hold
+            and where: a list that contains itself, a non-string key, a ``set``, NaN, a
+            dict whose ``items()`` raised, nesting deeper than ``MAX_OUTPUT_DEPTH``.
+    """
+    ancestors: dict[int, Any] = {}
+
+    def refuse(message: str, tail: str = " (a conversion webhook could not send it: the "
+               "API server reads a converted object as JSON)") -> ConverterError:
+        return ConverterError(f"{what} returned {message}{tail}")
+
+    # a path is a linked tuple (parent path, key), built as cheaply as a node is visited
+    # and turned into ``spec.x[0]`` only for a message
+    def where(path: Any) -> str:
+        parts: list[str | int] = []
+        while path is not None:
+            path, key = path
+            parts.append(key)
+        return _where(parts[::-1])
+
+    def walk(node: Any, path: Any, depth: int) -> Any:
+        kind = type(node)
+        if kind is str or kind is int or kind is bool or node is None:
+            return node
+        if kind is dict or kind is list or isinstance(node, (dict, list)):
+            if id(node) in ancestors:
+                name = "dict" if isinstance(node, dict) else "list"
+                return_to = where(ancestors[id(node)])
+                raise refuse(f"a {name} that contains itself at {return_to} "
+                             f"({where(path)} is {return_to} again); JSON cannot hold a "
+                             "cycle")
+            if depth >= MAX_OUTPUT_DEPTH:
+                raise refuse(f"an object nested more than {MAX_OUTPUT_DEPTH} levels deep "
+                             f"at {where(path)[:60]}...", "; compatfuzz compares objects "
+                             f"up to {MAX_OUTPUT_DEPTH} levels deep, as deep as the schemas "
+                             "it reads")
+            ancestors[id(node)] = path
+            try:  # loops, not comprehensions: one frame per level
+                if isinstance(node, dict):
+                    mapping = {}
+                    for key, v in items(node, path):
+                        mapping[key] = walk(v, (path, key), depth + 1)
+                    return mapping
+                out = []
+                for i, v in enumerate(list.copy(node)):  # json.dumps reads the list itself
+                    out.append(walk(v, (path, i), depth + 1))
+                return out
+            finally:
+                del ancestors[id(node)]
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                raise refuse(f"a float {float.__repr__(node)} at {where(path)}; JSON has "
+                             "no NaN or Infinity")
+            return float.__float__(node)
+        if isinstance(node, str):
+            return str.__str__(node)
+        if isinstance(node, int) and not isinstance(node, bool):
+            return int.__int__(node)
+        hint = " (use a list)" if isinstance(node, (tuple, set, frozenset)) else ""
+        raise refuse(f"{short_repr(node)} ({type(node).__name__}) at {where(path)}; JSON "
+                     "holds only objects (dict), arrays (list), strings, numbers, "
+                     f"true/false and null{hint}")
+
+    def items(node: dict[Any, Any], path: Any) -> Iterable[tuple[str, Any]]:
+        if type(node) is dict:
+            pairs = list(dict.items(node))
+        else:
+            try:  # what json.dumps reads: the subclass's own items()
+                pairs = [(k, v) for k, v in itertools.islice(node.items(),
+                                                             dict.__len__(node) + 1)]
+            except BaseException as exc:  # anything the user's code does
+                if _ours(exc):
+                    raise
+                error = refuse(f"a {type(node).__name__} (a dict subclass) at "
+                               f"{where(path)} whose items() raised "
+                               f"{type(exc).__name__}: {safe_str(exc)}; json.dumps calls it")
+                raise wrapped(error, exc) from exc
+        for key, _ in pairs:
+            if type(key) is not str:
+                if not isinstance(key, str):
+                    raise refuse(f"a dict key {short_repr(key)} ({type(key).__name__}) at "
+                                 f"{where(path)}; JSON object keys are strings")
+                return [(str.__str__(k), v) for k, v in pairs]
+        return pairs
+
+    return walk(value, None, 0)

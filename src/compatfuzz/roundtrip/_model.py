@@ -19,7 +19,13 @@ from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
 from compatfuzz.roundtrip._accept import check_accepts, check_stash_prefixes
-from compatfuzz.roundtrip._converters import Converters, call_user, check_callable
+from compatfuzz.roundtrip._converters import (
+    Converters,
+    call_user,
+    check_callable,
+    plain_json,
+    short_repr,
+)
 from compatfuzz.roundtrip._suite import check_api_name
 from compatfuzz.schema import CRD, Schema
 
@@ -392,17 +398,19 @@ class API:
         if not isinstance(out, dict):
             raise ConverterError(
                 f"{self.name}: converting {kind.name} {a} -> {b} returned "
-                f"{type(out).__name__} {out!r:.80}, expected a JSON object (dict)"
+                f"{type(out).__name__} {short_repr(out)}, expected a JSON object (dict)"
             )
+        # what a webhook could send back, in plain types (issue 22, item 11)
+        plain: Obj = plain_json(out, f"{self.name}: converting {kind.name} {a} -> {b}")
         if kind.typed:
             want = kind.api_version(b)
-            got = out.get("apiVersion")
+            got = plain.get("apiVersion")
             if got != want:
                 raise ConverterError(
                     f"{self.name}: converting {kind.name} {a} -> {b} returned apiVersion "
                     f"{got!r}, expected {want!r}; the converter must set apiVersion"
                 )
-        return out
+        return plain
 
     def convert(self, kind: Kind | str, obj: Obj, source: str, target: str) -> Obj:
         """Return ``obj`` (of version ``source``) converted to ``target``.
@@ -434,7 +442,8 @@ class API:
                 f"{self.name}: defaulter for {k.name} {version} returned "
                 f"{type(out).__name__}, expected a dict or None"
             )
-        return out
+        plain: Obj = plain_json(out, f"{self.name}: defaulter for {k.name} {version}")
+        return plain
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{k.name}({'/'.join(k.versions)})" for k in self.kinds)

@@ -413,6 +413,7 @@ def run(
     example_deadline: float | None = DEFAULT_EXAMPLE_DEADLINE,
     on_failure: FailureCallback | None = None,
     live: LiveCounts | None = None,
+    isolate: bool = False,
 ) -> Iterator[Event]:
     """Run every property for every version pair of ``apis``; yield events as they happen.
 
@@ -429,6 +430,9 @@ def run(
     it shrinks: a generator cannot yield from inside a running Hypothesis test, and a
     failure must reach the disk before a kill can lose it.  ``live`` (a
     :class:`LiveCounts`) counts examples as they run, for a progress display.
+    ``isolate`` runs each unit in a child process even with ``workers=1``, as the CLI
+    does: a converter's ``os._exit``, self-sent signal or leftover thread then fails its
+    unit instead of ending or holding the run (issue 22, item 11).
 
     Example::
 
@@ -497,7 +501,7 @@ def run(
                 "seed": None if run_seed is None else unit_seed(run_seed, unit),
                 "budget": budget, "example_deadline": deadline}
 
-    if workers == 1:
+    if workers == 1 and not isolate:
         queue = deque(selected)
         told = False
         while queue and not stop.is_set():

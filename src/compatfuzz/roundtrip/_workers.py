@@ -14,12 +14,21 @@ on the pipes *and* the process sentinels:
 * a worker dies with its parent: ``PR_SET_PDEATHSIG`` on Linux and a parent-pid check
   everywhere, so ``kill -9`` of the CLI leaves nothing behind;
 * a second signal to the parent (``KeyboardInterrupt`` in its wait) kills every worker.
+
+The CLI runs units here with ``--workers 1`` too (``run(..., isolate=True)``), so that
+what a converter does to its process is that unit's failure, never the run's end
+(issue 22, item 11): ``os._exit(0)`` is a dead worker, not a run that exits 0; a SIGTERM
+it sends itself kills only its worker; a non-daemon thread it leaves behind dies with the
+worker.  Each worker is its own process group, so a terminal's Ctrl-C reaches only the
+parent (which stops the workers through ``stop``): a ``KeyboardInterrupt`` in a worker,
+raised or sent by ``os.kill(os.getpid(), SIGINT)``, is the converter's and fails its unit.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -32,6 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument
+from compatfuzz.roundtrip._converters import safe_str
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
@@ -45,7 +55,7 @@ from compatfuzz.roundtrip._events import (
 from compatfuzz.roundtrip._model import API
 from compatfuzz.roundtrip._suite import Suite
 
-__all__ = ["run_pool"]
+__all__ = ["replay_in_child", "run_pool"]
 
 FailureCallback = Callable[[Counterexample], None]
 #: At most this many extra seconds (at least 1, at most the deadline itself) a worker gets
@@ -73,12 +83,30 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="compatfuzz-parent-watch").start()
 
 
-def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
-    # Ctrl-C reaches the whole process group: the parent decides and tells workers via
-    # ``stop``.  SIGTERM gets its default back (a forked worker inherits the CLI's
-    # handler) so the parent can always end a worker.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _own_signals() -> None:
+    """Take this worker out of the terminal's reach and make its SIGINT the converter's.
+
+    Ctrl-C reaches the terminal's foreground process group: the parent decides and tells
+    workers via ``stop``.  In a process group of its own a worker gets SIGINT only from
+    itself (``os.kill(os.getpid(), SIGINT)`` in a converter), so SIGINT raises
+    ``KeyboardInterrupt`` there and fails the unit; without process groups (Windows) it is
+    ignored.  SIGTERM gets its default back (a forked worker inherits the CLI's handler) so
+    the parent can always end a worker.
+    """
+    from compatfuzz.roundtrip._converters import interrupts_are_faults
+
+    own_group = False
+    if hasattr(os, "setpgid"):
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
+            own_group = True
+    signal.signal(signal.SIGINT, signal.default_int_handler if own_group else signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    interrupts_are_faults()
+
+
+def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
+    _own_signals()
     if "apis" not in _WORKER:  # spawn: nothing inherited, reload the configs
         from compatfuzz.roundtrip._config import load_config
 
@@ -124,13 +152,34 @@ def _worker_main(job: dict[str, Any], conn: Any, heartbeat: Any, counter: Any = 
                           on_failure=lambda cx: conn.send(("failure", cx)), **options)
     except BaseException as exc:  # never leave the parent without an answer
         result = UnitResult(unit, Status.ERROR, 0, 0.0, options.get("seed"), None,
-                            f"{type(exc).__name__}: {exc}")
+                            f"{type(exc).__name__}: {safe_str(exc)}")
+    if result.status is Status.INTERRUPTED and not job["stop"].is_set():
+        # nobody asked to stop: a SIGINT the converter sent itself landed outside its
+        # frame (between two examples, say); still its unit's failure, not the run's end
+        result = dataclasses.replace(
+            result, status=Status.FAILED,
+            message="a KeyboardInterrupt nobody outside sent (a converter raised one, or "
+                    "sent SIGINT to its own process) ended the unit; " + (
+                        "the counterexample is the last one found (not minimal)"
+                        if result.counterexample is not None else "no example had failed"))
     notice = notice_of(_WORKER.get("database")) or _WORKER.get("notice")
     with contextlib.suppress(OSError):
         if notice is not None:
             conn.send(("notice", notice))
         conn.send(("result", result))
         conn.close()
+    _exit_despite_threads()
+
+
+def _exit_despite_threads() -> None:
+    """End this worker now if a converter left a non-daemon thread running: the
+    interpreter would wait for it forever once the unit is done."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
+           if t is not threading.main_thread()):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(0)
 
 
 class _Worker:
@@ -180,16 +229,26 @@ class _Worker:
         self.process.join(5.0)
         self.conn.close()
 
-    def dead_result(self) -> UnitResult:
-        """The result of a worker that ended without sending one."""
+    def dead_result(self, stopping: bool = False) -> UnitResult:
+        """The result of a worker that ended without sending one; ``stopping`` says the
+        run was being stopped (a SIGTERM or SIGINT then came from outside, to all)."""
         code = self.process.exitcode
+        signum = -code if code is not None and code < 0 else None
+        if stopping and self.killed_for is None and signum in _STOP_SIGNALS:
+            return UnitResult(self.unit, Status.INTERRUPTED, 0,
+                              time.monotonic() - self.started, None, None,
+                              f"interrupted: its worker got {signal.Signals(signum).name} "
+                              "with the rest of the run")
         if self.killed_for is not None:
             how = self.killed_for
-        elif code is not None and code < 0:
-            how = (f"was killed by {signal.Signals(-code).name} (a crash, or the OOM "
-                   "killer)")
+        elif signum in _STOP_SIGNALS:
+            how = (f"was killed by {signal.Signals(signum).name} (a converter signalled "
+                   "its own process, or something outside sent it to this worker alone)")
+        elif signum is not None:
+            how = f"was killed by {signal.Signals(signum).name} (a crash, or the OOM killer)"
         else:
-            how = f"exited with status {code} (a converter called os._exit, or crashed)"
+            how = (f"exited with status {code} (a converter called os._exit, or crashed; "
+                   "even status 0 fails the unit)")
         message = (f"the worker process running this unit {how} before the unit ended; "
                    "the run went on without it")
         cx = self.failure
@@ -197,6 +256,10 @@ class _Worker:
             message += "; the counterexample is the last one it reported (not minimal)"
         return UnitResult(self.unit, Status.FAILED, 0, time.monotonic() - self.started,
                           None if cx is None else cx.seed, cx, message)
+
+
+_STOP_SIGNALS = {int(getattr(signal, name)) for name in ("SIGTERM", "SIGINT", "SIGHUP")
+                 if hasattr(signal, name)}
 
 
 def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit]], *,
@@ -260,7 +323,8 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
                     w.process.join(1.0)
                     w.drain(on_failure)  # a result may have raced the exit
                 del running[unit]
-                result = w.result if w.result is not None else w.dead_result()
+                result = (w.result if w.result is not None
+                          else w.dead_result(stop.is_set() or mp_stop.is_set()))
                 w.stop()
                 if w.notice is not None and not told:
                     told = True
@@ -275,3 +339,80 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
         for w in running.values():
             w.stop()
         _WORKER.pop("apis", None)
+
+
+def _replay_main(api: Any, unit: Unit, example: Any, conn: Any) -> None:
+    from compatfuzz.errors import CompatfuzzError
+    from compatfuzz.roundtrip._properties import check
+    from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+
+    _own_signals()
+    capture = Capture()
+    answer: tuple[str, str, str, str]
+    try:
+        with capture:
+            check(api, unit, example)
+        answer = ("passed", "", "", capture.text)
+    except (AssertionError, CompatfuzzError) as exc:
+        answer = ("failed", f"{type(exc).__name__}: {safe_str(exc)}",
+                  find_user_traceback(exc), capture.text)
+    except BaseException as exc:  # whatever escaped: still the check's answer
+        answer = ("failed", f"{type(exc).__name__}: {safe_str(exc)}", "", capture.text)
+    with contextlib.suppress(OSError):
+        conn.send(answer)
+        conn.close()
+    _exit_despite_threads()
+
+
+def replay_in_child(api: Any, unit: Unit, example: Any) -> tuple[str, str, str, str]:
+    """Check ``example`` for ``unit`` in a forked child, as ``fuzz`` runs units, so that
+    ``--replay`` cannot be ended or held by its converter either (issue 22, item 11).
+
+    Returns ``(outcome, message, user traceback, captured output)``; ``outcome`` is
+    ``passed`` or ``failed`` (a child that died without answering is a failure).
+    Without ``fork`` (Windows) the check runs in this process.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods() or os.name != "posix":
+        from compatfuzz.errors import CompatfuzzError
+        from compatfuzz.roundtrip._properties import check
+        from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+
+        capture = Capture()
+        try:
+            with capture:
+                check(api, unit, example)
+        except (AssertionError, CompatfuzzError) as exc:
+            return ("failed", f"{type(exc).__name__}: {safe_str(exc)}",
+                    find_user_traceback(exc), capture.text)
+        return ("passed", "", "", capture.text)
+    ctx = multiprocessing.get_context("fork")
+    conn, child_conn = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_replay_main, args=(api, unit, example, child_conn),
+                          daemon=True, name=f"compatfuzz replay {unit.id}")
+    process.start()
+    child_conn.close()
+    try:
+        answer: tuple[str, str, str, str] | None = None
+        while answer is None and (process.is_alive() or conn.poll()):
+            if conn.poll(0.25):
+                try:
+                    answer = conn.recv()
+                except (EOFError, OSError):
+                    break
+        if answer is None:
+            process.join(5.0)
+            code = process.exitcode
+            how = (f"was killed by {signal.Signals(-code).name}" if code is not None
+                   and code < 0 else f"exited with status {code}")
+            answer = ("failed", f"the process checking the counterexample {how} before "
+                      "the check ended (a converter called os._exit, signalled its own "
+                      "process, or crashed)", "", "")
+        return answer
+    finally:
+        if process.is_alive():
+            process.terminate()
+            process.join(1.0)
+        if process.is_alive():
+            process.kill()
+        process.join(5.0)
+        conn.close()
