@@ -21,7 +21,7 @@ __all__ = ["BATCH", "add_arguments", "batch_seed", "run"]
 #: generated (its choice tree, to avoid repeats, and a cache of recent examples), about
 #: 100 KB per Deployment: ``-n 100000`` grew to 15 GB (issue 22, item 10).  Runs of
 #: ``BATCH`` examples, each with its own seed, keep memory flat.
-BATCH = 1000
+BATCH = 250
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -145,7 +145,7 @@ def _tuples(vs: list[str], r: int, limit: int | None, seed: str, total: int, *,
     import random
 
     def ok(t: tuple[str, ...]) -> bool:
-        return keep is None or keep(t)
+        return keep is None or bool(keep(t))
 
     n = len(vs)
     if limit is None or total <= limit:

@@ -147,6 +147,7 @@ class ReportWriter:
                 "duration": event.duration,
                 "workers": event.workers,
                 "database": event.database,
+                "sampled": list(event.sampled),
                 "status": "running",
                 "stop_reason": None,
             }
