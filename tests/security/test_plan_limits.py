@@ -157,3 +157,29 @@ def test_a_plan_is_bounded_fixed_and_valid(n: int, limit: int, defaulted: set[in
         assert planned == every
     else:
         assert set(planned) <= set(every)
+
+
+@pytest.mark.parametrize("value", ["0", "-3", '"some"', "true", "1.5"])
+def test_a_bad_plan_limit_is_named_with_its_fix(tmp_path: Path, value: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from compatfuzz.cli import main
+
+    config = _project(tmp_path, 3)
+    config.write_text(config.read_text() + f"plan_limit = {value}\n")
+    assert main(["fuzz", "--config", str(config), "--database", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "compatfuzz.toml" in err and "plan_limit" in err and "Traceback" not in err
+    assert 'plan_limit = "none"' in err  # the fix
+    if value.strip('"').lstrip("-").isdigit():
+        with pytest.raises(SystemExit) as exc:  # argparse: usage error
+            main(["fuzz", "--config", str(config), "--plan-limit", value])
+        assert exc.value.code == 2
+
+
+def test_plan_limit_key_lifts_the_limit(tmp_path: Path) -> None:
+    from compatfuzz.roundtrip import load_config
+
+    config = _project(tmp_path, 9)  # 504 triples
+    assert len(units(load_config(config)[0], ["path_independent"])) == DEFAULT_PLAN_LIMIT
+    config.write_text(config.read_text() + 'plan_limit = "none"\n')
+    assert len(units(load_config(config)[0], ["path_independent"])) == 9 * 8 * 7

@@ -171,8 +171,9 @@ def run(args: argparse.Namespace) -> int:
                 before = len(written)
                 batch(size, index)()
                 index += 1
-                if len(written) == before:  # the schema admits no more distinct values
-                    break
+                if len(written) - before < size:
+                    break  # Hypothesis ran out of distinct values, as one run would
+
         except _Stop:
             return 0
         except Unsatisfiable:
