@@ -63,6 +63,18 @@ def _positive(text: str) -> int:
     return value
 
 
+def _plan_limit(text: str) -> int | str:
+    """A positive int, or ``"none"`` (no limit)."""
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._properties import plan_limit_arg
+
+    try:
+        value = plan_limit_arg(text, "--plan-limit")
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return "none" if value is None else value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="compatfuzz.toml or pyproject.toml (default: found from the "
@@ -76,7 +88,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     budget.add_argument("--max-examples", type=_positive, metavar="N",
                         help="examples per property and pair (default: the profile's)")
     budget.add_argument("--duration", type=parse_duration, metavar="30m",
-                        help="share a time budget between all units instead")
+                        help="the whole run's time budget, shared between the units "
+                        "instead (units it leaves no time for do not run)")
+    parser.add_argument("--plan-limit", type=_plan_limit, metavar="N|none",
+                        help="version pairs (triples) planned per kind and property; a "
+                        "fixed sample beyond (default: the config's plan_limit, 300; "
+                        "'none' plans all)")
     parser.add_argument("--profile", choices=("default", "ci", "nightly"), default="default",
                         help="Hypothesis settings profile (default: %(default)s)")
     parser.add_argument("--seed", type=int, metavar="S",
@@ -352,6 +369,12 @@ class _Progress:
                   f"{budget}, seed={event.seed if event.seed is not None else 'random'}, "
                   f"workers={event.workers}, "
                   f"database={event.database}", file=self.out)
+            for row in event.sampled:
+                from compatfuzz.roundtrip._properties import Sampled
+
+                print(f"compatfuzz fuzz: {Sampled(**row).describe()} (a fixed sample; "
+                      "--plan-limit none or plan_limit = \"none\" plans all)",
+                      file=self.out)
         elif isinstance(event, UnitStarted):
             self.running.add(event.unit.id)
             self._live()
@@ -381,6 +404,8 @@ class _Progress:
             for res in event.results:
                 counts[str(res.status)] = counts.get(str(res.status), 0) + 1
             parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            if len(event.results) < self.total:
+                parts += f"{', ' if parts else ''}{self.total - len(event.results)} not run"
             examples = sum(res.examples for res in event.results)
             self._accepts(event.results)
             print(f"compatfuzz fuzz: {parts or 'nothing run'}; {examples} examples in "
@@ -445,14 +470,16 @@ def _replay(args: argparse.Namespace) -> int:
     if unit.api not in apis:
         raise SchemaLoadError(f"the config has no API {unit.api!r}", source=str(path),
                               hint="pass --config with the config the file came from")
-    known = {(u.kind, u.property, u.versions): u.id for u in units(apis[unit.api])}
-    if (unit.kind, unit.property, unit.versions) not in known:
+    from compatfuzz.roundtrip._properties import is_unit
+
+    if not is_unit(apis[unit.api], unit):  # sampled or not: it need not be planned now
+        known = {u.id for u in units(apis[unit.api])}
         raise SchemaLoadError(
             f"{unit.id} is not a unit of API {unit.api!r} in this config "
             "(unknown kind or version, or the wrong number of versions for the property)",
             source=str(path), pointer="/versions",
             hint="pass --config with the config the file came from; its units are: "
-                 + ", ".join(sorted(known.values())),
+                 + ", ".join(sorted(known)[:50]) + (", ..." if len(known) > 50 else ""),
         )
     from compatfuzz.roundtrip._properties import example_from_json
 
@@ -500,12 +527,13 @@ _NEEDS = {
 }
 
 
-def _nothing_planned(apis: list[Any], properties: list[str] | None) -> str | None:
+def _nothing_planned(apis: list[Any], properties: list[str] | None,
+                     limit: int | str | None = "api") -> str | None:
     """Why a run would test nothing, or None: exit 0 must never mean "nothing checked"
     (pytest too exits 5, not 0, when it collects no test)."""
     from compatfuzz.roundtrip import units
 
-    if any(units(api, properties) for api in apis):
+    if any(units(api, properties, limit=limit) for api in apis):
         return None
     asked = ", ".join(properties or ["every property"])
     needs = "; ".join(f"{p} needs {_NEEDS[p]}" for p in (properties or []) if p in _NEEDS)
@@ -592,8 +620,24 @@ def run(args: argparse.Namespace) -> int:
         return _replay(args)
     from compatfuzz.roundtrip._database import project_home
 
-    apis = _load(args)
-    nothing = _nothing_planned(apis, args.properties)
+    limit = "api" if getattr(args, "plan_limit", None) is None else args.plan_limit
+    planning = {"now": True}
+
+    def while_planning(signum: int, frame: Any) -> None:
+        # nothing has run and nothing is written yet: stop at once (issue 22, item 1)
+        raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, while_planning) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        apis = _load(args)
+        nothing = _nothing_planned(apis, args.properties, limit)
+    except KeyboardInterrupt:
+        print("compatfuzz fuzz: interrupted while loading and planning; nothing ran",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     if nothing:
         print(f"compatfuzz fuzz: error: {nothing}", file=sys.stderr)
         return EXIT_USAGE
@@ -625,7 +669,7 @@ def run(args: argparse.Namespace) -> int:
     def on_signal(signum: int, frame: Any) -> None:
         signals["count"] += 1
         stop.set()
-        if signals["count"] > 1:
+        if signals["count"] > 1 or planning["now"]:
             raise KeyboardInterrupt
         print(f"\ncompatfuzz fuzz: {signal.Signals(signum).name}, finishing the running "
               "examples (send again to abort)", file=sys.stderr)
@@ -640,8 +684,9 @@ def run(args: argparse.Namespace) -> int:
             duration=args.duration, seed=args.seed, workers=args.workers,
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
-            on_failure=writer.found, live=live, isolate=True,
+            on_failure=writer.found, live=live, isolate=True, plan_limit=limit,
         ):
+            planning["now"] = False
             writer.handle(event)
             progress.handle(event, writer.files, args)
             if isinstance(event, RunFinished):
@@ -676,7 +721,14 @@ def run(args: argparse.Namespace) -> int:
     # 0 only when every planned unit ran and held
     if len(results) != len(writer.planned) or any(
             r.status not in (Status.PASSED, Status.SKIPPED) for r in results):
-        print(f"compatfuzz fuzz: error: {len(writer.planned) - len(results)} of "
-              f"{len(writer.planned)} units did not report a result", file=sys.stderr)
+        missing = len(writer.planned) - len(results)
+        if str(finished.stop_reason) == "duration" and missing > 0:
+            print(f"compatfuzz fuzz: error: {missing} of {len(writer.planned)} units did "
+                  f"not run: the --duration budget ({args.duration:g}s) was spent; give a "
+                  "longer --duration, or fewer units (--property, --api, --plan-limit)",
+                  file=sys.stderr)
+        else:
+            print(f"compatfuzz fuzz: error: {missing} of {len(writer.planned)} units did "
+                  "not report a result", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK

@@ -52,7 +52,8 @@ ENTRY_POINT_GROUP = "compatfuzz.apis"
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
-         "webhook_timeout", "pipeline", "semantic", "accept", "stash_annotations"}
+         "webhook_timeout", "pipeline", "semantic", "accept", "stash_annotations",
+         "plan_limit"}
 _SEMANTIC_KEYS = {"go_durations", "empty_struct_is_absent", "comparators", "canonicalisers"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
@@ -674,6 +675,17 @@ def _accept_options(ctx: ConfigEntry) -> dict[str, Any]:
                 f"{value!r}", key="stash_annotations",
                 hint='write stash_annotations = ["cluster.x-k8s.io/conversion-data"]')
         options["stash_annotations"] = value
+    if "plan_limit" in table:
+        from compatfuzz.roundtrip._properties import plan_limit_arg
+
+        try:
+            options["plan_limit"] = plan_limit_arg(table["plan_limit"])
+        except CompatfuzzError:
+            raise ctx.error(
+                f"plan_limit must be a positive number of version tuples or \"none\", got "
+                f"{table['plan_limit']!r}", key="plan_limit",
+                hint='write plan_limit = 1000, or plan_limit = "none" to plan every version '
+                     "pair and triple") from None
     if "accept" not in table:
         return options
     raw = table["accept"]

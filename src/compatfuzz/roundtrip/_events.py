@@ -230,6 +230,9 @@ class RunStarted:
     #: the APIs' accept entries, each as ``Accept.to_json()`` plus its ``api`` and
     #: ``index``: what reports list as accepted or stale
     accept: tuple[dict[str, Any], ...] = ()
+    #: the (kind, property) whose version tuples were sampled, each as
+    #: ``Sampled.to_json()``: ``{"api", "kind", "property", "planned", "total"}``
+    sampled: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

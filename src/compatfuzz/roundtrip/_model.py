@@ -197,6 +197,10 @@ class API:
     property compares objects without them (``[[api.accept]]`` and
     ``stash_annotations`` in ``compatfuzz.toml``; docs/roundtrip.md).
 
+    ``plan_limit`` caps the version pairs (and triples) planned per kind and property:
+    beyond it a fixed sample is tested, since ``path_independent`` is cubic in the
+    versions (``None`` or ``"none"`` plans them all; docs/security.md).
+
     ``pipeline`` says how a round trip is judged. ``"apiserver"`` (the default for CRDs)
     moves every object through a model of the Kubernetes API server
     (``compatfuzz.apiserver``): pruning, defaulting and ObjectMeta decoding by each
@@ -234,6 +238,7 @@ class API:
         empty_struct_is_absent: bool = False,
         accept: Iterable[Any] = (),
         stash_annotations: Iterable[str] = (),
+        plan_limit: int | str | None = 300,
     ) -> None:
         check_api_name(name)
         kinds = tuple(kinds)
@@ -268,6 +273,10 @@ class API:
         self.empty_struct_is_absent = bool(empty_struct_is_absent)
         self.accept = check_accepts(name, accept, [list(k.versions) for k in kinds])
         self.stash_annotations = check_stash_prefixes(name, stash_annotations)
+        from compatfuzz.roundtrip._properties import plan_limit_arg
+
+        #: version tuples planned per kind and property, ``None`` for all (issue 22)
+        self.plan_limit = plan_limit_arg(plan_limit)
         self._servers: dict[str, Any] = {}
         for kind in kinds:
             self._converters.check_chains(kind.versions)

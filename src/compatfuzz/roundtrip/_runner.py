@@ -52,12 +52,13 @@ from compatfuzz.roundtrip._events import (
 from compatfuzz.roundtrip._model import API
 from compatfuzz.roundtrip._properties import (
     Recorder,
+    Sampled,
     _OutOfTime,
     build_test,
     diff_to_json,
     example_to_json,
     iter_failures,
-    units,
+    plan,
 )
 from compatfuzz.roundtrip._suite import Suite
 from compatfuzz.roundtrip._usercode import find_user_traceback
@@ -289,7 +290,7 @@ def run_unit(
         recorder.failure = None
     except _OutOfTime:
         status = Status.PASSED
-        message = f"time budget of {budget:.0f}s used"
+        message = f"time budget of {budget:.3g}s used"
     except KeyboardInterrupt:
         status, message = Status.INTERRUPTED, "interrupted"
     except BaseException as exc:  # SystemExit too: nothing a unit does ends the run
@@ -379,12 +380,18 @@ def notice_of(db: Any) -> Notice | None:
 
 
 def _select(apis: Sequence[API | Suite], properties: Iterable[Property | str] | None,
-            only: Iterable[str] | None) -> list[tuple[API | Suite, Unit]]:
-    selected = [(api, unit) for api in apis for unit in units(api, properties)]
+            only: Iterable[str] | None, limit: int | str | None = "api",
+            ) -> tuple[list[tuple[API | Suite, Unit]], list[Sampled]]:
+    selected: list[tuple[API | Suite, Unit]] = []
+    sampled: list[Sampled] = []
+    for api in apis:
+        planned, some = plan(api, properties, limit=limit)
+        selected.extend((api, unit) for unit in planned)
+        sampled.extend(some)
     if only is not None:
         wanted = set(only)
         selected = [(a, u) for a, u in selected if u.id in wanted]
-    return selected
+    return selected, sampled
 
 
 def _deadline_arg(value: Any) -> float | None:
@@ -414,15 +421,21 @@ def run(
     on_failure: FailureCallback | None = None,
     live: LiveCounts | None = None,
     isolate: bool = False,
+    plan_limit: int | str | None = "api",
 ) -> Iterator[Event]:
     """Run every property for every version pair of ``apis``; yield events as they happen.
 
-    ``max_examples`` overrides the profile's; ``duration`` (seconds) instead shares a time
-    budget between the units.  ``seed`` makes the run an exact replay; like Hypothesis's
-    ``@seed`` it then bypasses the example database, so leave it unset for nightly runs
-    (where failures are shared through the database instead).  ``database`` is a path,
-    a ``redis://`` URL, ``":memory:"``, ``"none"``, or an ``ExampleDatabase``; the
-    default ``""`` means ``.hypothesis/examples``.
+    ``max_examples`` overrides the profile's; ``duration`` (seconds) instead is the whole
+    run's time budget: each unit gets an equal share of what is left (and at least one
+    example), no unit starts once it is spent, and those never started get no result
+    (``RunFinished.results`` is shorter than ``RunStarted.units``).  ``plan_limit`` caps the
+    version tuples planned per kind and property (``"api"``: each API's ``plan_limit``;
+    ``None`` for none); ``RunStarted.sampled`` says which were sampled.
+    ``seed`` makes the run an exact replay; like Hypothesis's ``@seed`` it then bypasses the
+    example database, so leave it unset for nightly runs (where failures are shared through
+    the database instead). ``database`` is a path, a ``redis://`` URL, ``":memory:"``,
+    ``"none"``, or an ``ExampleDatabase``; the default ``""`` means
+    ``.hypothesis/examples``.
     ``properties`` and ``only`` (unit ids) narrow the run.  ``stop`` ends it early.
     ``example_deadline`` (seconds; ``None`` for none) fails a unit whose example runs
     longer.  ``on_failure(counterexample)`` is called, in this process, the moment a unit
@@ -469,7 +482,7 @@ def run(
         raise InvalidArgument("pass max_examples or duration, not both")
     deadline = _deadline_arg(example_deadline)
     run_seed = seed
-    selected = _select(api_list, properties, only)
+    selected, sampled = _select(api_list, properties, only, plan_limit)
     # beside the (first) config, not in the working directory (issue 10, item 6)
     source = next((a.source for a in api_list if a.source), None)
     home = project_home(source) if source is not None else None
@@ -488,15 +501,21 @@ def run(
     accept = tuple({"api": a.name, "index": i, **entry.to_json()}
                    for a in api_list if isinstance(a, API) for i, entry in enumerate(a.accept))
     yield RunStarted(tuple(u for _, u in selected), run_seed, profile, max_examples,
-                     duration, workers, db_label, accept)
+                     duration, workers, db_label, accept,
+                     tuple(s.to_json() for s in sampled))
     stop = stop if stop is not None else threading.Event()
     results: list[UnitResult] = []
+
+    def spent() -> bool:
+        """The whole run's ``duration`` is used up: start no further unit."""
+        return duration is not None and time.monotonic() - started >= duration
 
     def options(unit: Unit, remaining_units: int) -> dict[str, Any]:
         budget = None
         if duration is not None:
+            # no floor: a floor per unit made 1,140 units of a 10 s run take 10 minutes
             left = duration - (time.monotonic() - started)
-            budget = max(0.5, left * workers / max(1, remaining_units))
+            budget = max(0.0, left * workers / max(1, remaining_units))
         return {"profile": profile, "max_examples": max_examples,
                 "seed": None if run_seed is None else unit_seed(run_seed, unit),
                 "budget": budget, "example_deadline": deadline}
@@ -504,7 +523,7 @@ def run(
     if workers == 1 and not isolate:
         queue = deque(selected)
         told = False
-        while queue and not stop.is_set():
+        while queue and not stop.is_set() and not spent():
             api, unit = queue.popleft()
             yield UnitStarted(unit)
             counter = Count()
@@ -533,7 +552,8 @@ def run(
 
         yield from run_pool(api_list, selected, workers=workers, database=database,
                              db_obj=db_obj, stop=stop, options=options, results=results,
-                             on_failure=on_failure, deadline=deadline, live=live)
+                             on_failure=on_failure, deadline=deadline, live=live,
+                             spent=spent)
     reason = StopReason.INTERRUPTED if stop.is_set() else StopReason.COMPLETED
     if reason is StopReason.COMPLETED and duration is not None:
         reason = StopReason.DURATION

@@ -265,7 +265,8 @@ _STOP_SIGNALS = {int(getattr(signal, name)) for name in ("SIGTERM", "SIGINT", "S
 def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit]], *,
              workers: int, database: Any, db_obj: Any, stop: threading.Event, options: Any,
              results: list[UnitResult], on_failure: FailureCallback | None,
-             deadline: float | None, live: Any = None) -> Iterator[Event]:
+             deadline: float | None, live: Any = None,
+             spent: Any = None) -> Iterator[Event]:
     methods = multiprocessing.get_all_start_methods()
     forkable = "fork" in methods and os.name == "posix"
     if not forkable and any(a.source is None for a in api_list):
@@ -287,6 +288,8 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
         while queue or running:
             if stop.is_set():
                 mp_stop.set()
+            if spent is not None and spent():
+                queue.clear()  # the run's duration is used up: start nothing more
             while queue and len(running) < workers and not mp_stop.is_set():
                 _, unit = queue.popleft()
                 yield UnitStarted(unit)
