@@ -19,6 +19,15 @@ SCHEMA = {"type": "object", "properties": {
     "spec": {"type": "object", "properties": {
         "n": {"type": "integer", "minimum": 0, "maximum": 1000}}}}}
 HEADER = "import os, signal, sys, time\n\n"
+#: loses spec.n on the way to v2 whenever it is set: both round trips fail within 50
+#: examples on every seed (a rarer trigger made the database tests flaky)
+LOSSY = """
+    def convert(obj, desired):
+        out = {**obj, "apiVersion": desired}
+        if desired.endswith("/v2") and "n" in (obj.get("spec") or {}):
+            out["spec"] = {k: v for k, v in out["spec"].items() if k != "n"}
+        return out
+"""
 
 
 @dataclass

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase
 
 from compatfuzz.roundtrip._database import MAX_FOREIGN, NamespacedDatabase, namespaced
-from tests.faults._project import command, project
+from tests.faults._project import LOSSY, command, project
 
 KEY = b"k" * 48  # a Hypothesis database key is a 48-byte digest
 entries = st.binary(min_size=1, max_size=40)
@@ -68,14 +68,7 @@ def test_a_fixed_failure_leaves_compatfuzz_s_key_too() -> None:
 
 
 def test_the_run_says_what_it_replayed(tmp_path: Path) -> None:
-    lossy = """
-    def convert(obj, desired):
-        out = {**obj, "apiVersion": desired}
-        if desired.endswith("/v2") and "n" in (obj.get("spec") or {}):
-            out["spec"] = {k: v for k, v in out["spec"].items() if k != "n"}
-        return out
-    """
-    config = project(tmp_path, lossy)
+    config = project(tmp_path, LOSSY)
     argv = command(config, "--property", "roundtrip", "--max-examples", "50")
     argv[argv.index("--database") + 1] = str(tmp_path / "db")
     runs = [subprocess.run(argv, capture_output=True, text=True, timeout=60,

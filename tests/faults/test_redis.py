@@ -24,19 +24,10 @@ import pytest
 
 from compatfuzz.roundtrip import Notice, Status, UnitFinished, run
 from tests._net import free_port
-from tests.faults._project import command, project
+from tests.faults._project import LOSSY, command, project
 
 redis = pytest.importorskip("redis")
 
-LOSSY = """
-    def convert(obj, desired):
-        out = {**obj, "apiVersion": desired}
-        # loses spec.n on the way to v2 whenever it is set: both round trips must fail
-        # within 50 examples on every seed (a rarer trigger made this test flaky)
-        if desired.endswith("/v2") and "n" in (obj.get("spec") or {}):
-            out["spec"] = {k: v for k, v in out["spec"].items() if k != "n"}
-        return out
-"""
 
 
 def _vanishing_redis() -> tuple[str, socket.socket]:

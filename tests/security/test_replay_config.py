@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.faults._project import project
+from tests.faults._project import LOSSY, project
 
 GOOD = """
     def convert(obj, desired):
@@ -96,13 +96,6 @@ def test_replay_with_config_uses_that_one_and_says_nothing_when_they_agree(
     assert "note:" not in done.stderr
 
 
-LOSSY = """
-    def convert(obj, desired):
-        out = {**obj, "apiVersion": desired}
-        if desired.endswith("/v2") and "n" in (obj.get("spec") or {}):
-            out["spec"] = {k: v for k, v in out["spec"].items() if k != "n"}
-        return out
-"""
 
 
 def test_the_printed_replay_command_works_where_it_was_printed(tmp_path: Path) -> None:

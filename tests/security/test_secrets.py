@@ -21,18 +21,11 @@ from hypothesis import strategies as st
 
 from compatfuzz.roundtrip._database import redact
 from tests._net import free_port
-from tests.faults._project import command, project
+from tests.faults._project import LOSSY, command, project
 
 redis = pytest.importorskip("redis")
 
 SECRET = "s3cr3t-Pw-22"
-LOSSY = """
-    def convert(obj, desired):
-        out = {**obj, "apiVersion": desired}
-        if desired.endswith("/v2") and "n" in (obj.get("spec") or {}):
-            out["spec"] = {k: v for k, v in out["spec"].items() if k != "n"}
-        return out
-"""
 
 userinfo = st.text(st.characters(codec="ascii", categories=["L", "N"],
                                  include_characters="-._~!$&'()*+,;=%"), max_size=12)
