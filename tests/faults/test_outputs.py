@@ -187,3 +187,28 @@ def test_saved_in_the_example_database_when_it_was(
     assert "NOT saved" not in err
     doc = json.loads((tmp_path / "report.json").read_text())
     assert any(u["status"] == "failed" for u in doc["units"])
+
+
+@pytest.mark.parametrize("flag", ["--report", "--junit", "--html"])
+def test_an_output_never_replaces_an_input_or_a_device(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    """The atomic rename replaced whatever the path named: the run's own CRD, a converter,
+    and as root /dev/null itself (issue 22 audit)."""
+    project = tmp_path / "p"
+    shutil.copytree(FROBBER, project)
+    crd = project / "crd.yaml"
+    before = crd.read_bytes()
+    assert _fuzz(flag, str(crd), config=project / "compatfuzz.toml") == 2
+    err = capsys.readouterr().err
+    assert "exists and is not a compatfuzz report" in err and "fix:" in err, err
+    assert crd.read_bytes() == before
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert _fuzz(flag, str(fifo), config=project / "compatfuzz.toml") == 2
+    assert "is not a regular file (a device or a pipe)" in capsys.readouterr().err
+    assert not fifo.is_file()  # still a FIFO
+    # a report of an earlier run may be overwritten, as every nightly job does
+    out = tmp_path / f"out{flag}"
+    for _ in range(2):
+        assert _fuzz(flag, str(out), "--max-examples", "1",
+                     config=project / "compatfuzz.toml") == 0, capsys.readouterr().err

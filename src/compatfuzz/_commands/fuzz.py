@@ -579,6 +579,17 @@ def _check_outputs(args: argparse.Namespace, apis: list[Any], cx_dir: Path) -> s
     seen: dict[Path, str] = {}
     for flag, path in outputs:
         where = path.resolve()
+        if where.exists() and not where.is_dir() and not where.is_file():
+            # a device or FIFO (/dev/null, /dev/stdout): the atomic rename would replace
+            # it with a regular file, as root the machine's own /dev/null
+            return (f"{flag} {path} is not a regular file (a device or a pipe); a report "
+                    f"is written beside it and renamed over it\n  fix: leave {flag} out to "
+                    "write no such file, or name a regular file")
+        if where.is_file() and where.stat().st_size and not _ours(where):
+            return (f"{flag} {path} exists and is not a compatfuzz report (a schema, a "
+                    f"converter, a document?); writing it would replace it\n  fix: name "
+                    f"another file for {flag}, or delete this one first if it is yours to "
+                    "lose")
         if where.is_dir():
             return (f"{flag} {path} is a folder\n  fix: name a file in it, e.g. "
                     f"{flag} {path / ('report' + path_suffix(flag))}")
@@ -605,6 +616,17 @@ def _check_outputs(args: argparse.Namespace, apis: list[Any], cx_dir: Path) -> s
         return (f"{flag} {cx_dir} cannot be written: {why}\n  fix: pass "
                 "--counterexamples with a folder you can write")
     return None
+
+
+def _ours(path: Path) -> bool:
+    """Whether ``path`` looks like a file compatfuzz wrote (a report, JUnit or HTML page
+    of an earlier run, which a run may overwrite): it names compatfuzz near its start."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b"compatfuzz" in head
 
 
 def path_suffix(flag: str) -> str:
