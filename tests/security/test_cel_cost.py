@@ -231,3 +231,24 @@ def test_no_real_crd_is_refused(corpus_dir: Path) -> None:
                     check_rules(version.schema)
                     checked += 1
     assert checked >= 170
+
+
+def test_a_rule_under_the_estimate_but_slow_in_python_does_not_stall_generation(
+        tmp_path: Path) -> None:
+    """Six nested loops over nine items pass Kubernetes' estimate, yet a full evaluation
+    costs seconds in cel-python, and generation retried such values until the run's time
+    ran out (issue 22 audit). Generation now gives up filtering on that rule, says so,
+    and the run finishes."""
+    loops = "a + b + c + d + e + f >= 0"
+    for var in "fedcba":
+        loops = f"self.l.all({var}, {loops})"
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"l": {"type": "array", "maxItems": 9, "items": {
+            "type": "integer", "minimum": 0, "maximum": 100}}},
+        "x-kubernetes-validations": [{"rule": loops}]}}}))
+    done = _run(["-m", "compatfuzz.cli", "sample", str(path), "-n", "200", "--seed", "1"],
+                tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 200
+    assert "cost more than 20,000 to evaluate on 3 generated values" in done.stderr

@@ -444,6 +444,8 @@ class CompiledRules:
     _cache: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
     #: the cost one evaluation of one rule may spend (Kubernetes' ``PerCallLimit``)
     cost_limit: int = field(default=PER_CALL_LIMIT, compare=False)
+    #: evaluations so far that ran past ``cost_limit`` (one counter in a list: frozen)
+    exceeded: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
 
     def __repr__(self) -> str:
         return (f"CompiledRules(path={self.path!r}, supported={len(self.supported)}, "
@@ -516,6 +518,7 @@ class CompiledRules:
                     failed.append((program.rule, BUDGET_EXHAUSTED))
                     break
                 failed.append((program.rule, COST_EXCEEDED))
+                self.exceeded[0] += 1
             elif not holds:
                 failed.append((program.rule, ""))
         return tuple(failed), spent

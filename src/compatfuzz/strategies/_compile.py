@@ -1131,7 +1131,8 @@ class Compiler:
         from compatfuzz.strategies._cel import compile_rules
 
         where = _path_text(path) or "<root>"
-        rules = compile_rules(node, path=where, resolve=self.schema.resolve)
+        rules = compile_rules(node, path=where, resolve=self.schema.resolve,
+                              cost_limit=GENERATION_COST_LIMIT)
         for bad in rules.unsupported:
             key = (bad.rule, where)
             if key not in self._warned:
@@ -1143,7 +1144,40 @@ class Compiler:
                 )
         if not rules.supported:
             return gen
-        return self.filtered(gen, self.watched(rules.check, where))
+        return self.filtered(gen, self.watched(self.affordable(rules, where), where))
+
+    def affordable(self, rules: Any, where: str) -> Callable[[Any], bool]:
+        """``rules.check`` while the rules stay cheap to evaluate; after
+        :data:`GENERATION_COST_STRIKES` values whose check ran past
+        :data:`GENERATION_COST_LIMIT`, the rules stop filtering generation (one warning).
+
+        Why: cel-python spends about 25 µs per cost unit where cel-go spends well under
+        one, so a rule within the API server's budget (1,000,000 a call,
+        ``k8s.io/apiserver/pkg/apis/cel/config.go``) could cost seconds per value, and a
+        filter that rejects such values would retry until the run's time ran out (issue
+        22 audit: six nested ``.all()`` over ten items). Only generation gives up: the
+        ``valid`` property still judges each object with the server's budget.
+        """
+        def check(value: Any) -> bool:
+            if rules.exceeded[0] >= GENERATION_COST_STRIKES:
+                return True
+            before = rules.exceeded[0]
+            ok: bool = rules.check(value)  # cached per value
+            if rules.exceeded[0] > before:
+                if rules.exceeded[0] >= GENERATION_COST_STRIKES:
+                    warnings.warn(
+                        f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
+                        f"at {where} cost more than {GENERATION_COST_LIMIT:,} to evaluate "
+                        f"on {GENERATION_COST_STRIKES} generated values, so they are not "
+                        "enforced when generating (the valid property still checks them "
+                        "with the API server's budget); bound the lists and strings they "
+                        "loop over with maxItems/maxLength",
+                        UnsupportedRuleWarning, stacklevel=2,
+                    )
+                return True
+            return ok
+
+        return check
 
     def watched(self, check: Callable[[Any], bool], where: str) -> Callable[[Any], bool]:
         """``check``, warning once when it rejects nearly every value: generation only
@@ -1171,6 +1205,12 @@ class Compiler:
 
         return counted
 
+
+#: CEL cost a generated value's rule check may spend (about half a second of cel-python)
+#: before it counts as a strike; see ``_Compiler.affordable``.
+GENERATION_COST_LIMIT = 20_000
+#: Values past that limit after which a node's rules stop filtering generation.
+GENERATION_COST_STRIKES = 3
 
 _CONSTRAINTS = ("pattern", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
                 "exclusiveMaximum", "minLength", "maxLength", "format", "multipleOf",
