@@ -100,6 +100,7 @@ def test_duration_is_the_whole_runs_limit(tmp_path: Path) -> None:
         assert f"{len(doc['not_run'])} of 1200 units did not run: the --duration budget " \
                "(5s) was spent" in done.stderr
         assert "not run" in done.stderr.splitlines()[-2]
+        assert doc["status"] == "incomplete"  # said "passed" before (issue 22 audit)
 
 
 def test_sigterm_while_planning_exits_at_once(tmp_path: Path) -> None:

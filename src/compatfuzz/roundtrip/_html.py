@@ -30,7 +30,7 @@ color:#1b1f24}h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8
 h3{font-size:15px;margin:18px 0 6px}
 .status{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:600;color:#fff}
 .s-passed{background:#1a7f37}.s-failed{background:#cf222e}.s-error{background:#bc4c00}
-.s-running,.s-interrupted,.s-not-run,.s-skipped{background:#6e7781}
+.s-running,.s-interrupted,.s-incomplete,.s-not-run,.s-skipped{background:#6e7781}
 table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #d0d7de;padding:4px 8px;
 text-align:left;vertical-align:top}th{background:#f6f8fa}
 td.cell{min-width:110px;font-size:12px}td.passed{background:#dafbe1}td.failed{background:#ffebe9;

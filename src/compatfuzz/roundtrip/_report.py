@@ -265,7 +265,16 @@ class ReportWriter:
         elif isinstance(event, RunFinished):
             self.doc["stop_reason"] = str(event.stop_reason)
             self.doc["seconds"] = round(event.seconds, 3)
-            self.doc["status"] = str(event.status)
+            # the run's verdict, as the exit code gives it: "passed" only when every
+            # planned unit ran and held (a --duration run that left units, or an
+            # interrupted one, said "passed" before: issue 22 audit)
+            status = str(event.status)
+            ran = {r.unit.id for r in event.results}
+            if status == "passed" and str(event.stop_reason) == "interrupted":
+                status = "interrupted"
+            elif status == "passed" and any(u.id not in ran for u in self.planned):
+                status = "incomplete"
+            self.doc["status"] = status
             self.flush()
 
     def found(self, cx: Counterexample) -> None:
