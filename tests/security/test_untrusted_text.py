@@ -96,8 +96,11 @@ def test_control_characters_in_an_exception_keep_junit_well_formed(tmp_path: Pat
         def convert(obj, desired):
             raise ValueError({ANSI!r})
     """)
-    done, junit, _ = _outputs(config)
+    done, junit, page = _outputs(config)
     assert done.returncode == 1, done.stderr
+    # the HTML page shows them as text too, never raw bytes (issue 22 audit)
+    text = page.read_text()
+    assert "\\x1b[31mred" in text and not set(text) & {"\x1b", "\x07", "\x00", "\x9b"}
     root = ET.parse(junit).getroot()  # raised ParseError: CI read no result at all
     failure = root.find(".//failure")
     assert failure is not None

@@ -47,7 +47,11 @@ _LABEL = {"passed": "holds", "failed": "FAILED", "error": "error", "skipped": "s
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """HTML-escaped, with control characters shown as ``\x1b``: a converter's message
+    reaches the page as text, never as raw escape bytes (issue 22 audit)."""
+    from compatfuzz.roundtrip._text import printable
+
+    return html.escape(printable(str(value)), quote=True)
 
 
 def _json(value: Any) -> str:
