@@ -197,6 +197,8 @@ def plan(api: API | Suite, properties: Iterable[Property | str] | None = None, *
             elif prop is Property.DEFAULT_IDEMPOTENT:
                 combos = [(v,) for v in vs if v in defaulted]
                 total = len(combos)
+                if cap is not None:  # bounded like the others (found by the property test)
+                    combos = combos[:cap]
             elif prop is Property.DEFAULT_COMMUTES:
                 total = _count(len(vs), 2, len(defaulted))
                 combos = _tuples(vs, 2, cap, f"{seed}\0defaulted", total,
