@@ -1,0 +1,1 @@
+"""The real API server backend: a kube-apiserver and etcd started as envtest starts them."""
