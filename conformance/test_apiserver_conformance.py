@@ -2,13 +2,16 @@
 
 Every case runs through ``compatfuzz.apiserver`` (or ``compatfuzz.semantic`` for
 Quantity) and through the oracle compiled from apiextensions-apiserver and apimachinery
-(``conformance/apiserver/main.go``, built by ``conformance/build.py``); the answers must
-be identical as the server would write them. Cases are drawn by Hypothesis with fixed
-seeds, so the figures are reproducible; a disagreement is minimised (object, then
-schema) with the oracle in the loop and reported with both answers.
+v0.37.2 (``conformance/apiserver/main.go`` and its ``go.mod``, built by
+``conformance/build.py`` into ``~/.cache/compatfuzz``); the answers must be identical as
+the server would write them. Cases are drawn by Hypothesis with fixed seeds, so the
+figures are reproducible; a disagreement is minimised (object, then schema) with the
+oracle in the loop and reported with both answers.
 
-Skips cleanly when Go, the upstream sources or ``compatfuzz.apiserver`` are missing.
-Run: ``.venv/bin/python -m pytest conformance -p no:cacheprovider -rA``.
+Skips cleanly, naming what is missing, without Go (>= 1.26), the Go module proxy (or a
+module cache holding the pinned modules) or ``compatfuzz.apiserver``.
+Run: ``.venv/bin/python -m pytest conformance/test_apiserver_conformance.py
+-p no:cacheprovider -rP``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,9 +55,12 @@ oracle_mod = _load("_apiserver_oracle")
 cases_mod = _load("_apiserver_cases")
 Case, Oracle = oracle_mod.Case, oracle_mod.Oracle
 
-CORPUS = Path(os.environ.get("COMPATFUZZ_CRD_CORPUS", "/work/shared/corpus/crds"))
+# ../shared/corpus beside the checkout (only CI and developers have it: skipped when absent)
+CORPUS = Path(os.environ.get("COMPATFUZZ_CRD_CORPUS",
+                             HERE.parent.parent / "shared" / "corpus" / "crds"))
 REPORT = Path(os.environ.get("COMPATFUZZ_CONFORMANCE_REPORT",
-                             "/tmp/compatfuzz-conformance/apiserver.json"))
+                             Path(tempfile.gettempdir()) / "compatfuzz-conformance"
+                             / "apiserver.json"))
 # Scale: COMPATFUZZ_CONFORMANCE_SCALE=4 draws four times as many cases.
 SCALE = float(os.environ.get("COMPATFUZZ_CONFORMANCE_SCALE", "1"))
 
@@ -96,7 +103,7 @@ KNOWN: tuple[Known, ...] = (
         "apimachinery pkg/api/resource/quantity.go:454 `suffix, _ := quantitySuffixer."
         "constructBytes(10, exponent, format)` ignores !ok: DecimalSI values >= 10^21 print "
         "without a suffix (1000E -> \"1\"); kubernetes/kubernetes#140459 proposes the e21 "
-        "fallback compatfuzz implements, not in the compiled tree",
+        "fallback compatfuzz implements, not in apimachinery v0.37.2",
         ("quantity",), ("DecimalSI above E",), {"op": "quantity", "a": "1000E"}),
     Known(
         "quantity-UnmarshalJSON-escapes",
@@ -132,6 +139,8 @@ def oracle(request: pytest.FixtureRequest) -> Iterator[Any]:
         binary = builder.build()
     except builder.MissingPrerequisite as exc:
         pytest.skip(f"oracle prerequisites missing: {exc}")
+    except builder.BuildError as exc:
+        pytest.fail(str(exc), pytrace=False)
     running = Oracle(binary)
     request.config.pluginmanager.register(_Summary(), "compatfuzz-apiserver-summary")
     yield running

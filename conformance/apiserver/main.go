@@ -16,7 +16,9 @@
 // util/json, as the API server decodes an unstructured request body (case-sensitive
 // keys, int64 for integers, float64 otherwise).
 //
-// Build it with conformance/build.py (GOPATH mode against upstream checkouts).
+// It is a Go module: go.mod pins k8s.io/apiextensions-apiserver and k8s.io/apimachinery
+// v0.37.2 (Kubernetes 1.37.2). Build it with conformance/build.py, which caches the
+// binary per hash of main.go, go.mod, go.sum and the Go version.
 package main
 
 import (

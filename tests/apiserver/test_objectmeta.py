@@ -4,6 +4,8 @@ apimachinery ``metav1.Time`` / ``runtime.DefaultUnstructuredConverter``."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from compatfuzz.apiserver import Rejected, coerce, decode
 
@@ -92,3 +94,42 @@ def test_times_are_parsed_as_go_parses_rfc3339(value: str, stored: str | None) -
     else:
         got = decode({"metadata": {"creationTimestamp": value}}, ROOT)
         assert got["metadata"]["creationTimestamp"] == stored
+
+
+@pytest.mark.parametrize(("value", "stored"), [
+    # found by conformance/test_apiserver_conformance.py against apiextensions-apiserver
+    # v0.37.2: GetObjectMetaWithOptions (objectmeta/coerce.go) re-marshals the metadata
+    # with encoding/json, which writes a float64 with its shortest digits padded with
+    # zeros, and parses the int64 from that text, not from the float's exact value
+    (-4.212749141137949e16, -42127491411379490),
+    (2.0**62, 4611686018427388000),
+    (9.223372036854775e18, 9223372036854775000),
+    (2.0**53 + 2, 9007199254740994),
+    (1.0, 1),
+])
+def test_integral_floats_are_read_as_go_writes_them(value: float, stored: int) -> None:
+    for field in ("generation", "deletionGracePeriodSeconds"):
+        got = decode({"metadata": {field: value}}, ROOT)
+        assert got["metadata"][field] == stored
+        embedded = {"spec": {"template": {"metadata": {field: value}}}}
+        dropped = coerce(embedded, ROOT, drop_invalid=True)
+        assert dropped["spec"]["template"]["metadata"][field] == stored
+
+
+@given(st.floats(min_value=-(2.0**63), max_value=2.0**63).filter(float.is_integer))
+@example(2.0**63)
+@example(-(2.0**63))  # Go: "cannot unmarshal number -9223372036854776000 into ... int64"
+def test_an_integral_float_keeps_its_value_and_its_shortest_digits(value: float) -> None:
+    # the stored int64 reads back as the same float64 and has no more significant digits
+    # than the shortest spelling of that float (encoding/json's); +-2^63, whose spelling
+    # is beyond int64, is refused
+    try:
+        stored = decode({"metadata": {"generation": value}}, ROOT)["metadata"].get("generation", 0)
+    except Rejected as exc:
+        assert exc.path == "metadata.generation"
+        assert abs(value) == 2.0**63
+        return
+    assert float(stored) == value
+    digits = str(abs(stored)).rstrip("0") or "0"
+    mantissa = repr(abs(value)).split("e")[0].replace(".", "").rstrip("0").lstrip("0") or "0"
+    assert digits == mantissa

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
 from compatfuzz.apiserver._structural import Node, structural
@@ -104,15 +105,23 @@ def _string(value: Any) -> str:
 
 
 def _int64(value: Any) -> int:
+    """An int64 field as ``GetObjectMetaWithOptions`` reads it (objectmeta/coerce.go).
+
+    The server re-marshals the decoded metadata with ``utiljson.Marshal`` and unmarshals
+    that text into ``metav1.ObjectMeta``. encoding/json writes a float64 below 1e21 with
+    its shortest round-tripping digits padded with zeros (``encode.go`` floatEncoder:
+    ``-4.212749141137949e16`` is ``-42127491411379490``, not the float's exact value
+    ``...488``), and the int64 is parsed from that text; Python's ``repr`` gives the same
+    shortest digits. A fraction (or the exponent form from 1e21 on) does not fit an int64.
+    """
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Malformed("must be an integer")
     if isinstance(value, float):
-        # the server re-marshals metadata with encoding/json, which writes 1.0 as 1
         if not value.is_integer():
             raise _Malformed("must be an integer")
-        value = int(value)
+        value = int(Decimal(repr(value)))
     number = int(value)
     if not -(2**63) <= number < 2**63:
         raise _Malformed("out of range for int64")
