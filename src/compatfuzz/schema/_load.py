@@ -182,7 +182,7 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
                 name=f"{kind} {vname} ({crd_name})", kubernetes=True,
                 meta={"openapi": body,  # the raw structural schema, for the API-server model
                       "group": group, "kind": kind, "version": vname, "served": served,
-                      "storage": storage, "crd": crd_name,
+                      "storage": storage, "crd": crd_name, "plural": plural, "scope": scope,
                       "deprecated": bool(raw.get("deprecated", False))},
             )
         versions.append(CRDVersion(
