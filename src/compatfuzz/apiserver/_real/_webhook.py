@@ -72,8 +72,8 @@ class ConversionWebhook:
                     self._send(413, {"message": "request too large"})
                     return
                 body = self.rfile.read(length)
-                crd = self.path[len(WEBHOOK_PATH):] if self.path.startswith(WEBHOOK_PATH) \
-                    else ""
+                path = self.path.split("?", 1)[0]  # the server adds ?timeout=30s
+                crd = path[len(WEBHOOK_PATH):] if path.startswith(WEBHOOK_PATH) else ""
                 self._send(200, webhook.review(crd, body))
 
             def _send(self, code: int, answer: Any) -> None:
