@@ -134,9 +134,9 @@ def test_no_orphans_when_the_parent_dies(assets: Assets, tmp_path: Path,
         [sys.executable, "-c", CHILD, str(assets.kube_apiserver), str(assets.etcd),
          str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        assert child.stdout is not None
+        assert child.stdout is not None and child.stderr is not None
         line = child.stdout.readline()
-        assert line, f"the child did not start a control plane: {child.stderr.read()}"  # type: ignore[union-attr]
+        assert line, f"the child did not start a control plane: {child.stderr.read()}"
         pids = json.loads(line)
         assert len(pids) == 2 and all(alive(p) for p in pids)
         child.send_signal(sig)
