@@ -108,7 +108,8 @@ class _Proc:
         with open(log, "wb") as out:
             self.popen = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_die_with_parent, close_fds=True)
+                start_new_session=True, close_fds=True,
+                preexec_fn=_die_with_parent)  # noqa: PLW1509 - see the module docstring
 
     def alive(self) -> bool:
         return self.popen.poll() is None
