@@ -70,7 +70,7 @@ def build(out: Path) -> None:
         result = subprocess.run(
             [go, "build", "-trimpath", "-ldflags", LDFLAGS, "-o", str(partial / name),
              package], cwd=HERE, env={**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"},
-            stdout=sys.stderr)
+            stdout=sys.stderr, check=False)
         if result.returncode != 0:
             fail(f"go build {package} failed (exit {result.returncode}); see above")
     partial.rename(out)

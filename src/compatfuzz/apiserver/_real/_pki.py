@@ -23,7 +23,7 @@ __all__ = ["CA", "Pair", "mint"]
 
 def _crypto() -> object:
     try:
-        import cryptography  # noqa: F401
+        import cryptography
     except ImportError:
         raise InvalidArgument(
             "the real API server backend needs the 'cryptography' package to mint its "

@@ -16,6 +16,7 @@ unit) serves it in turn.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import ssl
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["ConversionWebhook", "WEBHOOK_PATH"]
+__all__ = ["WEBHOOK_PATH", "ConversionWebhook"]
 
 WEBHOOK_PATH = "/convert/"
 #: what the handler may read (a ConversionReview of one object is kilobytes; the server
@@ -58,6 +59,7 @@ class ConversionWebhook:
         self.converters = dict(converters)
         self.errors: dict[str, BaseException] = {}
         self.calls = 0
+        self._open: set[socket.socket] = set()
         webhook = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,7 +68,15 @@ class ConversionWebhook:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def setup(self) -> None:
+                super().setup()
+                webhook._open.add(self.connection)
+
+            def finish(self) -> None:
+                webhook._open.discard(self.connection)
+                super().finish()
+
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length > MAX_REQUEST_BYTES:
                     self._send(413, {"message": "request too large"})
@@ -130,5 +140,10 @@ class ConversionWebhook:
                 "response": out}
 
     def close(self) -> None:
+        """Stop listening and end the kept-alive connections too: the API server reuses
+        them, and would otherwise go on talking to this (closed) webhook's converters."""
         self._server.shutdown()
         self._server.server_close()
+        for sock in list(self._open):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)

@@ -10,13 +10,15 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from compatfuzz.apiserver._real._assets import Assets, MissingAssets, find_assets
+from compatfuzz.apiserver._real._process import ControlPlane, Endpoint
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "testenv" / "build.py"
 
 
@@ -42,3 +44,15 @@ def assets() -> Assets:
         _unavailable(f"testenv/build.py failed ({done.returncode}): {done.stderr[-2000:]}")
     folder = done.stdout.strip().splitlines()[-1]
     return find_assets(environ={"KUBEBUILDER_ASSETS": folder})
+
+
+@pytest.fixture(scope="session")
+def real_endpoint(assets: Assets) -> Iterator[Endpoint]:
+    """One control plane for the whole session, shared by every real-server test (as the
+    pytest plugin shares one per session)."""
+    plane = ControlPlane(assets)
+    endpoint = plane.start()
+    try:
+        yield endpoint
+    finally:
+        plane.stop()
