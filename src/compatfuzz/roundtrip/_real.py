@@ -48,18 +48,17 @@ class RealBackend:
         with open(endpoint.ca, "rb") as f:
             bundle = f.read()
         for kind in api.kinds:
-            meta = next(iter(kind.versions.values())).meta
-            server = api.server(kind)
+            first = next(iter(kind.versions.values()))
+            plural, scope = str(first.meta["plural"]), str(first.meta.get("scope", "Namespaced"))
+            storage = api.server(kind).storage
             install(self.client, crd_document(
-                group=kind.group, kind=kind.name, plural=str(meta["plural"]),
-                scope=str(meta.get("scope", "Namespaced")),
+                group=kind.group, kind=kind.name, plural=plural, scope=scope,
                 versions={v: s.meta["openapi"] for v, s in kind.versions.items()},
-                storage=server.storage, webhook_url=self.webhook.url(self._crd(kind)),
-                ca_bundle=bundle), source=str(next(iter(kind.versions.values())).source))
+                storage=storage, webhook_url=self.webhook.url(self._crd(kind)),
+                ca_bundle=bundle), source=str(first.source))
             self._kinds[kind.name] = RealKind(
-                self.client, group=kind.group, plural=str(meta["plural"]),
-                namespaced=meta.get("scope", "Namespaced") == "Namespaced",
-                storage=server.storage)
+                self.client, group=kind.group, plural=plural,
+                namespaced=scope == "Namespaced", storage=storage)
 
     @staticmethod
     def _crd(kind: Kind) -> str:

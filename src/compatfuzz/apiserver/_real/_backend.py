@@ -71,10 +71,10 @@ def install(client: Client, document: dict[str, Any], *, source: str = "",
     except ServerError as exc:
         if exc.code != 409:
             raise CRDRefused(
-                f"{source or name}: the API server refuses the CRD {name}: {exc.message}"
-                + "".join(f"\n    {c}" for c in exc.causes[:20] if c not in exc.message)
-                + "\n  fix: the CRD must be one a cluster accepts (kubectl apply -f would "
-                "say the same); a structural schema is required by apiextensions.k8s.io/v1"
+                f"{source or name}: the API server refuses the CRD {name}: "
+                f"{exc.explanation()}\n  fix: the CRD must be one a cluster accepts (kubectl "
+                "apply -f would say the same); a structural schema is required by "
+                "apiextensions.k8s.io/v1"
             ) from None
         current = client.request("GET", f"{path}/{name}")
         document = {**document, "metadata": {**document["metadata"],

@@ -35,8 +35,9 @@ class ServerError(CompatfuzzError):
     def causes(self) -> list[str]:
         """The field errors of a 422 (``details.causes``), as ``field: message``."""
         details = self.status.get("details")
+        causes = details.get("causes") if isinstance(details, dict) else None
         out = []
-        for cause in (details or {}).get("causes") or [] if isinstance(details, dict) else []:
+        for cause in causes if isinstance(causes, list) else []:
             if isinstance(cause, dict):
                 field = cause.get("field") or ""
                 text = cause.get("message") or cause.get("reason") or ""
@@ -44,13 +45,15 @@ class ServerError(CompatfuzzError):
                            else str(text))
         return out
 
+    def explanation(self) -> str:
+        """The server's message, then the field causes it does not already say."""
+        causes = [c for c in self.causes if c not in self.message]
+        return self.message + "".join(f"\n    {c}" for c in causes[:20])
+
     def describe(self) -> str:
         head = f"{self.code} {self.reason}".strip()
-        text = f"the API server answered {self.method} {self.path} with {head}: {self.message}"
-        causes = [c for c in self.causes if c not in self.message]
-        if causes:
-            text += "\n" + "\n".join(f"    {c}" for c in causes[:20])
-        return text
+        return (f"the API server answered {self.method} {self.path} with {head}: "
+                f"{self.explanation()}")
 
 
 class Client:

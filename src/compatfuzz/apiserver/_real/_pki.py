@@ -21,14 +21,13 @@ from compatfuzz.errors import InvalidArgument
 __all__ = ["CA", "Pair", "mint"]
 
 
-def _crypto() -> object:
+def _need_cryptography() -> None:
     try:
-        import cryptography
+        import cryptography  # noqa: F401
     except ImportError:
         raise InvalidArgument(
             "the real API server backend needs the 'cryptography' package to mint its "
             "certificates; install it with: pip install 'compatfuzz[apiserver]'") from None
-    return cryptography
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class CA:
 
 def mint(directory: Path) -> CA:
     """Write a CA and the certificates of one control plane into ``directory``."""
-    _crypto()
+    _need_cryptography()
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec

@@ -73,9 +73,14 @@ class Endpoint:
         return cls(**json.loads(text))
 
     def ssl_context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(cafile=self.ca)
-        ctx.load_cert_chain(self.client_cert, self.client_key)
-        return ctx
+        return client_context(self.ca, self.client_cert, self.client_key)
+
+
+def client_context(ca: str | Path, cert: str | Path, key: str | Path) -> ssl.SSLContext:
+    """TLS that trusts the control plane's CA and logs in with the admin certificate."""
+    ctx = ssl.create_default_context(cafile=str(ca))
+    ctx.load_cert_chain(str(cert), str(key))
+    return ctx
 
 
 def free_port() -> int:
@@ -243,8 +248,7 @@ class ControlPlane:
             f"--service-account-signing-key-file={pki.sa_key}",
         ], self.dir / "kube-apiserver.log")
         self._procs.append(server)
-        ctx = ssl.create_default_context(cafile=str(pki.ca))
-        ctx.load_cert_chain(str(pki.client.cert), str(pki.client.key))
+        ctx = client_context(pki.ca, pki.client.cert, pki.client.key)
         self._wait(server, lambda: _http_ok(f"https://127.0.0.1:{secure}/readyz", ctx))
 
     def _wait(self, proc: _Proc, ready: Any) -> None:

@@ -49,9 +49,9 @@ class _Server(ThreadingHTTPServer):
 class ConversionWebhook:
     """Serve ``converters`` (CRD name -> convert) on ``https://127.0.0.1:port``.
 
-    ``last_errors`` keeps, per thread-agnostic CRD name, the last exception a converter
-    raised, so a failure seen through the server can show the converter's own error
-    (with its traceback), not only the server's one-line message.
+    ``errors`` keeps, per CRD name, the last exception a converter raised, so a failure
+    seen through the server can show the converter's own error (with its traceback),
+    not only the server's one-line message.
     """
 
     def __init__(self, port: int, cert: str, key: str,
