@@ -44,7 +44,8 @@ def test_every_corpus_crd_version_loads(corpus_crds: list[CRD], meta_check: str)
             assert isinstance(raw, dict) and raw.get("type") == "object"  # the raw schema
             assert {k: x for k, x in s.meta.items() if k != "openapi"} == {
                 "group": crd.group, "kind": crd.kind, "version": v.name, "served": v.served,
-                "storage": v.storage, "crd": crd.name, "deprecated": v.deprecated}
+                "storage": v.storage, "crd": crd.name, "deprecated": v.deprecated,
+                "plural": crd.plural, "scope": crd.scope}
             assert s.source == crd.source
             text = json.dumps(s.root, sort_keys=True)
             if meta_validate and text not in checked:
