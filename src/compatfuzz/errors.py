@@ -26,6 +26,7 @@ __all__ = [
     "CompatfuzzError",
     "CompatfuzzWarning",
     "ConverterError",
+    "Disagreement",
     "InternalError",
     "InvalidArgument",
     "NotEquivalent",
@@ -134,3 +135,18 @@ def _pointer_to_path(pointer: str) -> str:
         else:
             out += f"[{part!r}]"
     return out
+
+
+class Disagreement(NotEquivalent):
+    """``--apiserver both``: compatfuzz's API-server model and the real kube-apiserver
+    answered one step of a round trip differently (``step``, ``model``, ``server``).
+
+    Its own failure kind: the converter is not to blame, the model is (or the server's
+    Kubernetes version differs from the one the model follows); please report it."""
+
+    def __init__(self, message: str, diff: Any = None, *, step: str = "",
+                 model: Any = None, server: Any = None) -> None:
+        self.step = step
+        self.model = model
+        self.server = server
+        super().__init__(message, diff)

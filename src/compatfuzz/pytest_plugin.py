@@ -28,6 +28,8 @@ OPTION_MAX_EXAMPLES = "--compatfuzz-max-examples"
 OPTION_SEED = "--compatfuzz-seed"
 OPTION_CONFIG = "--compatfuzz-config"
 OPTION_HTML = "--compatfuzz-html"
+OPTION_APISERVER = "--compatfuzz-apiserver"
+OPTION_APISERVER_ASSETS = "--compatfuzz-apiserver-assets"
 INI_PROFILE = "compatfuzz_profile"
 INI_MAX_EXAMPLES = "compatfuzz_max_examples"
 ENV_PROFILE = "COMPATFUZZ_PROFILE"
@@ -38,6 +40,7 @@ MARKER = "compatfuzz"
 _SEED = pytest.StashKey[int]()
 _SEED_EXPLICIT = pytest.StashKey[bool]()
 _COLLECTED = pytest.StashKey[set[str]]()
+_SERVER = pytest.StashKey[dict[str, Any]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,6 +58,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(OPTION_HTML, default=None, metavar="FILE",
                     help="write the compatfuzz HTML report (version-pair matrix, "
                     "counterexamples, replay commands) of this run to FILE")
+    group.addoption(OPTION_APISERVER, choices=("model", "real", "both"), default=None,
+                    help="who judges CRD round trips: the API-server model (default, or "
+                    "each API's apiserver = ...), a kube-apiserver and etcd started once "
+                    "for the session, or both with every disagreement a failure")
+    group.addoption(OPTION_APISERVER_ASSETS, default=None, metavar="DIR",
+                    help="folder with kube-apiserver and etcd, after TEST_ASSET_* and "
+                    "KUBEBUILDER_ASSETS")
     try:
         parser.addini(INI_PROFILE, help="default compatfuzz profile",
                       type=Literal["default", "ci", "nightly"],
@@ -196,6 +206,40 @@ def _declares_compatfuzz(path: Path) -> bool:
     except OSError:
         return False
     return "[tool.compatfuzz" in text or "[[tool.compatfuzz" in text
+
+
+def _real_server(config: pytest.Config, api: Any) -> None:
+    """One kube-apiserver and etcd for the whole session, started by the first item that
+    needs one (``--compatfuzz-apiserver``, or the API's ``apiserver =``); each API's CRDs
+    installed once. A start that failed fails every such item with the same message."""
+    from compatfuzz.roundtrip import API
+
+    if not isinstance(api, API):
+        return
+    from compatfuzz.roundtrip._real import RunServer, set_mode
+
+    if not set_mode([api], config.getoption(OPTION_APISERVER)):
+        return
+    state = config.stash.setdefault(_SERVER, {})
+    if "error" in state:
+        pytest.fail(state["error"], pytrace=False)
+    if "server" not in state:
+        state["server"] = RunServer(assets_dir=config.getoption(OPTION_APISERVER_ASSETS))
+    from compatfuzz.errors import CompatfuzzError
+
+    try:
+        state["server"].ensure(api)
+    except CompatfuzzError as exc:
+        if state["server"].endpoint is None:
+            state["error"] = f"compatfuzz: the real API server did not start: {exc}"
+            pytest.fail(state["error"], pytrace=False)
+        pytest.fail(f"compatfuzz: {exc}", pytrace=False)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_SERVER, {})
+    if "server" in state:
+        state.pop("server").stop()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -411,6 +455,7 @@ class PropertyItem(pytest.Item):
         from compatfuzz.roundtrip._runner import unit_seed
 
         config = self.config
+        _real_server(config, self.api)
         base = get_profile(_profile(config))
         max_examples = _max_examples(config)
         overrides: dict[str, Any] = {"print_blob": True}

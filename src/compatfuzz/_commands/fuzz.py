@@ -17,6 +17,7 @@ with no failure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -122,6 +123,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="10s",
                         help="fail a unit when one example runs longer than this "
                         "(default: 10s; 'none' to disable)")
+    server = parser.add_argument_group(
+        "API server", "who judges roundtrip, valid and path_independent for CRDs "
+        "(docs/apiserver.md)")
+    server.add_argument("--apiserver", choices=("model", "real", "both"), default=None,
+                        help="model: compatfuzz's API-server model (default, or each API's "
+                        "apiserver = ...); real: a kube-apiserver and etcd started for the "
+                        "run; both: every example through both, each disagreement a failure")
+    server.add_argument("--apiserver-assets", metavar="DIR", default=None,
+                        help="folder with kube-apiserver and etcd, after TEST_ASSET_* and "
+                        "KUBEBUILDER_ASSETS (what 'setup-envtest use -p path' prints)")
+    server.add_argument("--apiserver-start-timeout", type=parse_duration, default=90.0,
+                        metavar="90s", help="how long etcd and kube-apiserver may take to "
+                        "become ready (default 90s)")
     parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
                         help="also let a schema's $ref read files under DIR (default: the "
                         "schema's and the config's folders; config key allow_ref_roots); "
@@ -492,14 +506,30 @@ def _replay(args: argparse.Namespace) -> int:
     print(f"replaying {unit.id} on {printable_json(obj)}", file=sys.stderr)
     from compatfuzz.roundtrip._workers import replay_in_child
 
-    # in a child process, as fuzz runs units: os._exit(0) must not read as a pass
-    outcome, message, traceback, output = replay_in_child(apis[unit.api], unit, example)
+    with _server(args, [apis[unit.api]]):
+        # in a child process, as fuzz runs units: os._exit(0) must not read as a pass
+        outcome, message, traceback, output = replay_in_child(apis[unit.api], unit, example)
     if outcome != "passed":
         print(f"still failing: {_shown(message)}", file=sys.stderr)
         _user_details(traceback, output, sys.stderr)
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
     return EXIT_OK
+
+
+def _server(args: argparse.Namespace, apis: list[Any]) -> Any:
+    """The run's kube-apiserver and etcd when an API asks for one (``--apiserver``), or
+    nothing; stopped, with their files removed, however the run ends."""
+    from compatfuzz.roundtrip._real import serving
+
+    def started(text: str) -> None:
+        if not args.quiet:
+            print(f"compatfuzz fuzz: {text}", file=sys.stderr)
+
+    return serving(apis, mode=getattr(args, "apiserver", None),
+                   assets_dir=getattr(args, "apiserver_assets", None),
+                   start_timeout=getattr(args, "apiserver_start_timeout", 90.0),
+                   on_start=started)
 
 
 def _recorded_path(recorded: str) -> str:
@@ -700,7 +730,9 @@ def run(args: argparse.Namespace) -> int:
     finished: RunFinished | None = None
     started = time.monotonic()
     progress.start_ticking()
+    server = contextlib.ExitStack()
     try:
+        server.enter_context(_server(args, apis))
         for event in run_engine(
             apis, profile=args.profile, max_examples=args.max_examples,
             duration=args.duration, seed=args.seed, workers=args.workers,
@@ -718,6 +750,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"compatfuzz fuzz: aborted after {time.monotonic() - started:.1f}s; "
               "report written", file=sys.stderr)
     finally:
+        server.close()
         progress.stop_ticking()
         for s, handler in previous.items():
             signal.signal(s, handler)

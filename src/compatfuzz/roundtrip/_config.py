@@ -53,7 +53,7 @@ ENTRY_POINT_GROUP = "compatfuzz.apis"
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
          "webhook_timeout", "pipeline", "semantic", "accept", "stash_annotations",
-         "plan_limit"}
+         "plan_limit", "apiserver"}
 _SEMANTIC_KEYS = {"go_durations", "empty_struct_is_absent", "comparators", "canonicalisers"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
@@ -588,6 +588,15 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
                 source=source, pointer=where,
                 hint='add hub = "<version>": the version objects are stored in',
             )
+    if "apiserver" in entry:
+        if entry["apiserver"] not in ("model", "real", "both"):
+            raise SchemaLoadError(
+                f"apiserver must be \"model\", \"real\" or \"both\", got "
+                f"{entry['apiserver']!r}", source=source, pointer=f"{where}/apiserver",
+                hint='apiserver = "real" sends round trips through a kube-apiserver and etcd '
+                     'started for the run; "both" through the model too, comparing every '
+                     'step (docs/apiserver.md)')
+        options["apiserver"] = entry["apiserver"]
     if "semantic" in entry:
         options.update(_semantic(ctx.mapping("semantic"), base, source,
                                  f"{where}/semantic", fn))

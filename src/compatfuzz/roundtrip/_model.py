@@ -201,6 +201,11 @@ class API:
     beyond it a fixed sample is tested, since ``path_independent`` is cubic in the
     versions (``None`` or ``"none"`` plans them all; docs/security.md).
 
+    ``apiserver`` (``"model"``, ``"real"`` or ``"both"``) says who plays the API server for
+    ``roundtrip``, ``valid`` and ``path_independent``: the model, a real kube-apiserver and
+    etcd started for the run (``compatfuzz.roundtrip.serving``), or both, every step's
+    answers compared (docs/apiserver.md).
+
     ``pipeline`` says how a round trip is judged. ``"apiserver"`` (the default for CRDs)
     moves every object through a model of the Kubernetes API server
     (``compatfuzz.apiserver``): pruning, defaulting and ObjectMeta decoding by each
@@ -239,6 +244,7 @@ class API:
         accept: Iterable[Any] = (),
         stash_annotations: Iterable[str] = (),
         plan_limit: int | str | None = 300,
+        apiserver: str = "model",
     ) -> None:
         check_api_name(name)
         kinds = tuple(kinds)
@@ -278,6 +284,17 @@ class API:
         #: version tuples planned per kind and property, ``None`` for all (issue 22)
         self.plan_limit = plan_limit_arg(plan_limit)
         self._servers: dict[str, Any] = {}
+        if apiserver not in ("model", "real", "both"):
+            raise InvalidArgument(
+                f"API {name!r}: apiserver must be 'model', 'real' or 'both', got "
+                f"{apiserver!r}")
+        if apiserver != "model" and self.pipeline != "apiserver":
+            raise InvalidArgument(
+                f"API {name!r}: apiserver={apiserver!r} needs CRDs judged by the API-server "
+                "pipeline (crd = ..., pipeline 'apiserver'); this API compares plain dicts")
+        #: who judges round trips: the API-server model, a real kube-apiserver, or both
+        #: (``compatfuzz.roundtrip._real``; ``apiserver =`` in config, ``--apiserver``)
+        self.apiserver = apiserver
         for kind in kinds:
             self._converters.check_chains(kind.versions)
 
@@ -437,6 +454,11 @@ class API:
             obj, source, target, label=k.name, hub=self.hub_for(k), target=k.api_version,
             check=lambda out, a, b: self._checked(k, out, a, b))
         return out
+
+    def converter_function(self) -> Any:
+        """The user's ``convert`` function (``None`` for the hub or per-pair forms): a
+        real API server points the CRD at it when it is a conversion webhook's."""
+        return self._converters._convert
 
     def default(self, kind: Kind | str, version: str, obj: Obj) -> Obj:
         """Return ``obj`` with ``version``'s defaulter applied (unchanged if none)."""

@@ -538,6 +538,12 @@ def check(api: API | Suite, unit: Unit, obj: Any, *,
         written = list(notes) if isinstance(notes, dict) else []
     with checking(api.accept, unit, accepted if accepted is not None else set(),
                   written=written):
+        if api.apiserver != "model" and unit.property in (
+                Property.ROUNDTRIP, Property.VALID, Property.PATH_INDEPENDENT):
+            from compatfuzz.roundtrip._real import backend_for
+
+            backend_for(api).check(unit, obj, both=api.apiserver == "both")
+            return
         _check(api, unit, obj)
 
 

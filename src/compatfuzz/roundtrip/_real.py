@@ -1,14 +1,24 @@
 """The round-trip properties through a real kube-apiserver (issue 18).
 
-:class:`RealBackend` serves an :class:`~compatfuzz.roundtrip.API`'s Python converter as
-the CRD's conversion webhook (or points the CRD at the user's own webhook), installs
-each kind's CRD on a running control plane (``compatfuzz.apiserver._real``), and checks:
+An API's ``apiserver`` mode says who judges its round trips: ``"model"`` (the default,
+``compatfuzz.apiserver.APIServer``), ``"real"`` (a kube-apiserver and etcd started for
+the run, ``compatfuzz.apiserver._real``) or ``"both"`` (each example through both, every
+step's answers compared: the end-to-end check of the model).
+
+:func:`serving` starts one control plane for a run and installs each such API's CRDs on
+it, their ``conversion.strategy: Webhook`` pointing at compatfuzz's own webhook (which
+serves the API's Python converter) or at the user's (``webhook = URL``). The process
+that checks examples (a unit's worker, forked after the install) serves the webhook
+itself on the run's fixed port: a converter's crash stays its unit's, as in model mode.
+:class:`RealBackend` then checks, as a client of the server would:
 
 * ``roundtrip[A->B]``: create in A, get in B, update in B unchanged (a
-  read-modify-write), get in A; what A's client reads back is what it was given back
-  on create, compared with the same semantic equality and failure form as the model;
+  read-modify-write), get in A; what A's client wrote is what it was given back on
+  create and what it reads at the end, compared with the model's semantic equality;
 * ``valid[A->B]``: created in A and read in B, the object is created again in B under
-  a new name: the server's full validation of B (no ratcheting on create) must take it.
+  a new name: B's full validation (no ratcheting on create) must take it;
+* ``path_independent[A,B,C]``: two copies created in A; one read and updated by a B
+  client; both read and updated unchanged by a C client, then compared as stored.
 
 A failure shows the server's answer: a 422 with its field errors, or a conversion error
 with the converter's own message.
@@ -16,53 +26,257 @@ with the converter's own message.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from compatfuzz.apiserver._real._backend import RealKind, comparable, crd_document, install
 from compatfuzz.apiserver._real._client import Client, ServerError
 from compatfuzz.apiserver._real._process import Endpoint
-from compatfuzz.apiserver._real._webhook import ConversionWebhook
-from compatfuzz.errors import ConverterError, InternalError, InvalidArgument, NotEquivalent
+from compatfuzz.apiserver._real._webhook import ConversionWebhook, webhook_url
+from compatfuzz.errors import (
+    CompatfuzzError,
+    ConverterError,
+    Disagreement,
+    InternalError,
+    InvalidArgument,
+    NotEquivalent,
+)
 from compatfuzz.roundtrip._events import Property, Unit
 from compatfuzz.roundtrip._model import API, Kind
+from compatfuzz.roundtrip._suite import Suite
 
-__all__ = ["RealBackend"]
+__all__ = ["MODES", "REAL_PROPERTIES", "RealBackend", "RunServer", "ServerUnavailable", "attach",
+           "backend_for", "serving", "set_mode"]
+
+MODES = ("model", "real", "both")
+#: the properties a real server judges; the others never involve the server
+REAL_PROPERTIES = (Property.ROUNDTRIP, Property.VALID, Property.PATH_INDEPENDENT)
+
+
+class ServerUnavailable(CompatfuzzError):
+    """The control plane cannot be talked to (not started here, or gone): a setup error
+    that ends the unit as an error, since no object is to blame."""
+
+    setup_error = True
+
+
+# -- one control plane per run -------------------------------------------------------
+
+_state: dict[str, Any] = {"endpoint": None, "pid": 0, "webhook": None, "backends": {}}
+
+
+def attach(endpoint: Endpoint | None) -> None:
+    """Make ``endpoint`` the control plane this process (and its forks) checks against."""
+    close_backends()
+    _state["endpoint"] = endpoint
+
+
+def close_backends() -> None:
+    """Close this process's backends and webhook (never a parent's, after a fork)."""
+    if _state["pid"] == os.getpid():
+        for backend in _state["backends"].values():
+            backend.client.close()
+        if _state["webhook"] is not None:
+            _state["webhook"].close()
+    _state.update(pid=os.getpid(), webhook=None, backends={})
+
+
+def backend_for(api: API) -> RealBackend:
+    """This process's backend for ``api`` (created on first use, after a fork too)."""
+    endpoint: Endpoint | None = _state["endpoint"]
+    if endpoint is None:
+        raise ServerUnavailable(
+            f"API {api.name!r} asks for apiserver = {api.apiserver!r}, but no kube-apiserver "
+            "runs for this process: run it with 'compatfuzz fuzz' or the pytest plugin, "
+            "or in Python inside 'with compatfuzz.roundtrip.serving(apis):'")
+    if _state["pid"] != os.getpid():  # a fork: the parent's sockets are not ours
+        _state.update(pid=os.getpid(), webhook=None, backends={})
+    backend: RealBackend | None = _state["backends"].get(api.name)
+    if backend is None:
+        if _state["webhook"] is None and user_webhook(api) is None:
+            _state["webhook"] = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
+                                                  endpoint.webhook_key, {})
+        backend = RealBackend(api, endpoint, install=False, webhook=_state["webhook"])
+        _state["backends"][api.name] = backend
+    return backend
+
+
+def set_mode(apis: Sequence[API | Suite], mode: str | None) -> list[API]:
+    """Apply ``--apiserver MODE`` (``None``: each API's own) and return the APIs that
+    need a real server. Only CRDs judged by the API-server pipeline can go through one;
+    a flag given for a whole run leaves the others in model mode."""
+    if mode is not None and mode not in MODES:
+        raise InvalidArgument(f"--apiserver must be one of {', '.join(MODES)}, got {mode!r}")
+    needed = []
+    for api in apis:
+        if not isinstance(api, API):
+            continue
+        if mode is not None:
+            api.apiserver = mode if real_capable(api) or mode == "model" else "model"
+        if api.apiserver != "model":
+            needed.append(api)
+    return needed
+
+
+def real_capable(api: API) -> bool:
+    """Whether a kube-apiserver can serve ``api``: CRDs under the API-server pipeline."""
+    return api.pipeline == "apiserver" and all(
+        "plural" in s.meta for k in api.kinds for s in k.versions.values())
+
+
+class RunServer:
+    """One control plane for a run (or a pytest session), started on first need; each
+    API's CRDs installed once, before the processes that check examples fork."""
+
+    def __init__(self, *, assets_dir: str | Path | None = None, start_timeout: float = 90.0,
+                 on_start: Callable[[str], None] | None = None) -> None:
+        self.assets_dir = assets_dir
+        self.start_timeout = start_timeout
+        self.on_start = on_start
+        self.endpoint: Endpoint | None = None
+        self._plane: Any = None
+        self._installed: set[int] = set()
+
+    def ensure(self, api: API) -> Endpoint:
+        """Start the control plane if need be, install ``api``'s CRDs if not yet.
+
+        Raises:
+            MissingAssets: no kube-apiserver/etcd binaries (says how to get them).
+            StartError: the control plane did not start (with the tail of its log).
+            CRDRefused: the server refused a CRD (its message, e.g. a non-structural
+                schema).
+        """
+        if self.endpoint is None:
+            from compatfuzz.apiserver._real._assets import find_assets
+            from compatfuzz.apiserver._real._process import ControlPlane
+
+            assets = find_assets(
+                folder=None if self.assets_dir is None else str(self.assets_dir))
+            plane = ControlPlane(assets, start_timeout=self.start_timeout)
+            self.endpoint = plane.start()
+            self._plane = plane
+            if self.on_start is not None:
+                self.on_start(f"kube-apiserver and etcd started at {self.endpoint.url}")
+        if id(api) not in self._installed:
+            client = Client(self.endpoint)
+            try:
+                install_api(client, api, self.endpoint)
+            finally:
+                client.close()
+            self._installed.add(id(api))
+        attach(self.endpoint)
+        return self.endpoint
+
+    def stop(self) -> None:
+        """Stop kube-apiserver and etcd and remove their files (idempotent)."""
+        attach(None)
+        plane, self._plane, self.endpoint = self._plane, None, None
+        if plane is not None:
+            plane.stop()
+
+
+@contextlib.contextmanager
+def serving(apis: Sequence[API | Suite], *, mode: str | None = None,
+            assets_dir: str | Path | None = None, start_timeout: float = 90.0,
+            on_start: Callable[[str], None] | None = None) -> Iterator[Endpoint | None]:
+    """Start kube-apiserver and etcd for ``apis`` that ask for one (``mode`` overrides
+    each API's ``apiserver``), install their CRDs, and stop both (and remove their files)
+    on the way out, however it is left. Yields the endpoint, or ``None`` when every API
+    stays in model mode.
+
+    Raises:
+        MissingAssets, StartError, CRDRefused: as :meth:`RunServer.ensure`.
+    """
+    needed = set_mode(apis, mode)
+    if not needed:
+        yield None
+        return
+    server = RunServer(assets_dir=assets_dir, start_timeout=start_timeout, on_start=on_start)
+    try:
+        for api in needed:
+            server.ensure(api)
+        yield server.endpoint
+    finally:
+        server.stop()
+
+
+# -- the CRDs and the webhook ----------------------------------------------------------
+
+def _crd_name(kind: Kind) -> str:
+    return str(next(iter(kind.versions.values())).meta["crd"])
+
+
+def user_webhook(api: API) -> tuple[str, bytes | None] | None:
+    """``(url, CA bundle)`` when ``api`` converts through the user's own conversion
+    webhook (``webhook = URL``): the CRD then points at it, as in the user's cluster."""
+    convert = api.converter_function()
+    url = getattr(convert, "webhook_url", None)
+    if not isinstance(url, str):
+        return None
+    if getattr(convert, "webhook_insecure", False):
+        raise InvalidArgument(
+            f"API {api.name!r}: webhook_insecure cannot go through a real API server, which "
+            "always checks the webhook's certificate; give webhook_ca (the CA that signed "
+            "it), as the CRD's caBundle would")
+    ca = getattr(convert, "webhook_ca", None)
+    bundle = Path(ca).read_bytes() if ca is not None else None
+    return url, bundle
+
+
+def install_api(client: Client, api: API, endpoint: Endpoint) -> None:
+    """Install ``api``'s CRDs with a Webhook conversion (ours or the user's)."""
+    if not real_capable(api):
+        raise InvalidArgument(
+            f"API {api.name!r}: a real API server judges CRDs only (crd = ..., pipeline "
+            "'apiserver'); set apiserver = \"model\" for this API")
+    user = user_webhook(api)
+    with open(endpoint.ca, "rb") as f:
+        ours = f.read()
+    for kind in api.kinds:
+        first = next(iter(kind.versions.values()))
+        plural, scope = str(first.meta["plural"]), str(first.meta.get("scope", "Namespaced"))
+        url, bundle = user if user is not None else (
+            webhook_url(endpoint.webhook_port, _crd_name(kind)), ours)
+        install(client, crd_document(
+            group=kind.group, kind=kind.name, plural=plural, scope=scope,
+            versions={v: s.meta["openapi"] for v, s in kind.versions.items()},
+            storage=api.server(kind).storage, webhook_url=url, ca_bundle=bundle),
+            source=str(first.source))
 
 
 class RealBackend:
-    """An API's kinds on a running control plane, converted by compatfuzz's webhook."""
+    """An API's kinds on a running control plane, converted by compatfuzz's webhook
+    (``webhook``, shared by every API of the process) or by the user's."""
 
-    def __init__(self, api: API, endpoint: Endpoint) -> None:
-        if api.pipeline != "apiserver":
+    def __init__(self, api: API, endpoint: Endpoint, *, install: bool = True,
+                 webhook: ConversionWebhook | None = None) -> None:
+        if not real_capable(api):
             raise InvalidArgument(
                 f"API {api.name!r}: the real API server judges CRDs only (pipeline "
                 "'apiserver'); this API compares plain dicts")
         self.api = api
         self.client = Client(endpoint)
+        self._own_webhook = False
+        if user_webhook(api) is None:
+            if webhook is None:
+                webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
+                                            endpoint.webhook_key, {})
+                self._own_webhook = True
+            for kind in api.kinds:
+                webhook.converters[_crd_name(kind)] = self._converter(kind)
+        self.webhook = webhook
+        if install:
+            install_api(self.client, api, endpoint)
         self._kinds: dict[str, RealKind] = {}
-        converters = {}
-        for kind in api.kinds:
-            converters[self._crd(kind)] = self._converter(kind)
-        self.webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
-                                         endpoint.webhook_key, converters)
-        with open(endpoint.ca, "rb") as f:
-            bundle = f.read()
         for kind in api.kinds:
             first = next(iter(kind.versions.values()))
-            plural, scope = str(first.meta["plural"]), str(first.meta.get("scope", "Namespaced"))
-            storage = api.server(kind).storage
-            install(self.client, crd_document(
-                group=kind.group, kind=kind.name, plural=plural, scope=scope,
-                versions={v: s.meta["openapi"] for v, s in kind.versions.items()},
-                storage=storage, webhook_url=self.webhook.url(self._crd(kind)),
-                ca_bundle=bundle), source=str(first.source))
             self._kinds[kind.name] = RealKind(
-                self.client, group=kind.group, plural=plural,
-                namespaced=scope == "Namespaced", storage=storage)
-
-    @staticmethod
-    def _crd(kind: Kind) -> str:
-        return str(next(iter(kind.versions.values())).meta["crd"])
+                self.client, group=kind.group, plural=str(first.meta["plural"]),
+                namespaced=first.meta.get("scope", "Namespaced") == "Namespaced",
+                storage=api.server(kind).storage)
 
     def _converter(self, kind: Kind) -> Any:
         def convert(obj: dict[str, Any], a: str, b: str) -> Any:
@@ -70,12 +284,14 @@ class RealBackend:
         return convert
 
     def close(self) -> None:
-        self.webhook.close()
+        if self._own_webhook and self.webhook is not None:
+            self.webhook.close()
         self.client.close()
 
     def _fault(self, kind: Kind, exc: ServerError, step: str) -> BaseException:
         """A conversion error with the converter's own exception, else the server's."""
-        converter = self.webhook.errors.pop(self._crd(kind), None)
+        converter = (self.webhook.errors.pop(_crd_name(kind), None)
+                     if self.webhook is not None else None)
         if converter is not None:
             err = ConverterError(f"{self.api.name}: {step}: the conversion webhook failed: "
                                  f"{converter}\n  ({exc.describe()})")
@@ -83,49 +299,72 @@ class RealBackend:
             return err
         return ConverterError(f"{self.api.name}: {step}: {exc.describe()}")
 
-    def check(self, unit: Unit, obj: Any) -> None:
-        """Check ``roundtrip`` or ``valid`` for ``unit`` on ``obj`` through the server."""
+    # -- the properties --------------------------------------------------------------
+
+    def check(self, unit: Unit, obj: Any, *, both: bool = False) -> None:
+        """Check ``unit``'s property on ``obj`` through the server; with ``both``, also
+        through the model, step by step, raising :class:`Disagreement` where they part."""
         kind = self.api.kind(unit.kind)
         real = self._kinds[kind.name]
-        model = self.api.server(kind)
-        a, b = unit.versions[:2]
-        name = real.new_name()
-        sent = real.prepare(obj, name)
-        step = f"create in {a}"
+        model = self.api.server(kind) if both else None
+        steps = _Steps(self, kind, model)
         try:
-            try:
-                created = real.create(sent, a)
-            except ServerError as exc:
-                if self.webhook.errors.get(self._crd(kind)) is None and exc.code == 422:
-                    raise InternalError(
-                        f"{self.api.name}: compatfuzz generated a {kind.name} {a} object "
-                        f"that the real API server refuses on create: {exc.describe()}\n"
-                        "  This is a compatfuzz bug (its generator and the server "
-                        "disagree), not your converter's: please report it") from None
-                raise
-            step = f"get in {b}"
-            seen = real.get(name, b)
-            if unit.property is Property.VALID:
-                step = f"create in {b} (what a {b} client read, under a new name)"
-                again = real.new_name()
-                try:
-                    real.create(real.prepare(seen, again), b)
-                except ServerError as exc:
-                    if exc.code != 422:
-                        raise
-                    lines = "\n".join(f"  {c}" for c in exc.causes) or f"  {exc.message}"
-                    raise NotEquivalent(
-                        f"written as {a}, read as {b}: the real API server refuses it on "
-                        f"create in {b} ({exc.code} {exc.reason}):\n{lines}") from None
-                return
-            step = f"update in {b} (unchanged)"
-            real.update(seen, b)
-            step = f"get in {a}"
-            back = real.get(name, a)
-        except ServerError as exc:
-            raise self._fault(kind, exc, step) from None
+            self._check(unit, obj, kind, real, steps)
+        except OSError as exc:  # refused, reset: the server is gone, no object is to blame
+            raise ServerUnavailable(
+                f"{self.api.name}: the kube-apiserver at {self.client.endpoint.url} cannot "
+                f"be reached during '{steps.current}' ({type(exc).__name__}: {exc})") from exc
+        steps.finish()
+
+    def _check(self, unit: Unit, obj: Any, kind: Kind, real: RealKind,
+               steps: _Steps) -> None:
         from compatfuzz.roundtrip._properties import _expect_equal
 
+        model = self.api.server(kind)
+        vs = unit.versions
+        a = vs[0]
+        name = real.new_name()
+        sent = real.prepare(obj, name)
+        created = steps.create(real, sent, a)
+        if unit.property is Property.VALID:
+            b = vs[1]
+            seen = steps.get(real, name, b)
+            again = real.new_name()
+            resent = real.prepare(seen, again)
+            try:
+                steps.run(f"create in {b} (what a {b} client read, under a new name)",
+                          lambda: real.create(resent, b),
+                          lambda m: _validated(m, resent, b))
+            except ServerError as exc:
+                if exc.code != 422:
+                    raise self._fault(kind, exc, steps.current) from None
+                lines = "\n".join(f"  {c}" for c in exc.causes) or f"  {exc.message}"
+                raise NotEquivalent(
+                    f"written as {a}, read as {b}: the real API server refuses it on "
+                    f"create in {b} ({exc.code} {exc.reason}):\n{lines}") from None
+            return
+        if unit.property is Property.PATH_INDEPENDENT:
+            b, c = vs[1], vs[2]
+            twin = real.new_name()
+            steps.create(real, real.prepare(obj, twin), a, twin=True)
+            seen = steps.get(real, name, b)
+            steps.update(real, seen, b)
+            via = steps.get(real, name, c)
+            direct = steps.get(real, twin, c, twin=True)
+            steps.update(real, via, c)
+            steps.update(real, direct, c, twin=True)
+            s = real.storage
+            via_s = steps.get(real, name, s)
+            direct_s = steps.get(real, twin, s, twin=True)
+            _expect_equal(comparable(direct_s), comparable(via_s), kind, s,
+                          f"through the real API server: read as {c} after a {b} client "
+                          f"updated it differs from read as {c} directly, as stored in {s} "
+                          "(the storage version)", api=self.api)
+            return
+        b = vs[1]
+        seen = steps.get(real, name, b)
+        steps.update(real, seen, b)
+        back = steps.get(real, name, a)
         # What the client wrote, as A's schema decodes it (pruned, defaulted: no
         # converter runs): the create response alone would hide a loss on the way into
         # storage, since it is read back through the same lossy conversion.
@@ -136,3 +375,132 @@ class RealBackend:
             _expect_equal(expected, model.as_written(comparable(answer), sent, a), kind, a,
                           f"through the real API server (stored as {real.storage}): what a "
                           f"{a} client wrote is not {when}", api=self.api)
+
+
+class _Steps:
+    """The requests of one example, each beside the model's answer when ``model`` is
+    given (``--apiserver both``): the model follows the same objects (its own stored
+    copies), so the first step where the two answer differently is the one reported."""
+
+    def __init__(self, backend: RealBackend, kind: Kind, model: Any) -> None:
+        self.backend = backend
+        self.kind = kind
+        self.model = model
+        self.current = ""
+        self.stored: dict[bool, Any] = {}  # the model's stored object (and its twin's)
+
+    def run(self, step: str, real: Callable[[], Any],
+            modelled: Callable[[Any], Any] | None = None) -> Any:
+        """Do ``real``; with a model, do ``modelled(model)`` too and compare."""
+        from compatfuzz.apiserver import Rejected
+
+        self.current = step
+        outcome: Any = None
+        failure: BaseException | None = None
+        try:
+            outcome = real()
+        except ServerError as exc:
+            failure = exc
+        if self.model is None or modelled is None:
+            if failure is not None:
+                raise failure
+            return outcome
+        try:
+            expected = modelled(self.model)
+            refused = None
+        except (Rejected, ConverterError, NotEquivalent) as exc:
+            expected, refused = None, exc
+        if failure is not None and refused is not None:
+            raise failure  # both refuse: the server's words (and the converter's)
+        if failure is not None or refused is not None:
+            said = (f"the server refused it ({failure})" if failure is not None
+                    else "the server accepted it")
+            thought = (f"the model refused it ({refused})" if refused is not None
+                       else "the model accepted it")
+            raise Disagreement(
+                f"{self.backend.api.name}: the API-server model and the real kube-apiserver "
+                f"disagree at '{step}': {said}, but {thought}. This is a compatfuzz model "
+                "bug (or a Kubernetes version the model does not follow), not your "
+                "converter's: please report it with this example",
+                step=step, model=None if refused else expected,
+                server=None if failure else outcome)
+        if isinstance(expected, dict) and isinstance(outcome, dict):
+            self._compare(step, expected, outcome)
+        return outcome
+
+    def _compare(self, step: str, expected: dict[str, Any], outcome: dict[str, Any]) -> None:
+        from compatfuzz.roundtrip._properties import _expect_equal
+
+        mine, theirs = comparable(expected), comparable(outcome)
+        version = str(outcome.get("apiVersion", "")).rsplit("/", 1)[-1]
+        try:
+            _expect_equal(mine, theirs, self.kind, version,
+                          "model vs server", api=self.backend.api)
+        except NotEquivalent as exc:
+            raise Disagreement(
+                f"{self.backend.api.name}: the API-server model and the real kube-apiserver "
+                f"answer '{step}' differently (model -> server below). This is a compatfuzz "
+                "model bug (or a Kubernetes version the model does not follow), not your "
+                f"converter's: please report it with this example\n{exc}",
+                exc.diff, step=step, model=mine, server=theirs) from None
+
+    # each step, for the server and, when comparing, for the model
+
+    def create(self, real: RealKind, sent: dict[str, Any], version: str, *,
+               twin: bool = False) -> Any:
+        def modelled(m: Any) -> Any:
+            self.stored[twin] = m.write(sent, version)
+            return m.read(self.stored[twin], version)
+        try:
+            return self.run(f"create in {version}", lambda: real.create(sent, version),
+                            modelled)
+        except ServerError as exc:
+            if (exc.code == 422 and (self.backend.webhook is None or self.backend.webhook
+                                     .errors.get(_crd_name(self.kind)) is None)):
+                raise InternalError(
+                    f"{self.backend.api.name}: compatfuzz generated a {self.kind.name} "
+                    f"{version} object that the real API server refuses on create: "
+                    f"{exc.describe()}\n  This is a compatfuzz bug (its generator and the "
+                    "server disagree), not your converter's: please report it") from None
+            raise self.backend._fault(self.kind, exc, self.current) from None
+
+    def get(self, real: RealKind, name: str, version: str, *, twin: bool = False) -> Any:
+        try:
+            return self.run(f"get in {version}", lambda: real.get(name, version),
+                            lambda m: m.read(self.stored[twin], version))
+        except ServerError as exc:
+            raise self.backend._fault(self.kind, exc, self.current) from None
+
+    def update(self, real: RealKind, seen: dict[str, Any], version: str, *,
+               twin: bool = False) -> Any:
+        def modelled(m: Any) -> Any:
+            self.stored[twin] = m.write(_plain(seen), version)
+            return m.read(self.stored[twin], version)
+        try:
+            return self.run(f"update in {version} (unchanged)",
+                            lambda: real.update(seen, version), modelled)
+        except ServerError as exc:
+            raise self.backend._fault(self.kind, exc, self.current) from None
+
+    def finish(self) -> None:
+        self.current = "done"
+
+
+def _validated(model: Any, obj: dict[str, Any], version: str) -> None:
+    """The model's create in ``version``: decoded, then fully validated (no ratcheting);
+    only whether it is taken is compared, as ``valid`` judges only that."""
+    from compatfuzz.roundtrip._accept import accepted_errors
+
+    errors = accepted_errors(model.validate(model.accept(obj, version), version))
+    if errors:
+        raise NotEquivalent("; ".join(errors))
+
+
+def _plain(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the model takes from a server's answer: the object without server fields."""
+    out: dict[str, Any] = comparable(obj)
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        out = {**out, "metadata": {**(out.get("metadata") or {}),
+                                   **{k: meta[k] for k in ("name", "namespace") if k in meta}}}
+    return out

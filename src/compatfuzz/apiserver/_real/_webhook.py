@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["WEBHOOK_PATH", "ConversionWebhook"]
+__all__ = ["WEBHOOK_PATH", "ConversionWebhook", "webhook_url"]
 
 WEBHOOK_PATH = "/convert/"
 #: what the handler may read (a ConversionReview of one object is kilobytes; the server
@@ -44,6 +44,12 @@ class _Server(ThreadingHTTPServer):
         if hasattr(socket, "SO_REUSEPORT"):
             self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         super().server_bind()
+
+
+def webhook_url(port: int, crd: str) -> str:
+    """Where the CRD named ``crd`` is converted: the CRD can be installed with it before
+    the process that serves it (a unit's worker) starts listening."""
+    return f"https://127.0.0.1:{port}{WEBHOOK_PATH}{crd}"
 
 
 class ConversionWebhook:
@@ -104,7 +110,7 @@ class ConversionWebhook:
         self._thread.start()
 
     def url(self, crd: str) -> str:
-        return f"https://127.0.0.1:{self.port}{WEBHOOK_PATH}{crd}"
+        return webhook_url(self.port, crd)
 
     def review(self, crd: str, body: bytes) -> dict[str, Any]:
         """The ConversionReview answer for one request body."""
