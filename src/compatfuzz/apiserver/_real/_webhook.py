@@ -70,6 +70,12 @@ class ConversionWebhook:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY: the handler writes the headers and the body in two sends, and
+            # with Nagle on the body waits for the API server's delayed ACK (~40 ms a
+            # conversion; a Frobber round trip took 280 ms, 15 ms with it off:
+            # benchmarks/bench_apiserver.py). Go's net/http sets it on every TCP
+            # connection (net/tcpsock.go newTCPConn: setNoDelay(fd, true)).
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
