@@ -34,7 +34,7 @@ from compatfuzz.apiserver._default import default_node
 from compatfuzz.apiserver._objectmeta import Rejected, coerce_node, object_meta
 from compatfuzz.apiserver._prune import _as_root, _copy, _Paths, prune_node, prune_nulls_node
 from compatfuzz.apiserver._structural import Node, structural
-from compatfuzz.apiserver._validate import validation_errors
+from compatfuzz.apiserver._validate import update_errors, validation_errors
 from compatfuzz.schema import Schema
 
 __all__ = ["APIServer", "Step", "decode"]
@@ -288,3 +288,8 @@ class APIServer:
     def validate(self, obj: Any, version: str, limit: int = 20) -> list[str]:
         """The reasons the server's validation of ``version`` rejects ``obj`` (empty: valid)."""
         return validation_errors(obj, self.schemas[version], limit)
+
+    def update_errors(self, obj: Any, version: str, limit: int = 20) -> list[str]:
+        """Why the server refuses a ``version`` client's unchanged update of ``obj``
+        (decoded as that client's request is), under validation ratcheting."""
+        return update_errors(self.accept(obj, version), self.schemas[version], limit)

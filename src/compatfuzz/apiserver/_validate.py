@@ -25,7 +25,13 @@ from typing import Any
 from compatfuzz.apiserver._structural import Node, structural
 from compatfuzz.schema import Schema
 
-__all__ = ["validation_errors"]
+__all__ = ["update_errors", "validation_errors"]
+
+#: Where ratcheting never excuses an error: under these keywords, and ``required``
+#: (kubernetes/website content/en/docs/tasks/extend-kubernetes/custom-resources/
+#: custom-resource-definitions.md, "Validation ratcheting"; apiextensions-apiserver
+#: pkg/apiserver/validation/ratcheting.go)
+_NOT_RATCHETED = ("allOf", "oneOf", "anyOf", "not")
 
 
 def _path_text(parts: Any) -> str:
@@ -180,3 +186,19 @@ def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
             if len(out) >= limit:
                 break
     return out
+
+
+def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
+    """What the server refuses on an update that writes ``obj`` back unchanged.
+
+    Since validation ratcheting (beta on by default in Kubernetes 1.30, GA in 1.33) an
+    update is refused only for errors in what it changed, and for those ratcheting never
+    excuses: a missing ``required`` field, and anything under ``allOf``/``oneOf``/
+    ``anyOf``/``not``. So a B client that reads an object and writes it back is refused
+    when B requires a field the object lacks (found by the real server, issue 18).
+    """
+    errors = sorted((e for e in schema.validator.iter_errors(obj)
+                     if e.validator == "required"
+                     or any(p in _NOT_RATCHETED for p in e.schema_path)),
+                    key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]

@@ -442,6 +442,19 @@ def _path(error: Any) -> str:
     return out or "<root>"
 
 
+def refused_update(server: Any, seen: Any, a: str, b: str) -> None:
+    """Raise ``NotEquivalent`` when the server refuses a ``b`` client's unchanged update of
+    ``seen`` (what it read of an object written as ``a``): ratcheting excuses neither a
+    missing required field nor an error under allOf/oneOf/anyOf/not."""
+    errors = accepted_errors(server.update_errors(seen, b))
+    if errors:
+        lines = "\n".join(f"  {e}" for e in errors)
+        raise NotEquivalent(
+            f"written as {a}, read as {b}: a {b} client cannot write it back unchanged: the "
+            f"API server refuses the update (validation ratcheting does not excuse these):"
+            f"\n{lines}")
+
+
 def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
     """The properties judged through the API-server model (``compatfuzz.apiserver``).
 
@@ -467,6 +480,7 @@ def _served(api: API, kind: Kind, server: Any, unit: Unit, obj: Any) -> None:
         if prop is Property.ROUNDTRIP:
             a, b = vs
             seen = server.read(server.store(written, a, trace), b, trace)
+            refused_update(server, seen, a, b)
             back = server.read(server.write(seen, b, trace), a, trace)
             hops = [a, server.storage, b, server.storage, a]
             route = " -> ".join(v for i, v in enumerate(hops) if i == 0 or v != hops[i - 1])

@@ -269,7 +269,11 @@ class RealBackend:
                 webhook.converters[_crd_name(kind)] = self._converter(kind)
         self.webhook = webhook
         if install:
-            install_api(self.client, api, endpoint)
+            try:
+                install_api(self.client, api, endpoint)
+            except BaseException:
+                self.close()  # a webhook left listening would answer the next backend's
+                raise
         self._kinds: dict[str, RealKind] = {}
         for kind in api.kinds:
             first = next(iter(kind.versions.values()))
@@ -307,7 +311,7 @@ class RealBackend:
         kind = self.api.kind(unit.kind)
         real = self._kinds[kind.name]
         model = self.api.server(kind) if both else None
-        steps = _Steps(self, kind, model)
+        steps = _Steps(self, kind, model, unit.versions[0])
         try:
             self._check(unit, obj, kind, real, steps)
         except OSError as exc:  # refused, reset: the server is gone, no object is to blame
@@ -382,8 +386,9 @@ class _Steps:
     given (``--apiserver both``): the model follows the same objects (its own stored
     copies), so the first step where the two answer differently is the one reported."""
 
-    def __init__(self, backend: RealBackend, kind: Kind, model: Any) -> None:
+    def __init__(self, backend: RealBackend, kind: Kind, model: Any, origin: str) -> None:
         self.backend = backend
+        self.origin = origin  # the version the example was written in
         self.kind = kind
         self.model = model
         self.current = ""
@@ -455,8 +460,7 @@ class _Steps:
             return self.run(f"create in {version}", lambda: real.create(sent, version),
                             modelled)
         except ServerError as exc:
-            if (exc.code == 422 and (self.backend.webhook is None or self.backend.webhook
-                                     .errors.get(_crd_name(self.kind)) is None)):
+            if exc.code == 422 and not self._converter_failed():
                 raise InternalError(
                     f"{self.backend.api.name}: compatfuzz generated a {self.kind.name} "
                     f"{version} object that the real API server refuses on create: "
@@ -473,14 +477,27 @@ class _Steps:
 
     def update(self, real: RealKind, seen: dict[str, Any], version: str, *,
                twin: bool = False) -> Any:
+        from compatfuzz.roundtrip._properties import refused_update
+
         def modelled(m: Any) -> Any:
+            refused_update(m, _plain(seen), self.origin, version)
             self.stored[twin] = m.write(_plain(seen), version)
             return m.read(self.stored[twin], version)
         try:
             return self.run(f"update in {version} (unchanged)",
                             lambda: real.update(seen, version), modelled)
         except ServerError as exc:
+            if exc.code == 422 and not self._converter_failed():
+                lines = "\n".join(f"  {c}" for c in exc.causes) or f"  {exc.message}"
+                raise NotEquivalent(
+                    f"written as {self.origin}, read as {version}: a {version} client "
+                    f"cannot write it back unchanged: the real API server refuses the "
+                    f"update ({exc.code} {exc.reason}):\n{lines}") from None
             raise self.backend._fault(self.kind, exc, self.current) from None
+
+    def _converter_failed(self) -> bool:
+        webhook = self.backend.webhook
+        return webhook is not None and webhook.errors.get(_crd_name(self.kind)) is not None
 
     def finish(self) -> None:
         self.current = "done"
