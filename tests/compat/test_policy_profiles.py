@@ -122,6 +122,8 @@ def test_crdify_file_round_trip(tmp_path: Path, chosen: dict[str, str], enum_all
         for rule, keyword in pairs:
             sev, source = _decide(policy, _finding(rule, keyword))
             if name not in chosen:  # crdify's default for an unlisted validation: Error
+                assert (sev, source) == (Severity.ERROR, f"crdify defaults: {name} = Error "
+                                         f"(not listed in {path})")
                 continue
             want = ENFORCEMENT[chosen[name]]
             if (name, rule, enum_allow) == ("enum", "enum-value-added", True) \
@@ -132,10 +134,10 @@ def test_crdify_file_round_trip(tmp_path: Path, chosen: dict[str, str], enum_all
                 line = lines.index(f"  - name: {name}") + 1
                 assert source.startswith(f"{path}:{line}: - name: {name}"), source
             assert sev is want, (name, rule, keyword)
-    if unhandled:
-        sev, source = _decide(policy, _finding("list-type-changed"))
-        assert sev is ENFORCEMENT[unhandled]
-        assert source.startswith(f"{path}:{len(lines)}: unhandledEnforcement")
+    sev, source = _decide(policy, _finding("list-type-changed"))
+    assert sev is ENFORCEMENT[unhandled or "Error"]
+    assert source.startswith(f"{path}:{len(lines)}: unhandledEnforcement" if unhandled
+                             else "crdify defaults: unhandledEnforcement = Error")
 
 
 def test_crdify_defaults_pass_what_crdify_passes(tmp_path: Path) -> None:
@@ -148,6 +150,12 @@ def test_crdify_defaults_pass_what_crdify_passes(tmp_path: Path) -> None:
     assert _decide(policy, _finding("pattern-changed", old="^a$", new=None))[0] is Severity.WARNING
     assert _decide(policy, _finding("pattern-changed", old="^a$", new="^b$"))[0] is Severity.ERROR
     assert _decide(policy, _finding("bound-tightened", "maxLength"))[0] is Severity.ERROR
+    # crdify's exclusiveMaximum check flags a removed exclusiveMaximum, unlike min/max
+    assert _decide(policy, _finding("bound-relaxed", "exclusiveMaximum"))[0] is Severity.ERROR
+    # unhandledEnforcement does not override crdify's own allOf check
+    policy = load_crdify(_write(tmp_path, "d.yaml", "unhandledEnforcement: None\n"))
+    assert _decide(policy, _finding("unhandled", "allOf"))[0] is Severity.ERROR
+    assert _decide(policy, _finding("unhandled", "items"))[0] is Severity.OFF
 
 
 def test_gateway_api_crdify_config_through_the_cli(tmp_path: Path,
@@ -318,3 +326,12 @@ def test_external_secrets_new_provider_passes_under_gateway_api(corpus_dir: Path
                for f in added.values())
     # a changed default is still a break under Gateway API's policy
     assert [f.rule for f in gw.breaking] == ["default-changed"]
+
+
+def test_ignore_file_severity_names_its_line(tmp_path: Path) -> None:
+    from compatfuzz.compat import load_policy
+
+    path = _write(tmp_path, "ignore.yaml", "ignore: []\nseverity:\n  # why\n"
+                  "  bound-tightened: warning\n")
+    sev, source = _decide(load_policy(path), _finding("bound-tightened", "maximum"))
+    assert (sev, source) == (Severity.WARNING, f"{path}:4: bound-tightened: warning")

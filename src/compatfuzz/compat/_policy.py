@@ -268,5 +268,9 @@ def load_policy(path: str | Path, *, rules: Mapping[str, Rule] = RULES) -> Polic
             _severity(v, source=source, pointer=f"/severity/{k}")
         for k, v in sev_raw.items()
     }
-    return Policy(tuple(entries), severities,
-                  sources={k: f"{source}: severity.{k} = {v}" for k, v in severities.items()})
+    from compatfuzz.compat._profiles import _line, _where
+
+    start = _line(text, r"^\s*['\"]?severity['\"]?\s*:")[0]
+    return Policy(tuple(entries), severities, sources={
+        k: _where(source, text, rf"^\s*['\"]?{re.escape(k)}['\"]?\s*:", start=start)
+        for k in severities})

@@ -240,8 +240,6 @@ _CRDIFY_PASSES: tuple[tuple[str, str, str, Severity, str], ...] = (
     ("field-added", "", "", _W, "crdify has no check for an added field"),
     ("required-removed", "", "", _W, "crdify's required check flags only new required fields"),
     ("bound-relaxed", "", "", _W, "crdify's min/max checks flag only tighter bounds"),
-    ("bound-relaxed", "exclusiveMaximum", "", Severity.ERROR,
-     "crdify's exclusiveMaximum check flags a removed exclusiveMaximum too"),
     ("pattern-changed", "", "removed", _W, "crdify's pattern check passes a removed pattern"),
 )
 
@@ -252,9 +250,26 @@ _CRDIFY_UNHANDLED = ("unhandled", "content-opened", "content-closed", "list-type
 _ENFORCEMENT = {"Error": Severity.ERROR, "Warn": Severity.WARNING, "None": Severity.OFF}
 
 
-def _crdify_defaults() -> list[PolicyEntry]:
-    return [PolicyEntry(rule, sev, f"crdify defaults: {rule} = {sev} ({why})", keyword, when)
+def _crdify_defaults(source: str) -> list[PolicyEntry]:
+    """What crdify does with a file that lists nothing: every validation and the
+    unhandled comparator at ``Error`` (pkg/config/config.go: "Default behaviors of
+    validations will be used"), and a warning where crdify passes the change."""
+    out = [PolicyEntry(rule, Severity.ERROR, f"crdify defaults: unhandledEnforcement = Error "
+                       f"(not set in {source})") for rule in _CRDIFY_UNHANDLED]
+    out += [PolicyEntry(rule, Severity.ERROR,
+                        f"crdify defaults: {name} = Error (not listed in {source})", keyword)
+            for name, pairs in CRDIFY_VALIDATIONS.items() for rule, keyword in pairs]
+    out += [PolicyEntry(rule, sev, f"crdify defaults: {rule} = {sev} ({why})", keyword, when)
             for rule, keyword, when, sev, why in _CRDIFY_PASSES]
+    return out
+
+
+def _by_specificity(entries: list[PolicyEntry]) -> tuple[PolicyEntry, ...]:
+    """One entry per (rule, keyword, when), the file's last word on it, with narrower
+    entries after broader ones so they win: ``unhandledEnforcement`` does not override
+    crdify's ``allOf`` check, a listed ``pattern`` does not flag a removed pattern."""
+    keyed = {(e.rule, e.keyword, e.when): e for e in entries}
+    return tuple(sorted(keyed.values(), key=lambda e: bool(e.keyword) + bool(e.when)))
 
 
 def _enforcement(value: Any, *, source: str, pointer: str) -> Severity:
@@ -293,7 +308,7 @@ def load_crdify(path: str | Path) -> Policy:
                 f"unknown crdify configuration key {key!r}", source=source,
                 pointer=f"/{key}", hint=(f"did you mean {close[0]!r}? " if close else "")
                 + "crdify's configuration has " + ", ".join(keys))
-    entries = _crdify_defaults()
+    entries = _crdify_defaults(source)
     if "unhandledEnforcement" in doc:
         sev = _enforcement(doc["unhandledEnforcement"], source=source,
                            pointer="/unhandledEnforcement")
@@ -364,7 +379,7 @@ def load_crdify(path: str | Path) -> Policy:
                              start=name_line)
                 entries += [PolicyEntry(rule, _W, f"{opt} ({name} {key}: Allow)", kw, when)
                             for rule, kw, when in options[key]]
-    return Policy(entries=tuple(entries), profile="kubernetes")
+    return Policy(entries=_by_specificity(entries), profile="kubernetes")
 
 
 def resolve_policy(spec: str) -> Policy:
