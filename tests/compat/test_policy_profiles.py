@@ -335,3 +335,13 @@ def test_ignore_file_severity_names_its_line(tmp_path: Path) -> None:
                   "  bound-tightened: warning\n")
     sev, source = _decide(load_policy(path), _finding("bound-tightened", "maximum"))
     assert (sev, source) == (Severity.WARNING, f"{path}:4: bound-tightened: warning")
+
+
+def test_severity_flag_wins_over_the_profile_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _write(tmp_path, "old.json", _schema())
+    new = _write(tmp_path, "new.json", _schema(enum=("a", "b", "c")))
+    assert main(["diff", old, new, "--no-dynamic", "--policy", "gateway-api", "--severity",
+                 "enum-value-added=error", "--format", "json"]) == 1
+    [f] = json.loads(capsys.readouterr().out)["findings"]
+    assert (f["severity"], f["policy"]) == ("error", "--severity enum-value-added=error")

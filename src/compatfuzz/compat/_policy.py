@@ -135,7 +135,7 @@ class Policy:
         """
         if finding.rule in self.severities:
             sev = self.severities[finding.rule]
-            return sev, self.sources.get(finding.rule, f"--severity {finding.rule}={sev}")
+            return sev, self.sources.get(finding.rule, f"severity override: {finding.rule} = {sev}")
         entry = self.entry_for(finding)
         if entry is None:
             why = "its severity" if breaking else "not breaking at this path"
