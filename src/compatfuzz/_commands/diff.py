@@ -48,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default="text", dest="output_format",
                         help="text (default), json, github (workflow annotations with "
                         "file and line), sarif (SARIF 2.1.0 for code scanning)")
+    parser.add_argument("--policy", metavar="PROFILE", default="kubernetes",
+                        help="which changes fail: kubernetes (default: every rule at its "
+                        "own severity), gateway-api, crdify:FILE (a crdify "
+                        "configuration) or FILE (TOML/YAML: extends, [rules] rule = "
+                        "error|warn|ignore); error findings fail, warn findings only "
+                        "print, ignored ones are dropped")
     parser.add_argument("--ignore", metavar="FILE",
                         help="YAML/JSON file: ignore entries (rule, path, reason) and "
                         "severity overrides")
@@ -77,9 +83,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _policy(args: argparse.Namespace, rules: Any = RULES) -> Policy:
-    policy = load_policy(args.ignore, rules=rules) if args.ignore else Policy()
+    """``--policy`` (the profile), then the ignore file, then ``--severity`` overrides."""
+    from compatfuzz.compat._profiles import resolve_policy
+
+    profile = resolve_policy(args.policy) if rules is RULES else Policy()
+    if args.ignore:
+        profile = profile.merged(load_policy(args.ignore, rules=rules))
     overrides = dict(parse_severity(s, rules=rules) for s in args.severity)
-    return policy.merged(Policy((), overrides)) if overrides else policy
+    if not overrides:
+        return profile
+    sources = {rule: f"--severity {rule}={sev}" for rule, sev in overrides.items()}
+    return profile.merged(Policy((), overrides, sources=sources))
 
 
 def _shown(f: Finding, verbose: bool) -> bool:
@@ -123,6 +137,8 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
             line(f"         {f.status}")
         if f.ignore_reason:
             line(f"         ignored: {f.ignore_reason}")
+        if f.policy:
+            line(f"         policy: {f.policy}")
     fin = Finished(findings)
     confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
     ignored = sum(1 for f in findings if f.ignored)
@@ -130,10 +146,14 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     info = sum(1 for f in hidden if f.severity is Severity.INFO)
     off = len(hidden) - info
     notes = ([f"{info} info not shown (-v shows them)"] if info else []) + (
-        [f"{off} turned off by --severity not shown"] if off else [])
+        [f"{off} turned off by the policy not shown"] if off else [])
+    # breaks that the policy lets pass with a warning: shown, never failing
+    warned = sum(1 for f in findings if f.breaking and f.severity is Severity.WARNING
+                 and not f.ignored)
     line(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
          f"{len(fin.breaking)} breaking "
          f"({confirmed} with a witness), {ignored} ignored"
+         + (f", {warned} allowed with a warning" if warned else "")
          + "".join(f"; {n}" for n in notes))
 
 
@@ -148,6 +168,8 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) 
             msg += f" (old: {_value(f.old)}, new: {_value(f.new)})"
         if f.witness is not None:
             msg += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
+        if f.policy:
+            msg += f" (policy: {f.policy})"
         msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         title = f"compatfuzz {f.rule}".replace(",", "%2C").replace("::", "%3A%3A")
         line = finding_line(started.new, f)
@@ -155,7 +177,8 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) 
         out.write(f"::{level} {where},title={title}::{msg}\n")
 
 
-_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note",
+                Severity.OFF: "none"}
 
 
 def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:
@@ -166,8 +189,6 @@ def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -
     results = []
     used: dict[str, int] = {}
     for f in findings:
-        if f.severity is Severity.OFF:
-            continue
         used.setdefault(f.rule, len(used))
         text = f"{f.location}: {f.message}"
         if f.witness is not None:
@@ -178,11 +199,13 @@ def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -
             location["region"] = {"startLine": line}
         result: dict[str, Any] = {
             "ruleId": f.rule, "ruleIndex": used[f.rule],
-            "level": _SARIF_LEVEL.get(f.severity, "warning") if f.breaking else "note",
+            "level": (_SARIF_LEVEL[f.severity] if f.breaking or f.severity is Severity.OFF
+                      else "note"),
             "message": {"text": text},
             "locations": [{"physicalLocation": location,
                            "logicalLocations": [{"fullyQualifiedName": f.location}]}],
             "properties": {"breaking": f.breaking, "status": str(f.status),
+                           "severity": str(f.severity), "policy": f.policy,
                            "old": f.old, "new": f.new,
                            "witness": f.witness.to_json() if f.witness else None},
         }
@@ -266,6 +289,12 @@ def run(args: argparse.Namespace) -> int:
                   "allows); FILE#MESSAGE names a message for compatfuzz sample",
                   file=sys.stderr)
             return 2
+        if args.policy != "kubernetes":
+            print("compatfuzz diff: error: --policy applies to CRDs and schemas; a protobuf "
+                  "diff follows Envoy's versioning policy\n  fix: drop --policy, and use "
+                  "--severity RULE=LEVEL or --ignore FILE for protobuf rules",
+                  file=sys.stderr)
+            return 2
         proto = protobuf(args.old)
         policy = _policy(args, proto.PROTO_RULES)
         events: Any = proto.check_protos(
@@ -303,6 +332,8 @@ def run(args: argparse.Namespace) -> int:
         json.dump({
             "old": started.old, "new": started.new, "direction": str(started.direction),
             "breaking": len(fin.breaking), "exit_code": fin.exit_code,
+            "policy": args.policy,
+            "turned_off": sum(1 for f in findings if f.severity is Severity.OFF),
             "findings": [f.to_json() for f in findings],
             "stale_ignores": [{"index": i, "rule": e.rule, "path": e.path,
                                "reason": e.reason} for i, e in stale],

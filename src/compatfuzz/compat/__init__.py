@@ -26,7 +26,14 @@ from compatfuzz.compat._model import (
     Status,
     Witness,
 )
-from compatfuzz.compat._policy import IgnoreEntry, Policy, load_policy, parse_severity
+from compatfuzz.compat._policy import (
+    IgnoreEntry,
+    Policy,
+    PolicyEntry,
+    load_policy,
+    parse_severity,
+)
+from compatfuzz.compat._profiles import load_crdify, load_profile, resolve_policy
 
 __all__ = [
     "RULES",
@@ -39,6 +46,7 @@ __all__ = [
     "Note",
     "PairStarted",
     "Policy",
+    "PolicyEntry",
     "Report",
     "Revision",
     "Rule",
@@ -49,9 +57,12 @@ __all__ = [
     "Witness",
     "check",
     "diff",
+    "load_crdify",
     "load_policy",
+    "load_profile",
     "load_revision",
     "parse_severity",
+    "resolve_policy",
 ]
 
 _rehome(globals())

@@ -238,13 +238,12 @@ class _Run:
         sides = self.direction.sides(f.path)
         breaking = bool(f.breaks & sides)
         rule = RULES[f.rule]
-        if f.rule in self.policy.severities:
-            sev = self.policy.severities[f.rule]
-        elif breaking:
-            sev = f.suggested or rule.severity
+        if breaking:
+            default = f.suggested or rule.severity
         else:
-            sev = Severity.WARNING if rule.severity is Severity.WARNING else Severity.INFO
-        f = f.evolve(breaking=breaking, severity=sev)
+            default = Severity.WARNING if rule.severity is Severity.WARNING else Severity.INFO
+        sev, source = self.policy.decide(f, breaking=breaking, default=default)
+        f = f.evolve(breaking=breaking, severity=sev, policy=source)
         entry = self.policy.ignored(f)
         if entry is not None:
             f = f.evolve(ignore_reason=entry.reason)

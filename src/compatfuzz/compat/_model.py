@@ -225,6 +225,8 @@ class Finding:
     definition: str = ""
     keyword: str = ""
     ignore_reason: str = ""
+    # The policy line that set ``severity`` (FILE:LINE or a built-in profile; issue 19).
+    policy: str = field(default="", compare=False)
     # Severity the rule suggests for this particular finding (None: the rule's default).
     suggested: Severity | None = field(default=None, repr=False, compare=False)
     # Private search context (subschemas at this path); not part of equality or output.
@@ -258,6 +260,7 @@ class Finding:
             "witness": self.witness.to_json() if self.witness else None,
             "definition": self.definition,
             "ignored": self.ignored,
+            **({"policy": self.policy} if self.policy else {}),
             **({"ignore_reason": self.ignore_reason} if self.ignore_reason else {}),
         }
 

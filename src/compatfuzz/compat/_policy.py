@@ -13,6 +13,10 @@ An ignore file is YAML or JSON::
       storage-version-changed: error
 
 A ``reason`` is required: an ignore without one is a break nobody can explain later.
+
+A *profile* (``--policy``, issue 19) is the other half: a severity for each rule, each
+entry remembering the file line (or built-in profile) it came from, so a finding can say
+which line let it pass; see :mod:`compatfuzz.compat._profiles`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 from compatfuzz.compat._model import RULES, Finding, Rule, Severity
 from compatfuzz.errors import InvalidArgument, SchemaLoadError
 
-__all__ = ["IgnoreEntry", "Policy", "load_policy", "parse_severity"]
+__all__ = ["IgnoreEntry", "Policy", "PolicyEntry", "load_policy", "parse_severity"]
 
 
 @functools.lru_cache(maxsize=512)
@@ -61,11 +65,53 @@ class IgnoreEntry:
 
 
 @dataclass(frozen=True)
+class PolicyEntry:
+    """One line of a policy profile: findings of ``rule`` get ``severity``.
+
+    ``keyword`` narrows it to findings about one keyword (crdify's ``maxProperties``
+    check is ``bound-tightened`` on ``maxProperties`` only); ``when`` is ``added`` or
+    ``removed`` for a rule that covers both directions of a flag (``nullable-changed``:
+    null newly accepted, or no longer). ``source`` is what a finding quotes: ``FILE:LINE:
+    text`` or ``built-in profile NAME: ...``.
+    """
+
+    rule: str
+    severity: Severity
+    source: str
+    keyword: str = ""
+    when: str = ""
+
+    def matches(self, finding: Finding) -> bool:
+        if self.rule != finding.rule:
+            return False
+        if self.keyword and self.keyword != finding.keyword:
+            return False
+        if self.when == "added":
+            return not finding.old and bool(finding.new)
+        if self.when == "removed":
+            return bool(finding.old) and not finding.new
+        return True
+
+
+@dataclass(frozen=True)
 class Policy:
-    """Ignore entries plus per-rule severity overrides."""
+    """Ignore entries, per-rule severity overrides, and a profile's entries.
+
+    ``severities`` (``--severity``, an ignore file's ``severity:``) win over everything
+    and apply whether or not the finding breaks at its path, as before issue 19;
+    ``sources`` says where each came from. ``entries`` are the profile (``--policy``): the
+    last entry matching a finding sets its severity when it breaks; a finding that does
+    not break at its path stays info unless an entry lowers it further (``ignore``), so
+    a profile that only warns about added fields does not turn every harmless addition
+    into a warning. ``profile`` names the built-in profile at the root (``kubernetes``:
+    each rule's own severity, today's behaviour).
+    """
 
     ignores: tuple[IgnoreEntry, ...] = ()
     severities: Mapping[str, Severity] = field(default_factory=dict)
+    entries: tuple[PolicyEntry, ...] = ()
+    profile: str = "kubernetes"
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     def ignored(self, finding: Finding) -> IgnoreEntry | None:
         for entry in self.ignores:
@@ -73,8 +119,37 @@ class Policy:
                 return entry
         return None
 
+    def entry_for(self, finding: Finding) -> PolicyEntry | None:
+        """The profile entry that decides ``finding`` (the last that matches), if any."""
+        for entry in reversed(self.entries):
+            if entry.matches(finding):
+                return entry
+        return None
+
+    def decide(self, finding: Finding, *, breaking: bool,
+               default: Severity) -> tuple[Severity, str]:
+        """The severity of ``finding`` and the policy line that set it.
+
+        ``default`` is what the rule alone says here (its severity when breaking, info
+        otherwise).
+        """
+        if finding.rule in self.severities:
+            sev = self.severities[finding.rule]
+            return sev, self.sources.get(finding.rule, f"severity override: {finding.rule} = {sev}")
+        entry = self.entry_for(finding)
+        if entry is None:
+            why = "its severity" if breaking else "not breaking at this path"
+            return default, f"built-in profile {self.profile}: {finding.rule} = {default} ({why})"
+        if breaking or entry.severity < default:
+            return entry.severity, entry.source
+        return default, (f"built-in profile {self.profile}: {finding.rule} = {default} "
+                         f"(not breaking at this path; {entry.source} applies when it is)")
+
     def merged(self, other: Policy) -> Policy:
-        return Policy(self.ignores + other.ignores, {**self.severities, **other.severities})
+        return Policy(self.ignores + other.ignores, {**self.severities, **other.severities},
+                      self.entries + other.entries,
+                      other.profile if other.entries else self.profile,
+                      {**self.sources, **other.sources})
 
 
 def _rule_id(value: Any, *, source: str, pointer: str, allow_star: bool,
@@ -90,13 +165,21 @@ def _rule_id(value: Any, *, source: str, pointer: str, allow_star: bool,
     return value
 
 
+# the words a policy file may use beside the Severity values (issue 19: error/warn/ignore)
+_ALIASES = {"warn": Severity.WARNING, "ignore": Severity.OFF, "none": Severity.OFF}
+
+
 def _severity(value: Any, *, source: str, pointer: str) -> Severity:
+    word = str(value).lower() if value is not False else "off"
+    if word in _ALIASES:
+        return _ALIASES[word]
     try:
-        return Severity(str(value).lower() if value is not False else "off")
+        return Severity(word)
     except ValueError:
         raise SchemaLoadError(
             f"unknown severity {value!r}", source=source, pointer=pointer,
-            hint="use one of: " + ", ".join(s.value for s in Severity),
+            hint="use one of: error, warn, ignore (or " + ", ".join(
+                s.value for s in Severity) + ")",
         ) from None
 
 
@@ -185,4 +268,9 @@ def load_policy(path: str | Path, *, rules: Mapping[str, Rule] = RULES) -> Polic
             _severity(v, source=source, pointer=f"/severity/{k}")
         for k, v in sev_raw.items()
     }
-    return Policy(tuple(entries), severities)
+    from compatfuzz.compat._profiles import _line, _where
+
+    start = _line(text, r"^\s*['\"]?severity['\"]?\s*:")[0]
+    return Policy(tuple(entries), severities, sources={
+        k: _where(source, text, rf"^\s*['\"]?{re.escape(k)}['\"]?\s*:", start=start)
+        for k in severities})
