@@ -6,6 +6,7 @@ reason for each bad start."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,10 @@ def test_fuzz_replay_and_exit_codes_through_the_real_server(
     err = capsys.readouterr().err
     assert rc == 1, err
     assert "kube-apiserver and etcd started at https://127.0.0.1:" in err
+    # the printed replay commands use the same judge as the run
+    assert re.search(r"replay: compatfuzz fuzz --replay \S+ --config \S+ --apiserver real",
+                     err), err
+    assert "--compatfuzz-seed=3 --compatfuzz-apiserver real" in err
     doc = json.loads((out / "report.json").read_text())
     failed = [u for u in doc["units"] if u["status"] == "failed"]
     assert [u["id"] for u in failed] == ["frobber::roundtrip[v7beta1->v6]"]

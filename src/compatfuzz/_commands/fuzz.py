@@ -174,7 +174,8 @@ def _shown(text: str, full: str | None = None) -> str:
 
 
 def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
-                      out: TextIO, saved_in: str | None) -> None:
+                      out: TextIO, saved_in: str | None, *,
+                      apiserver: str | None = None) -> None:
     cx = result.counterexample
     if cx is None:
         print(f"\n  {result.unit.id} FAILED: {_shown(result.message)}", file=out)
@@ -200,15 +201,19 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
         print(f"  saved in the example database {saved_in}: the next run (or pytest) "
               "replays it first", file=out)
     if cx_file:
-        print(f"  replay: compatfuzz fuzz --replay {cx_file}{_config_flag(cx.config)}",
+        # the same judge as the run: --apiserver is the command line's, not the config's
+        server = f" --apiserver {apiserver}" if apiserver else ""
+        print(f"  replay: compatfuzz fuzz --replay {cx_file}{_config_flag(cx.config)}{server}",
               file=out)
     node = pytest_node(cx)
     if node is not None:
         # not @reproduce_failure: a config-declared API has no test function to decorate
+        server = f" --compatfuzz-apiserver {apiserver}" if apiserver else ""
         if run_seed is not None:
-            print(f"  or: pytest '{node}' --compatfuzz-seed={run_seed}", file=out)
+            print(f"  or: pytest '{node}' --compatfuzz-seed={run_seed}{server}", file=out)
         elif saved_in is not None and cx.error_type != "TimeoutError" and saved is not False:
-            print(f"  or: pytest '{node}'  (replays it from the example database)", file=out)
+            print(f"  or: pytest '{node}'{server}  (replays it from the example database)",
+                  file=out)
     print("", file=out)
 
 
@@ -408,7 +413,7 @@ class _Progress:
                     print(f"  example database: {r.replayed}", file=self.out)
             if r.status is Status.FAILED:
                 _describe_failure(r, files.get(r.unit.id), self.seed, self.out,
-                                  self.database)
+                                  self.database, apiserver=getattr(args, "apiserver", None))
             elif r.status is Status.ERROR:
                 print(f"  {_shown(r.message)}", file=self.out)
             self._live()
