@@ -40,8 +40,8 @@ def test_machinehealthcheck_needs_a_real_converter(corpus_dir: Path) -> None:
     # smaller, a v1beta1 object without spec that a v1beta2 client cannot write back
     # (v1beta2 requires spec; ratcheting does not excuse a missing required field)
     assert ("pruned when the v1beta1 object was stored as v1beta2" in lost.message
-            or "a v1beta2 client cannot write it back unchanged" in lost.message
-            and "'spec' is a required property" in lost.message), lost.message
+            or ("a v1beta2 client cannot write it back unchanged" in lost.message
+            and "'spec' is a required property" in lost.message)), lost.message
     for pair in ("v1beta1->v1beta2", "v1beta2->v1beta1"):
         assert as_dicts[f"mhc::roundtrip[{pair}]"].status is Status.PASSED
         assert on_server[f"mhc::no_mutation[{pair}]"].status is Status.PASSED

@@ -259,3 +259,35 @@ def test_the_pytest_plugin_shares_one_server_per_session(
     text = result.stdout.str()
     assert "through the real API server (stored as v6)" in text
     assert "spec.params[1]" in text
+
+
+def test_webhook_url_points_the_crd_at_the_user_s_own_webhook(
+        asset_env: Assets, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the user's webhook: the lossy Frobber served over HTTPS with the user's own CA
+    import importlib.util
+
+    from compatfuzz.apiserver._real._pki import mint
+    from compatfuzz.apiserver._real._webhook import ConversionWebhook
+    from tests._net import free_port
+
+    spec = importlib.util.spec_from_file_location("lossy_frobber", FROBBER / "lossy.py")
+    assert spec is not None and spec.loader is not None
+    lossy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lossy)
+    pki = mint(tmp_path / "user-pki")
+    crd = "frobbers.frobber.example.com"
+    user = ConversionWebhook(free_port(), str(pki.webhook.cert), str(pki.webhook.key), {
+        crd: lambda obj, a, b: lossy.from_hub(lossy.to_hub(obj), b)})
+    config = tmp_path / "compatfuzz.toml"
+    config.write_text(
+        f'[[api]]\nname = "frobber"\ncrd = {json.dumps(str(FROBBER / "crd.yaml"))}\n'
+        f'webhook = "{user.url(crd)}"\nwebhook_ca = {json.dumps(str(pki.ca))}\n')
+    try:
+        rc = main(["fuzz", "--config", str(config), "--apiserver", "real", "--property",
+                   "roundtrip", "--max-examples", "15", "--database", "none", "--seed", "3"])
+    finally:
+        user.close()
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert "frobber::roundtrip[v7beta1->v6] FAILED" in err and "spec.params[1]" in err
+    assert user.calls > 0  # the real server converted through the user's webhook
