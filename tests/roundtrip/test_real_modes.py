@@ -158,9 +158,11 @@ def test_fuzz_replay_and_exit_codes_through_the_real_server(
     out = tmp_path / "out"
     rc = main(["fuzz", "--config", str(FROBBER / "lossy.toml"), "--apiserver", "real",
                "--property", "roundtrip", "--max-examples", "15", "--database", "none",
-               "--seed", "3", "--report", str(out / "report.json")])
+               "--seed", "3", "--workers", "2", "--report", str(out / "report.json")])
     err = capsys.readouterr().err
     assert rc == 1, err
+    # two workers would serve (and, exiting, reset) each other's conversions
+    assert "units run one at a time" in err and "workers=1" in err
     assert "kube-apiserver and etcd started at https://127.0.0.1:" in err
     # the printed replay commands use the same judge as the run
     assert re.search(r"replay: compatfuzz fuzz --replay \S+ --config \S+ --apiserver real",

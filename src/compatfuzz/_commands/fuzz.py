@@ -737,10 +737,17 @@ def run(args: argparse.Namespace) -> int:
     progress.start_ticking()
     server = contextlib.ExitStack()
     try:
-        server.enter_context(_server(args, apis))
+        workers = args.workers
+        if server.enter_context(_server(args, apis)) is not None and workers > 1:
+            # the CRDs name one webhook port: two workers serving it would answer (and,
+            # exiting, reset) each other's conversions
+            print(f"compatfuzz fuzz: note: through a real API server units run one at a "
+                  f"time (the run's one conversion webhook); --workers {workers} is not "
+                  "used", file=sys.stderr)
+            workers = 1
         for event in run_engine(
             apis, profile=args.profile, max_examples=args.max_examples,
-            duration=args.duration, seed=args.seed, workers=args.workers,
+            duration=args.duration, seed=args.seed, workers=workers,
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
             on_failure=writer.found, live=live, isolate=True, plan_limit=limit,
