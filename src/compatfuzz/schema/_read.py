@@ -22,11 +22,13 @@ refused with the path and line, as Kubernetes' own YAML-to-JSON conversion refus
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
 import re
 import stat
+import struct
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -50,6 +52,7 @@ _MAX_INT_DIGITS = 309
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 class _NotJson:
@@ -71,29 +74,212 @@ def _json_float(text: str) -> float | _NotJson:
     return value if math.isfinite(value) else _NotJson(text)
 
 
+# The plain scalars go-yaml v2 resolves (go.yaml.in/yaml/v2 v2.4.4 resolve.go, under
+# sigs.k8s.io/yaml v1.6.0, which Kubernetes 1.37 pins): its ``resolveMap`` words, then for a
+# value starting with a digit or sign strconv.ParseInt(base 0)/ParseUint on the value with
+# every "_" removed, then its ``yamlStyleFloat``; a value starting with "." goes to
+# strconv.ParseFloat as written. Anything else (``=``, ``1:20``, ``0x1p3``, ``yES``) is a
+# string. The regexes below select the candidates; _go_scalar decides as Go does.
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_TRUE = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
+_FALSE = frozenset("n N no No NO false False FALSE off Off OFF".split())
+_SPECIAL = {**{w: math.nan for w in (".nan", ".NaN", ".NAN")},
+            **{f"{s}.{w}": (-math.inf if s == "-" else math.inf)
+               for s in ("", "+", "-") for w in ("inf", "Inf", "INF")}}
+_D = r"[0-9]_*"  # a digit and the underscores go-yaml strips after it
+_GO_DIGITS = (rf"(?:{_D})+(?:\._*(?:{_D})*)?(?:[eE]_*(?:[-+]_*)?(?:{_D})+)?")
+#: Starts with a digit or sign: Go's ParseInt base 0 or yamlStyleFloat, once "_" is gone.
+_GO_NUMBER = re.compile(
+    rf"^(?:[-+]_*)?(?:0_*[bBoOxX]_*(?:[0-9a-fA-F]_*)+|{_GO_DIGITS})$"
+    rf"|^[-+]_*\._*(?:{_D})+(?:[eE]_*(?:[-+]_*)?(?:{_D})+)?$")
+#: Starts with ".": strconv.ParseFloat as written ("_" only between digits).
+_GO_POINT = re.compile(r"^\.[0-9](?:_?[0-9])*(?:[eE][-+]?[0-9](?:_?[0-9])*)?$")
+_GO_INT = re.compile(r"^[-+]?(?:0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$")
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INT64 = 1 << 63
+_UINT64 = 1 << 64
+
+
+def _go_int(plain: str) -> int | None:
+    """strconv.ParseInt(plain, 0, 64), else ParseUint (no sign): None when neither."""
+    if not _GO_INT.match(plain):
+        return None
+    digits = plain.lstrip("+-")
+    prefix = digits[:2].lower()
+    if len(digits.lstrip("0")) > 66:  # past 64 bits in every base (and int()'s limit)
+        return None
+    if prefix in ("0b", "0o", "0x"):
+        value = int(digits[2:], {"0b": 2, "0o": 8, "0x": 16}[prefix])
+    else:
+        value = int(digits, 8 if digits[0] == "0" else 10)  # Go: a leading 0 is octal
+    value = -value if plain[0] == "-" else value
+    if -_INT64 <= value < _INT64 or (plain[0] not in "+-" and value < _UINT64):
+        return value
+    return None
+
+
+def _go_scalar(text: str) -> Any:
+    """The value go-yaml v2 gives a plain scalar that starts with a digit, a sign or a
+    dot: an int (int64 or uint64 range), a float, or the string itself when Go's parsers
+    refuse it (``0o8``, ``1e400``: ParseFloat's range error makes a string, not +Inf)."""
+    if text in _SPECIAL:
+        return _SPECIAL[text]
+    if text[0] == ".":
+        plain = text.replace("_", "")
+        if not _GO_POINT.match(text):
+            return text
+    else:
+        plain = text.replace("_", "")
+        value = _go_int(plain)
+        if value is not None:
+            return value
+        if not _YAML_STYLE_FLOAT.match(plain):
+            return text
+    number = float(plain)
+    return number if math.isfinite(number) else text
+
+
 class _Loader(_Base):  # type: ignore[misc]
-    """Safe loader that leaves timestamps as strings, like Kubernetes' YAML-to-JSON, and
-    marks numbers JSON cannot carry (``.inf``, ``.nan``, ``1e400``, 400-digit integers)."""
+    """Safe loader that reads plain scalars as Kubernetes does: go-yaml v2's resolver
+    (``go.yaml.in/yaml/v2`` ``resolve.go``) through ``sigs.k8s.io/yaml`` ``YAMLToJSON``.
+
+    Why not YAML 1.2's core schema nor PyYAML's 1.1 one: kubectl and kube-apiserver read
+    every manifest with go-yaml v2, which is neither. Like 1.2, ``=`` (PyYAML's 1.1
+    ``!!value``, refused before) and sexagesimal ``1:20`` are strings, timestamps stay
+    strings (``2024-01-01``), ``0o17`` is 15 and ``.inf``/``.nan`` are floats; like 1.1,
+    ``y``/``n``/``yes``/``no``/``on``/``off`` (three spellings each) are booleans, ``017``
+    is octal 15, ``0b101`` is 5 and ``_`` separates digits (``1_000``). Past Go's ranges,
+    ``1e400`` and a 400-digit integer are *strings* (ParseFloat's range error), an integer
+    past uint64 a float. :func:`_as_json` then does what the JSON encoding does.
+    """
 
     yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
-        first: [r for r in resolvers if r[0] != _TIMESTAMP]
+        first: [r for r in resolvers if r[0] == _MERGE]
         for first, resolvers in _Base.yaml_implicit_resolvers.items()
+        if any(r[0] == _MERGE for r in resolvers)
     }
 
-    def _checked_float(self, node: Any) -> Any:
-        value = self.construct_yaml_float(node)
-        return value if math.isfinite(value) else _NotJson(node.value,
-                                                           node.start_mark.line + 1)
+    def _bool(self, node: Any) -> bool:
+        return node.value in _TRUE
 
-    def _checked_int(self, node: Any) -> Any:
-        digits = sum(c.isdigit() for c in node.value)
-        if digits > _MAX_INT_DIGITS:  # before int(): past 4,300 digits it raises
-            return _NotJson(f"an integer of {digits:,} digits", node.start_mark.line + 1)
-        return self.construct_yaml_int(node)
+    def _number(self, node: Any) -> Any:
+        text = node.value
+        if not text or text[0] not in "+-.0123456789":  # !!int/!!float on other text
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {text!r} as a number ({node.tag})", node.start_mark)
+        value = _go_scalar(text)
+        if isinstance(value, float) and not math.isfinite(value):
+            return _NotJson(text, node.start_mark.line + 1)
+        return value
+
+    def _timestamp(self, node: Any) -> str:
+        return str(node.value)  # go-yaml v2 decode.go: "we set it as a string"
+
+    def _merge_value(self, node: Any) -> str:
+        return str(node.value)  # a plain "<<" that is not a key is the string "<<"
 
 
-_Loader.add_constructor("tag:yaml.org,2002:float", _Loader._checked_float)
-_Loader.add_constructor("tag:yaml.org,2002:int", _Loader._checked_int)
+_Loader.add_implicit_resolver(_BOOL, re.compile(
+    "^(?:" + "|".join(sorted(_TRUE | _FALSE)) + ")$"), list("yYnNtTfFoO"))
+_Loader.add_implicit_resolver(_NULL, re.compile(r"^(?:~|null|Null|NULL|)$"),
+                              ["~", "n", "N", ""])
+_Loader.add_implicit_resolver(_FLOAT, re.compile(
+    "^(?:" + "|".join(re.escape(w) for w in _SPECIAL) + ")$"), list("+-."))
+_Loader.add_implicit_resolver(_FLOAT, _GO_POINT, ["."])
+_Loader.add_implicit_resolver(_INT, _GO_NUMBER, list("+-0123456789"))
+_Loader.add_constructor(_BOOL, _Loader._bool)
+_Loader.add_constructor(_INT, _Loader._number)
+_Loader.add_constructor(_FLOAT, _Loader._number)
+_Loader.add_constructor(_TIMESTAMP, _Loader._timestamp)
+_Loader.add_constructor(_MERGE, _Loader._merge_value)
+
+
+def _go_float32_key(value: float) -> str:
+    """``strconv.FormatFloat(value, 'g', -1, 32)`` as sigs.k8s.io/yaml yaml.go
+    ``convertToJSONableObject`` spells a float map key (``.inf``, ``.nan`` for Go's words)."""
+    if math.isnan(value):
+        return ".nan"
+    try:
+        f32: float = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        f32 = math.copysign(math.inf, value)
+    if math.isinf(f32):
+        return ".inf" if f32 > 0 else "-.inf"
+    if f32 == 0:
+        return "-0" if math.copysign(1, f32) < 0 else "0"
+    text = repr(f32)
+    for places in range(9):  # the shortest decimal that reads back as this float32
+        text = f"{f32:.{places}e}"
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == f32:
+            break
+    mantissa, exponent = text.split("e")
+    digits, exp, sign = mantissa.lstrip("-").replace(".", ""), int(exponent), "-" * (f32 < 0)
+    if exp < -4 or exp >= 6:  # Go's %g switches to %e there for the shortest form
+        point = f"{digits[0]}.{digits[1:]}" if len(digits) > 1 else digits
+        return f"{sign}{point}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return f"{sign}{abs(float(text)):.{max(len(digits) - exp - 1, 0)}f}"
+
+
+def _json_key(key: Any, source: str, tokens: list[Any]) -> str:
+    """A mapping key as YAMLToJSON writes it (yaml.go ``convertToJSONableObject``):
+    ``yes:`` and ``on:`` are the key ``"true"``, ``1.0:`` is ``"1"``."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int) and -_INT64 <= key < _INT64:
+        return str(key)
+    if isinstance(key, float):
+        return _go_float32_key(key)
+    if isinstance(key, _NotJson):
+        return _go_float32_key(_SPECIAL[key.text])
+    what = "null" if key is None else f"{key!r}"
+    raise SchemaLoadError(
+        f"the mapping at {_path(tokens)} has the key {what}, which Kubernetes cannot turn "
+        f"into a JSON key (sigs.k8s.io/yaml: 'unsupported map key')", source=source,
+        hint="quote the key so that it is a string, or remove it")
+
+
+def _json_value(value: Any) -> Any:
+    """json.Marshal writes a float64 in [1e-6, 1e21) with 'f' and no point when it is
+    integral, which reads back as an integer (Go encoding/json ``floatEncoder``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        # Go writes the shortest digits that read back, then zeros: 18446744073709552000
+        return int(value) if abs(value) < 2**53 else int(decimal.Decimal(repr(value)))
+    if isinstance(value, bytes):  # !!binary: go-yaml decodes it into a Go string
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _as_json(doc: Any, source: str) -> Any:
+    """``doc`` as Kubernetes holds it after YAMLToJSON: keys made strings, integral floats
+    made integers (in place; each shared, aliased container once)."""
+    doc = _json_value(doc)
+    stack: list[tuple[Any, list[Any]]] = [(doc, [])]
+    done: set[int] = set()
+    while stack:
+        node, tokens = stack.pop()
+        if not isinstance(node, dict | list) or id(node) in done:
+            continue
+        done.add(id(node))
+        if isinstance(node, list):
+            node[:] = [_json_value(v) for v in node]
+            stack.extend((v, [*tokens, i]) for i, v in enumerate(node))
+            continue
+        pairs = [(_json_key(k, source, tokens), k, _json_value(v)) for k, v in node.items()]
+        node.clear()
+        for key, raw, value in pairs:
+            if key in node:
+                raise SchemaLoadError(
+                    f"the mapping at {_path(tokens)} names the key {key!r} twice once "
+                    f"Kubernetes makes its keys strings ({raw!r} is {key!r})", source=source,
+                    hint="keep one of them: Kubernetes keeps either one, at random")
+            node[key] = value
+        stack.extend((v, [*tokens, k]) for k, v in node.items())
+    return doc
 
 
 def _path(tokens: list[Any]) -> str:
@@ -239,7 +425,6 @@ def _check_nodes(root: Any, source: str) -> None:
         )
 
 
-_MERGE = "tag:yaml.org,2002:merge"
 
 
 def _check_duplicate_keys(root: Any, node: Any, source: str) -> None:
@@ -437,7 +622,7 @@ def _load_yaml(text: str, source: str) -> list[Any]:
         while loader.check_node():
             node = loader.get_node()
             _check_nodes(node, source)
-            doc = loader.construct_document(node)
+            doc = _as_json(loader.construct_document(node), source)
             check_depth(doc, source=source)  # the numbers the constructors marked
             docs.append(doc)
         return docs
