@@ -36,7 +36,7 @@ from compatfuzz.errors import SchemaLoadError
 from compatfuzz.schema._read import parse_documents
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.schema.test_yaml_kubernetes import EXPECTED, REFUSED  # noqa: E402
+from tests.schema.test_yaml_kubernetes import EXPECTED, REFUSED
 
 HERE = Path(__file__).resolve().parent / "yaml"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compatfuzz"
@@ -131,8 +131,7 @@ def test_boolean_and_null_spellings_are_what_go_reads(oracle: Path) -> None:
 
 
 _ALPHABET = "0123456789+-._:eExXoObBaAfF1_"
-_SCALAR = st.text(st.sampled_from(_ALPHABET), min_size=1, max_size=12).filter(
-    lambda s: s[0] not in "-:" or len(s) > 1 and s[1] not in " ")
+_SCALAR = st.text(st.sampled_from(_ALPHABET), min_size=1, max_size=12)
 
 
 def test_drawn_number_like_scalars_are_what_go_reads(oracle: Path) -> None:

@@ -115,8 +115,9 @@ def test_keys_that_become_the_same_string_are_refused() -> None:
 def test_merge_keys_and_guards_still_apply() -> None:
     assert _read("a: &x {k: 1}\nb:\n  <<: *x\n  j: 2\n") == {"a": {"k": 1},
                                                                "b": {"k": 1, "j": 2}}
+    pairs = zip("abcdef", "bcdefg", strict=True)
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdef", "bcdefg"))
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in pairs)
     with pytest.raises(SchemaLoadError, match="alias bomb"):
         _read(bomb)
     with pytest.raises(SchemaLoadError, match="nested more than 200 levels"):
@@ -154,7 +155,7 @@ spec:
 {operators}{extra}"""
 
 
-OPERATORS = "                - '!='\n                - =\n                - =~\n                - '!~'\n"
+OPERATORS = "".join(f"                - {op}\n" for op in ("'!='", "=", "=~", "'!~'"))
 
 
 def test_a_crd_with_a_plain_equals_in_an_enum_loads(tmp_path: Path) -> None:

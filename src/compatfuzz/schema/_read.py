@@ -1,8 +1,14 @@
 """Read JSON and YAML files into plain Python data, with errors that point at the line.
 
-YAML is read with a *safe* loader (the C one when PyYAML has it) whose timestamp resolver
-is removed: Kubernetes parses YAML into JSON, where ``2024-01-01`` stays a string, so a
-``default: 2024-01-01`` must not turn into a ``datetime.date`` here.
+YAML is read as Kubernetes reads it (issue 19, item 4), with a *safe* loader (the C one
+when PyYAML has it) whose implicit resolvers are go-yaml v2's, not PyYAML's YAML 1.1 ones:
+kubectl and kube-apiserver turn YAML into JSON with ``sigs.k8s.io/yaml`` ``YAMLToJSON``
+(``yaml.go``; v1.6.0 in Kubernetes 1.37) over ``go.yaml.in/yaml/v2`` (``resolve.go``,
+``decode.go``; v2.4.4). So a plain ``=`` is the string (PyYAML's ``!!value`` tag refused
+it: ``diff`` exited 2 on prometheus-operator's CRDs), ``2024-01-01`` stays a string,
+``y``/``yes``/``on`` are true, and keys become JSON strings (``on:`` is ``"true"``); see
+:class:`_Loader` and :func:`_as_json`. ``conformance/test_yaml_conformance.py`` checks it
+against the compiled upstream code.
 
 Hostile input is bounded while loading (issue 11): YAML aliases may add at most
 :data:`MAX_ALIAS_EXPANSION` values once expanded (a "billion laughs" file in an ``enum``
@@ -85,8 +91,8 @@ _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
-_TRUE = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
-_FALSE = frozenset("n N no No NO false False FALSE off Off OFF".split())
+_TRUE = frozenset(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"])
+_FALSE = frozenset(["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"])
 _SPECIAL = {**{w: math.nan for w in (".nan", ".NaN", ".NAN")},
             **{f"{s}.{w}": (-math.inf if s == "-" else math.inf)
                for s in ("", "+", "-") for w in ("inf", "Inf", "INF")}}
@@ -128,12 +134,11 @@ def _go_scalar(text: str) -> Any:
     refuse it (``0o8``, ``1e400``: ParseFloat's range error makes a string, not +Inf)."""
     if text in _SPECIAL:
         return _SPECIAL[text]
+    plain = text.replace("_", "")
     if text[0] == ".":
-        plain = text.replace("_", "")
         if not _GO_POINT.match(text):
             return text
     else:
-        plain = text.replace("_", "")
         value = _go_int(plain)
         if value is not None:
             return value
