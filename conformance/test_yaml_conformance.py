@@ -159,3 +159,25 @@ def _go_parses(doc: str) -> bool:
     except SchemaLoadError as exc:
         return "invalid YAML" not in str(exc)
     return bool(docs) and isinstance(docs[0], dict)
+
+
+def test_two_keys_are_refused_where_kubernetes_refuses_or_picks_at_random(
+        oracle: Path) -> None:
+    """``k1: 1`` and ``k2: 2`` in one mapping: where YAMLToJSONStrict refuses ('already
+    set in map') or YAMLToJSON keeps one of two keys that became one JSON key (Go map
+    order: at random), compatfuzz refuses; otherwise it reads what Go reads."""
+    keys = [w for w in sorted(EXPECTED) + REFUSED if w not in ("", "<<")]
+    keys += ["'true'", "'1'", "'1e+06'", "1e6", "0x1", "'='"]
+    pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
+    docs = [f"{a}: 1\n{b}: 2" for a, b in pairs]
+    bad = []
+    for doc, go in zip(docs, _go_answers(oracle, docs), strict=True):
+        ok, ours = _ours(doc)
+        collided = "json" in go and len(go["json"]) < 2
+        if "strict" not in go or "json" not in go or collided:
+            if ok:
+                bad.append(f"{doc!r}: Go {go}, compatfuzz read {ours!r}")
+        elif not ok or json.dumps(ours, sort_keys=True) != json.dumps(go["json"], sort_keys=True):
+            bad.append(f"{doc!r}: Go {json.dumps(go['json'])}, compatfuzz {ours!r}")
+    print(f"{len(docs)} key pairs, {len(bad)} disagreements")
+    assert not bad, "\n".join(bad[:40])

@@ -104,12 +104,24 @@ def test_keys_become_json_strings_as_yaml_go_spells_them(key: str, json_key: str
 def test_keys_kubernetes_cannot_make_strings_are_refused(key: str) -> None:
     with pytest.raises(SchemaLoadError, match="cannot turn into a JSON key") as err:
         _read(f"a:\n  {key}: x\n")
-    assert "at $.a" in str(err.value) and "quote the key" in str(err.value)
+    assert "at $.a has the key" in str(err.value) and "(line 2)" in str(err.value)
+    assert "quote the key" in str(err.value)
 
 
-def test_keys_that_become_the_same_string_are_refused() -> None:
-    with pytest.raises(SchemaLoadError, match="names the key 'true' twice"):
-        _read("a:\n  'true': 1\n  on: 2\n")
+@pytest.mark.parametrize(("first", "second"), [
+    ("yes", "Yes"), ("'true'", "on"), ("1", "0x1"), ("1", "1.0"), ("1e6", "'1e+06'")])
+def test_two_spellings_of_one_json_key_are_refused(first: str, second: str) -> None:
+    """YAMLToJSONStrict refuses ``yes`` and ``Yes`` ('key true already set in map'); for
+    ``1`` and ``1.0`` YAMLToJSON keeps either, at random: both are errors here."""
+    with pytest.raises(SchemaLoadError, match=r"set twice in the mapping at \$\.a: line 3 "
+                       r"\(first at line 2\), both the JSON key"):
+        _read(f"a:\n  {first}: 1\n  {second}: 2\n")
+
+
+def test_keys_python_would_merge_stay_apart() -> None:
+    """``1`` and ``true`` are one Python dict key (1 == True), two JSON keys in Go."""
+    assert _read("a:\n  1: p\n  true: q\n  0.0: r\n  false: s\n") == {
+        "a": {"1": "p", "true": "q", "0": "r", "false": "s"}}
 
 
 def test_merge_keys_and_guards_still_apply() -> None:

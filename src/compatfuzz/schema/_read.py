@@ -7,7 +7,7 @@ kubectl and kube-apiserver turn YAML into JSON with ``sigs.k8s.io/yaml`` ``YAMLT
 ``decode.go``; v2.4.4). So a plain ``=`` is the string (PyYAML's ``!!value`` tag refused
 it: ``diff`` exited 2 on prometheus-operator's CRDs), ``2024-01-01`` stays a string,
 ``y``/``yes``/``on`` are true, and keys become JSON strings (``on:`` is ``"true"``); see
-:class:`_Loader` and :func:`_as_json`. ``conformance/test_yaml_conformance.py`` checks it
+:class:`_Loader` and :func:`_node_json_key`. ``conformance/test_yaml_conformance.py`` checks it
 against the compiled upstream code.
 
 Hostile input is bounded while loading (issue 11): YAML aliases may add at most
@@ -159,7 +159,8 @@ class _Loader(_Base):  # type: ignore[misc]
     ``y``/``n``/``yes``/``no``/``on``/``off`` (three spellings each) are booleans, ``017``
     is octal 15, ``0b101`` is 5 and ``_`` separates digits (``1_000``). Past Go's ranges,
     ``1e400`` and a 400-digit integer are *strings* (ParseFloat's range error), an integer
-    past uint64 a float. :func:`_as_json` then does what the JSON encoding does.
+    past uint64 a float; an integral float is the integer json.Marshal writes
+    (:func:`_json_value`), a key the string YAMLToJSON writes (:func:`_node_json_key`).
     """
 
     yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
@@ -179,7 +180,16 @@ class _Loader(_Base):  # type: ignore[misc]
         value = _go_scalar(text)
         if isinstance(value, float) and not math.isfinite(value):
             return _NotJson(text, node.start_mark.line + 1)
-        return value
+        return _json_value(value)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
+        """Keys as YAMLToJSON writes them (see :func:`_node_json_key`; checked before)."""
+        self.flatten_mapping(node)
+        return {str(_node_json_key(k)): self.construct_object(v, deep=deep)
+                for k, v in node.value}
+
+    def _binary(self, node: Any) -> str:
+        return _json_value(self.construct_yaml_binary(node))  # type: ignore[no-any-return]
 
     def _timestamp(self, node: Any) -> str:
         return str(node.value)  # go-yaml v2 decode.go: "we set it as a string"
@@ -201,6 +211,7 @@ _Loader.add_constructor(_INT, _Loader._number)
 _Loader.add_constructor(_FLOAT, _Loader._number)
 _Loader.add_constructor(_TIMESTAMP, _Loader._timestamp)
 _Loader.add_constructor(_MERGE, _Loader._merge_value)
+_Loader.add_constructor("tag:yaml.org,2002:binary", _Loader._binary)
 
 #: The loader every YAML read in compatfuzz goes through (compose with it for node lines).
 KubernetesYAMLLoader = _Loader
@@ -232,24 +243,32 @@ def _go_float32_key(value: float) -> str:
     return f"{sign}{abs(float(text)):.{max(len(digits) - exp - 1, 0)}f}"
 
 
-def _json_key(key: Any, source: str, tokens: list[Any]) -> str:
-    """A mapping key as YAMLToJSON writes it (yaml.go ``convertToJSONableObject``):
-    ``yes:`` and ``on:`` are the key ``"true"``, ``1.0:`` is ``"1"``."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if isinstance(key, int) and -_INT64 <= key < _INT64:
-        return str(key)
-    if isinstance(key, float):
-        return _go_float32_key(key)
-    if isinstance(key, _NotJson):
-        return _go_float32_key(_SPECIAL[key.text])
-    what = "null" if key is None else f"{key!r}"
-    raise SchemaLoadError(
-        f"the mapping at {_path(tokens)} has the key {what}, which Kubernetes cannot turn "
-        f"into a JSON key (sigs.k8s.io/yaml: 'unsupported map key')", source=source,
-        hint="quote the key so that it is a string, or remove it")
+def _node_go_key(node: Any) -> Any:
+    """The value go-yaml v2 decodes a mapping key node to (bool, int, float, str), or None
+    for null and for a list or mapping."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag == _NULL:
+        return None
+    text = str(node.value)
+    if node.tag == _BOOL:
+        return text in _TRUE
+    if node.tag in (_INT, _FLOAT) and text and text[0] in "+-.0123456789":
+        return _go_scalar(text)
+    return text
+
+
+def _node_json_key(node: Any) -> str | None:
+    """The JSON key a mapping key node becomes in Kubernetes (sigs.k8s.io/yaml yaml.go
+    ``convertToJSONableObject``): ``yes:``/``on:`` are ``"true"``, ``1.0:`` is ``"1"``,
+    ``1e6:`` is ``"1e+06"``; None for a key it refuses ('unsupported map key': null, past
+    int64, a list or mapping)."""
+    value = _node_go_key(node)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float32_key(value)
+    if isinstance(value, int):
+        return str(value) if -_INT64 <= value < _INT64 else None
+    return value  # type: ignore[no-any-return]
 
 
 def _json_value(value: Any) -> Any:
@@ -261,34 +280,6 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, bytes):  # !!binary: go-yaml decodes it into a Go string
         return value.decode("utf-8", "replace")
     return value
-
-
-def _as_json(doc: Any, source: str) -> Any:
-    """``doc`` as Kubernetes holds it after YAMLToJSON: keys made strings, integral floats
-    made integers (in place; each shared, aliased container once)."""
-    doc = _json_value(doc)
-    stack: list[tuple[Any, list[Any]]] = [(doc, [])]
-    done: set[int] = set()
-    while stack:
-        node, tokens = stack.pop()
-        if not isinstance(node, dict | list) or id(node) in done:
-            continue
-        done.add(id(node))
-        if isinstance(node, list):
-            node[:] = [_json_value(v) for v in node]
-            stack.extend((v, [*tokens, i]) for i, v in enumerate(node))
-            continue
-        pairs = [(_json_key(k, source, tokens), k, _json_value(v)) for k, v in node.items()]
-        node.clear()
-        for key, raw, value in pairs:
-            if key in node:
-                raise SchemaLoadError(
-                    f"the mapping at {_path(tokens)} names the key {key!r} twice once "
-                    f"Kubernetes makes its keys strings ({raw!r} is {key!r})", source=source,
-                    hint="keep one of them: Kubernetes keeps either one, at random")
-            node[key] = value
-        stack.extend((v, [*tokens, k]) for k, v in node.items())
-    return doc
 
 
 def _path(tokens: list[Any]) -> str:
@@ -415,7 +406,7 @@ def _check_nodes(root: Any, source: str) -> None:
             )
         on_path.add(key)
         if isinstance(node, yaml.MappingNode):
-            _check_duplicate_keys(root, node, source)
+            _check_keys(root, node, source)
         stack.append((node, True))
         stack.extend((c, False) for c in reversed(_node_children(node)))
     if height[id(root)] > MAX_DEPTH + 1:  # a scalar at depth MAX_DEPTH is fine
@@ -436,23 +427,43 @@ def _check_nodes(root: Any, source: str) -> None:
 
 
 
-def _check_duplicate_keys(root: Any, node: Any, source: str) -> None:
-    """Refuse a mapping that names one key twice (PyYAML keeps the last one silently)."""
-    seen: dict[tuple[str, str], Any] = {}
+def _check_keys(root: Any, node: Any, source: str) -> None:
+    """Refuse a mapping that names one key twice (PyYAML keeps the last one silently;
+    YAMLToJSONStrict refuses it), also as two spellings of one JSON key (``on``, ``yes``;
+    ``1``, ``0x1``, ``1.0``: Kubernetes keeps either), or a key JSON has no spelling for."""
+    seen: dict[str, Any] = {}
+    same: dict[tuple[type, Any], Any] = {}  # Go's map key equality: type and value
     for key, _ in node.value:
-        if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE:
+        if isinstance(key, yaml.ScalarNode) and key.tag == _MERGE:
             continue  # merged keys ('<<') may be overridden: that is what they are for
-        first = seen.setdefault((key.tag, key.value), key)
-        if first is not key:
-            raise _duplicate(source, _path(_path_to(root, node) if node is not root else []),
-                             key.value, key.start_mark.line + 1, first.start_mark.line + 1)
+        text = _node_json_key(key)
+        value = _node_go_key(key)
+        first = None if text is None else seen.setdefault(text, key)
+        if not (isinstance(value, float) and math.isnan(value)):  # NaN equals no key in Go
+            first = first if first is not key else same.setdefault((type(value), value), key)
+        if text is not None and first is key:
+            continue
+        where = _path(_path_to(root, node) if node is not root else [])
+        if text is None:
+            what = (f"the key {key.value!r}" if isinstance(key, yaml.ScalarNode)
+                    else "a list or mapping as a key")
+            raise SchemaLoadError(
+                f"the mapping at {where} has {what} (line {key.start_mark.line + 1}), which "
+                "Kubernetes cannot turn into a JSON key (sigs.k8s.io/yaml: 'unsupported map "
+                "key')", source=source, hint="quote the key so that it is a string, or "
+                "remove it")
+        assert first is not None  # a key seen before, as text or as Go's value
+        raise _duplicate(source, where, key.value, key.start_mark.line + 1,
+                         first.start_mark.line + 1,
+                         same=text if first.value != key.value else None)
 
 
-def _duplicate(source: str, where: str, key: str, line: int, first: int | None
-               ) -> SchemaLoadError:
+def _duplicate(source: str, where: str, key: str, line: int, first: int | None, *,
+               same: str | None = None) -> SchemaLoadError:
     earlier = f" (first at line {first})" if first else ""
+    also = f", both the JSON key {same!r} in Kubernetes" if same is not None else ""
     return SchemaLoadError(
-        f"key {key!r} is set twice in the mapping at {where}: line {line}{earlier}",
+        f"key {key!r} is set twice in the mapping at {where}: line {line}{earlier}{also}",
         source=source,
         hint=f"keep one {key!r}: YAML and JSON readers disagree on which one wins "
         "(Kubernetes refuses the file: 'key already set in map')",
@@ -631,7 +642,7 @@ def _load_yaml(text: str, source: str) -> list[Any]:
         while loader.check_node():
             node = loader.get_node()
             _check_nodes(node, source)
-            doc = _as_json(loader.construct_document(node), source)
+            doc = loader.construct_document(node)
             check_depth(doc, source=source)  # the numbers the constructors marked
             docs.append(doc)
         return docs
