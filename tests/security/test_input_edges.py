@@ -78,11 +78,19 @@ def test_numbers_json_cannot_hold_are_refused_with_path_and_line(
         assert "fix: write a finite number" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("literal", [".inf", "-.Inf", ".nan", "9" * 5000])
+@pytest.mark.parametrize("literal", [".inf", "-.Inf", ".nan", "+.INF"])
 def test_yaml_numbers_json_cannot_hold_are_refused(literal: str) -> None:
     with pytest.raises(SchemaLoadError, match=r"at \$\.properties\.a\.enum\[1\] \(line 4\)"):
         parse_documents(f"type: object\nproperties:\n  a:\n    enum: [1, {literal}]\n",
                         source="e.yaml")
+
+
+@pytest.mark.parametrize("literal", ["9" * 5000, "9" * 400, "1e400", "-1e400"])
+def test_yaml_numbers_past_float64_are_strings_as_kubernetes_reads_them(literal: str) -> None:
+    """go-yaml v2 (resolve.go) falls back to the string when ParseFloat's range error
+    refuses the number, so Kubernetes reads these as strings, not as +-Inf."""
+    doc = parse_documents(f"enum: [1, {literal}]\n", source="e.yaml")
+    assert doc == [{"enum": [1, literal]}]
 
 
 def test_nan_in_an_enum_is_refused_not_printed_as_bare_nan(

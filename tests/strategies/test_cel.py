@@ -18,12 +18,12 @@ from typing import Any
 import celpy
 import celpy.evaluation
 import pytest
-import yaml
 from celpy import celtypes
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning
+from compatfuzz.schema import read_documents
 from compatfuzz.schema._quantity import parse_quantity
 from compatfuzz.strategies._cel import (
     CompiledRules,
@@ -594,9 +594,7 @@ def test_collapsed_ast_agrees_on_real_rules(rule: str, good: Any, bad: Any, sche
 
 
 def _load_yaml(path: Path) -> list[Any]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # same semantics as safe_load
-    with path.open(encoding="utf-8") as fh:
-        return [d for d in yaml.load_all(fh, Loader=loader) if d]
+    return [d for d in read_documents(path) if d]  # as Kubernetes reads YAML
 
 
 def _rule_nodes(node: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:

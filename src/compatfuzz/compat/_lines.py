@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from compatfuzz.schema._read import KubernetesYAMLLoader
+
 __all__ = ["finding_line"]
 
 _SEGMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
@@ -29,8 +31,7 @@ _DEFINITIONS = ("components/schemas", "definitions", "$defs")
 @lru_cache(maxsize=32)
 def _documents(path: str, mtime: float) -> tuple[Any, ...]:
     with open(path, encoding="utf-8") as fh:
-        return tuple(yaml.compose_all(fh, Loader=getattr(yaml, "CSafeLoader",
-                                                         yaml.SafeLoader)))
+        return tuple(yaml.compose_all(fh, Loader=KubernetesYAMLLoader))
 
 
 def _entry(node: Any, key: str) -> tuple[Any, Any]:

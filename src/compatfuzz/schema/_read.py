@@ -1,8 +1,14 @@
 """Read JSON and YAML files into plain Python data, with errors that point at the line.
 
-YAML is read with a *safe* loader (the C one when PyYAML has it) whose timestamp resolver
-is removed: Kubernetes parses YAML into JSON, where ``2024-01-01`` stays a string, so a
-``default: 2024-01-01`` must not turn into a ``datetime.date`` here.
+YAML is read as Kubernetes reads it (issue 19, item 4), with a *safe* loader (the C one
+when PyYAML has it) whose implicit resolvers are go-yaml v2's, not PyYAML's YAML 1.1 ones:
+kubectl and kube-apiserver turn YAML into JSON with ``sigs.k8s.io/yaml`` ``YAMLToJSON``
+(``yaml.go``; v1.6.0 in Kubernetes 1.37) over ``go.yaml.in/yaml/v2`` (``resolve.go``,
+``decode.go``; v2.4.4). So a plain ``=`` is the string (PyYAML's ``!!value`` tag refused
+it: ``diff`` exited 2 on prometheus-operator's CRDs), ``2024-01-01`` stays a string,
+``y``/``yes``/``on`` are true, and keys become JSON strings (``on:`` is ``"true"``); see
+:class:`_Loader` and :func:`_node_json_key`. ``conformance/test_yaml_conformance.py`` checks it
+against the compiled upstream code.
 
 Hostile input is bounded while loading (issue 11): YAML aliases may add at most
 :data:`MAX_ALIAS_EXPANSION` values once expanded (a "billion laughs" file in an ``enum``
@@ -22,11 +28,13 @@ refused with the path and line, as Kubernetes' own YAML-to-JSON conversion refus
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
 import re
 import stat
+import struct
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,7 +42,8 @@ import yaml
 
 from compatfuzz.errors import SchemaLoadError
 
-__all__ = ["MAX_ALIAS_EXPANSION", "MAX_DEPTH", "MAX_FILE_BYTES", "check_depth",
+__all__ = ["MAX_ALIAS_EXPANSION", "MAX_DEPTH", "MAX_FILE_BYTES", "KubernetesYAMLLoader",
+           "check_depth",
            "max_file_bytes", "parse_documents", "read_documents", "read_documents_cached",
            "read_text"]
 
@@ -50,6 +59,7 @@ _MAX_INT_DIGITS = 309
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 class _NotJson:
@@ -71,29 +81,205 @@ def _json_float(text: str) -> float | _NotJson:
     return value if math.isfinite(value) else _NotJson(text)
 
 
+# The plain scalars go-yaml v2 resolves (go.yaml.in/yaml/v2 v2.4.4 resolve.go, under
+# sigs.k8s.io/yaml v1.6.0, which Kubernetes 1.37 pins): its ``resolveMap`` words, then for a
+# value starting with a digit or sign strconv.ParseInt(base 0)/ParseUint on the value with
+# every "_" removed, then its ``yamlStyleFloat``; a value starting with "." goes to
+# strconv.ParseFloat as written. Anything else (``=``, ``1:20``, ``0x1p3``, ``yES``) is a
+# string. The regexes below select the candidates; _go_scalar decides as Go does.
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_TRUE = frozenset(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"])
+_FALSE = frozenset(["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"])
+_SPECIAL = {**{w: math.nan for w in (".nan", ".NaN", ".NAN")},
+            **{f"{s}.{w}": (-math.inf if s == "-" else math.inf)
+               for s in ("", "+", "-") for w in ("inf", "Inf", "INF")}}
+_D = r"[0-9]_*"  # a digit and the underscores go-yaml strips after it
+_GO_DIGITS = (rf"(?:{_D})+(?:\._*(?:{_D})*)?(?:[eE]_*(?:[-+]_*)?(?:{_D})+)?")
+#: Starts with a digit or sign: Go's ParseInt base 0 or yamlStyleFloat, once "_" is gone.
+_GO_NUMBER = re.compile(
+    rf"^(?:[-+]_*)?(?:0_*[bBoOxX]_*(?:[0-9a-fA-F]_*)+|{_GO_DIGITS})$"
+    rf"|^[-+]_*\._*(?:{_D})+(?:[eE]_*(?:[-+]_*)?(?:{_D})+)?$")
+#: Starts with ".": strconv.ParseFloat as written ("_" only between digits).
+_GO_POINT = re.compile(r"^\.[0-9](?:_?[0-9])*(?:[eE][-+]?[0-9](?:_?[0-9])*)?$")
+_GO_INT = re.compile(r"^[-+]?(?:0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$")
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INT64 = 1 << 63
+_UINT64 = 1 << 64
+
+
+def _go_int(plain: str) -> int | None:
+    """strconv.ParseInt(plain, 0, 64), else ParseUint (no sign): None when neither."""
+    if not _GO_INT.match(plain):
+        return None
+    digits = plain.lstrip("+-")
+    prefix = digits[:2].lower()
+    if len(digits.lstrip("0")) > 66:  # past 64 bits in every base (and int()'s limit)
+        return None
+    if prefix in ("0b", "0o", "0x"):
+        value = int(digits[2:], {"0b": 2, "0o": 8, "0x": 16}[prefix])
+    else:
+        value = int(digits, 8 if digits[0] == "0" else 10)  # Go: a leading 0 is octal
+    value = -value if plain[0] == "-" else value
+    if -_INT64 <= value < _INT64 or (plain[0] not in "+-" and value < _UINT64):
+        return value
+    return None
+
+
+def _go_scalar(text: str) -> Any:
+    """The value go-yaml v2 gives a plain scalar that starts with a digit, a sign or a
+    dot: an int (int64 or uint64 range), a float, or the string itself when Go's parsers
+    refuse it (``0o8``, ``1e400``: ParseFloat's range error makes a string, not +Inf)."""
+    if text in _SPECIAL:
+        return _SPECIAL[text]
+    plain = text.replace("_", "")
+    if text[0] == ".":
+        if not _GO_POINT.match(text):
+            return text
+    else:
+        value = _go_int(plain)
+        if value is not None:
+            return value
+        if not _YAML_STYLE_FLOAT.match(plain):
+            return text
+    number = float(plain)
+    return number if math.isfinite(number) else text
+
+
 class _Loader(_Base):  # type: ignore[misc]
-    """Safe loader that leaves timestamps as strings, like Kubernetes' YAML-to-JSON, and
-    marks numbers JSON cannot carry (``.inf``, ``.nan``, ``1e400``, 400-digit integers)."""
+    """Safe loader that reads plain scalars as Kubernetes does: go-yaml v2's resolver
+    (``go.yaml.in/yaml/v2`` ``resolve.go``) through ``sigs.k8s.io/yaml`` ``YAMLToJSON``.
+
+    Why not YAML 1.2's core schema nor PyYAML's 1.1 one: kubectl and kube-apiserver read
+    every manifest with go-yaml v2, which is neither. Like 1.2, ``=`` (PyYAML's 1.1
+    ``!!value``, refused before) and sexagesimal ``1:20`` are strings, timestamps stay
+    strings (``2024-01-01``), ``0o17`` is 15 and ``.inf``/``.nan`` are floats; like 1.1,
+    ``y``/``n``/``yes``/``no``/``on``/``off`` (three spellings each) are booleans, ``017``
+    is octal 15, ``0b101`` is 5 and ``_`` separates digits (``1_000``). Past Go's ranges,
+    ``1e400`` and a 400-digit integer are *strings* (ParseFloat's range error), an integer
+    past uint64 a float; an integral float is the integer json.Marshal writes
+    (:func:`_json_value`), a key the string YAMLToJSON writes (:func:`_node_json_key`).
+    """
 
     yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
-        first: [r for r in resolvers if r[0] != _TIMESTAMP]
+        first: [r for r in resolvers if r[0] == _MERGE]
         for first, resolvers in _Base.yaml_implicit_resolvers.items()
+        if any(r[0] == _MERGE for r in resolvers)
     }
 
-    def _checked_float(self, node: Any) -> Any:
-        value = self.construct_yaml_float(node)
-        return value if math.isfinite(value) else _NotJson(node.value,
-                                                           node.start_mark.line + 1)
+    def _bool(self, node: Any) -> bool:
+        return node.value in _TRUE
 
-    def _checked_int(self, node: Any) -> Any:
-        digits = sum(c.isdigit() for c in node.value)
-        if digits > _MAX_INT_DIGITS:  # before int(): past 4,300 digits it raises
-            return _NotJson(f"an integer of {digits:,} digits", node.start_mark.line + 1)
-        return self.construct_yaml_int(node)
+    def _number(self, node: Any) -> Any:
+        text = node.value
+        if not text or text[0] not in "+-.0123456789":  # !!int/!!float on other text
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {text!r} as a number ({node.tag})", node.start_mark)
+        value = _go_scalar(text)
+        if isinstance(value, float) and not math.isfinite(value):
+            return _NotJson(text, node.start_mark.line + 1)
+        return _json_value(value)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
+        """Keys as YAMLToJSON writes them (see :func:`_node_json_key`; checked before)."""
+        self.flatten_mapping(node)
+        return {str(_node_json_key(k)): self.construct_object(v, deep=deep)
+                for k, v in node.value}
+
+    def _binary(self, node: Any) -> str:
+        return _json_value(self.construct_yaml_binary(node))  # type: ignore[no-any-return]
+
+    def _timestamp(self, node: Any) -> str:
+        return str(node.value)  # go-yaml v2 decode.go: "we set it as a string"
+
+    def _merge_value(self, node: Any) -> str:
+        return str(node.value)  # a plain "<<" that is not a key is the string "<<"
 
 
-_Loader.add_constructor("tag:yaml.org,2002:float", _Loader._checked_float)
-_Loader.add_constructor("tag:yaml.org,2002:int", _Loader._checked_int)
+_Loader.add_implicit_resolver(_BOOL, re.compile(
+    "^(?:" + "|".join(sorted(_TRUE | _FALSE)) + ")$"), list("yYnNtTfFoO"))
+_Loader.add_implicit_resolver(_NULL, re.compile(r"^(?:~|null|Null|NULL|)$"),
+                              ["~", "n", "N", ""])
+_Loader.add_implicit_resolver(_FLOAT, re.compile(
+    "^(?:" + "|".join(re.escape(w) for w in _SPECIAL) + ")$"), list("+-."))
+_Loader.add_implicit_resolver(_FLOAT, _GO_POINT, ["."])
+_Loader.add_implicit_resolver(_INT, _GO_NUMBER, list("+-0123456789"))
+_Loader.add_constructor(_BOOL, _Loader._bool)
+_Loader.add_constructor(_INT, _Loader._number)
+_Loader.add_constructor(_FLOAT, _Loader._number)
+_Loader.add_constructor(_TIMESTAMP, _Loader._timestamp)
+_Loader.add_constructor(_MERGE, _Loader._merge_value)
+_Loader.add_constructor("tag:yaml.org,2002:binary", _Loader._binary)
+
+#: The loader every YAML read in compatfuzz goes through (compose with it for node lines).
+KubernetesYAMLLoader = _Loader
+
+
+def _go_float32_key(value: float) -> str:
+    """``strconv.FormatFloat(value, 'g', -1, 32)`` as sigs.k8s.io/yaml yaml.go
+    ``convertToJSONableObject`` spells a float map key (``.inf``, ``.nan`` for Go's words)."""
+    if math.isnan(value):
+        return ".nan"
+    try:
+        f32: float = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        f32 = math.copysign(math.inf, value)
+    if math.isinf(f32):
+        return ".inf" if f32 > 0 else "-.inf"
+    if f32 == 0:
+        return "-0" if math.copysign(1, f32) < 0 else "0"
+    text = repr(f32)
+    for places in range(9):  # the shortest decimal that reads back as this float32
+        text = f"{f32:.{places}e}"
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == f32:
+            break
+    mantissa, exponent = text.split("e")
+    digits, exp, sign = mantissa.lstrip("-").replace(".", ""), int(exponent), "-" * (f32 < 0)
+    if exp < -4 or exp >= 6:  # Go's %g switches to %e there for the shortest form
+        point = f"{digits[0]}.{digits[1:]}" if len(digits) > 1 else digits
+        return f"{sign}{point}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return f"{sign}{abs(float(text)):.{max(len(digits) - exp - 1, 0)}f}"
+
+
+def _node_go_key(node: Any) -> Any:
+    """The value go-yaml v2 decodes a mapping key node to (bool, int, float, str), or None
+    for null and for a list or mapping."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag == _NULL:
+        return None
+    text = str(node.value)
+    if node.tag == _BOOL:
+        return text in _TRUE
+    if node.tag in (_INT, _FLOAT) and text and text[0] in "+-.0123456789":
+        return _go_scalar(text)
+    return text
+
+
+def _node_json_key(node: Any) -> str | None:
+    """The JSON key a mapping key node becomes in Kubernetes (sigs.k8s.io/yaml yaml.go
+    ``convertToJSONableObject``): ``yes:``/``on:`` are ``"true"``, ``1.0:`` is ``"1"``,
+    ``1e6:`` is ``"1e+06"``; None for a key it refuses ('unsupported map key': null, past
+    int64, a list or mapping)."""
+    value = _node_go_key(node)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float32_key(value)
+    if isinstance(value, int):
+        return str(value) if -_INT64 <= value < _INT64 else None
+    return value  # type: ignore[no-any-return]
+
+
+def _json_value(value: Any) -> Any:
+    """json.Marshal writes a float64 in [1e-6, 1e21) with 'f' and no point when it is
+    integral, which reads back as an integer (Go encoding/json ``floatEncoder``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        # Go writes the shortest digits that read back, then zeros: 18446744073709552000
+        return int(value) if abs(value) < 2**53 else int(decimal.Decimal(repr(value)))
+    if isinstance(value, bytes):  # !!binary: go-yaml decodes it into a Go string
+        return value.decode("utf-8", "replace")
+    return value
 
 
 def _path(tokens: list[Any]) -> str:
@@ -220,7 +406,7 @@ def _check_nodes(root: Any, source: str) -> None:
             )
         on_path.add(key)
         if isinstance(node, yaml.MappingNode):
-            _check_duplicate_keys(root, node, source)
+            _check_keys(root, node, source)
         stack.append((node, True))
         stack.extend((c, False) for c in reversed(_node_children(node)))
     if height[id(root)] > MAX_DEPTH + 1:  # a scalar at depth MAX_DEPTH is fine
@@ -239,26 +425,45 @@ def _check_nodes(root: Any, source: str) -> None:
         )
 
 
-_MERGE = "tag:yaml.org,2002:merge"
 
 
-def _check_duplicate_keys(root: Any, node: Any, source: str) -> None:
-    """Refuse a mapping that names one key twice (PyYAML keeps the last one silently)."""
-    seen: dict[tuple[str, str], Any] = {}
+def _check_keys(root: Any, node: Any, source: str) -> None:
+    """Refuse a mapping that names one key twice (PyYAML keeps the last one silently;
+    YAMLToJSONStrict refuses it), also as two spellings of one JSON key (``on``, ``yes``;
+    ``1``, ``0x1``, ``1.0``: Kubernetes keeps either), or a key JSON has no spelling for."""
+    seen: dict[str, Any] = {}
+    same: dict[tuple[type, Any], Any] = {}  # Go's map key equality: type and value
     for key, _ in node.value:
-        if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE:
+        if isinstance(key, yaml.ScalarNode) and key.tag == _MERGE:
             continue  # merged keys ('<<') may be overridden: that is what they are for
-        first = seen.setdefault((key.tag, key.value), key)
-        if first is not key:
-            raise _duplicate(source, _path(_path_to(root, node) if node is not root else []),
-                             key.value, key.start_mark.line + 1, first.start_mark.line + 1)
+        text = _node_json_key(key)
+        value = _node_go_key(key)
+        first = None if text is None else seen.setdefault(text, key)
+        if not (isinstance(value, float) and math.isnan(value)):  # NaN equals no key in Go
+            first = first if first is not key else same.setdefault((type(value), value), key)
+        if text is not None and first is key:
+            continue
+        where = _path(_path_to(root, node) if node is not root else [])
+        if text is None:
+            what = (f"the key {key.value!r}" if isinstance(key, yaml.ScalarNode)
+                    else "a list or mapping as a key")
+            raise SchemaLoadError(
+                f"the mapping at {where} has {what} (line {key.start_mark.line + 1}), which "
+                "Kubernetes cannot turn into a JSON key (sigs.k8s.io/yaml: 'unsupported map "
+                "key')", source=source, hint="quote the key so that it is a string, or "
+                "remove it")
+        assert first is not None  # a key seen before, as text or as Go's value
+        raise _duplicate(source, where, key.value, key.start_mark.line + 1,
+                         first.start_mark.line + 1,
+                         same=text if first.value != key.value else None)
 
 
-def _duplicate(source: str, where: str, key: str, line: int, first: int | None
-               ) -> SchemaLoadError:
+def _duplicate(source: str, where: str, key: str, line: int, first: int | None, *,
+               same: str | None = None) -> SchemaLoadError:
     earlier = f" (first at line {first})" if first else ""
+    also = f", both the JSON key {same!r} in Kubernetes" if same is not None else ""
     return SchemaLoadError(
-        f"key {key!r} is set twice in the mapping at {where}: line {line}{earlier}",
+        f"key {key!r} is set twice in the mapping at {where}: line {line}{earlier}{also}",
         source=source,
         hint=f"keep one {key!r}: YAML and JSON readers disagree on which one wins "
         "(Kubernetes refuses the file: 'key already set in map')",
