@@ -3,9 +3,13 @@ converter passes every property, and whose seeded bugs (examples/shipments/bugs.
 caught within the default 100 examples per pair, shrunk, and replayed, in ``compatfuzz
 fuzz``, ``--replay`` and pytest.
 
-Every ``compatfuzz fuzz`` command line starts with :func:`fuzz_args`, so running the same
-tests through another API-server backend is one line there.  By default each bug is run on
-one seed; ``--run-slow`` runs it on :data:`SLOW_SEEDS` more.
+Every ``compatfuzz fuzz`` command line starts with :func:`fuzz_args`, and every in-process
+run loads its APIs with :func:`load_apis`, so running the same tests through another
+API-server backend is a line in each.  To keep the default run short,
+it checks the correct converter on ``roundtrip`` (the property every bug is caught by), each
+bug on one seed with the unit that shows it first, and one bug through the CLI and
+``--replay``; ``--run-slow`` adds the other properties, :data:`SLOW_SEEDS` and every bug
+through the CLI.
 """
 
 from __future__ import annotations
@@ -33,6 +37,11 @@ SLOW_SEEDS = range(2, 12)
 def fuzz_args(config: Path) -> list[str]:
     """The start of every ``compatfuzz fuzz`` command line in this module."""
     return ["fuzz", "--config", str(config), "--database", "none"]
+
+
+def load_apis(config: Path) -> list[Any]:
+    """The APIs of ``config``, for every in-process ``run`` in this module."""
+    return load_config(config)
 
 
 def bug_config(bug: str) -> Path:
@@ -118,7 +127,7 @@ def fuzz_bug(bug: str, seed: int, out: Path) -> tuple[int, list[dict[str, Any]]]
 def run_first_unit(bug: str, seed: int) -> list[dict[str, Any]]:
     """Run the unit that shows ``bug`` first, in-process with the default profile; the
     result in the report's form."""
-    apis = load_config(bug_config(bug))
+    apis = load_apis(bug_config(bug))
     only = [f"shipments::{EXPECTED[bug].first}"]
     results = [e.result for e in run(apis, seed=seed, database="none", only=only)
                if isinstance(e, UnitFinished)]
@@ -147,8 +156,9 @@ def check_caught(bug: str, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("prop", [
-    "roundtrip", "valid",
-    # the other two take as long again: --run-slow
+    "roundtrip",
+    # each takes as long again (6-15 s on a loaded 2-core machine): --run-slow
+    pytest.param("valid", marks=pytest.mark.slow),
     pytest.param("no_mutation", marks=pytest.mark.slow),
     pytest.param("path_independent", marks=pytest.mark.slow),
 ])
