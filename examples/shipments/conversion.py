@@ -65,8 +65,9 @@ def quantity_value(weight: Any) -> Fraction | None:
 
 
 def approx_grams(weight: Any) -> int:
-    """``weightGrams`` for a weight: rounded up (as ``Quantity.Value()`` rounds) and
-    clamped to v1alpha1's range; 0 for what is no quantity."""
+    """``weightGrams`` for a weight: rounded up, as ``Quantity.Value()`` rounds ("rounded
+    up to the nearest integer away from 0", ``k8s.io/apimachinery/pkg/api/resource/
+    quantity.go``), and clamped to v1alpha1's range; 0 for what is no quantity."""
     value = quantity_value(weight)
     if value is None:
         return 0
@@ -99,8 +100,8 @@ class Converter:
     # -- the steps ------------------------------------------------------------------
 
     def split_destination(self, destination: str) -> dict[str, Any]:
-        """v1alpha1's "host:port" -> {host, port}, as Go's net.SplitHostPort splits it:
-        on the *last* colon, brackets around an IPv6 host removed."""
+        """v1alpha1's "host:port" -> {host, port}, as Go's ``net.SplitHostPort``
+        (``net/ipsock.go``) splits it: on the *last* colon, an IPv6 host's brackets removed."""
         host, _, port = destination.rpartition(":")
         if host.startswith("[") and host.endswith("]"):
             host = host[1:-1]
