@@ -250,6 +250,7 @@ spec:
     assert "the API server refuses the CRD gadgets.example.com" in err and "fix:" in err
 
 
+@pytest.mark.slow  # tests/examples/test_shipments_real.py takes the plugin through a server
 def test_the_pytest_plugin_shares_one_server_per_session(
         asset_env: Assets, pytester: pytest.Pytester) -> None:
     for name in ("crd.yaml", "conversion.py", "lossy.py", "lossy.toml"):

@@ -94,13 +94,15 @@ def backend_for(api: API) -> RealBackend:
             "or in Python inside 'with compatfuzz.roundtrip.serving(apis):'")
     if _state["pid"] != os.getpid():  # a fork: the parent's sockets are not ours
         _state.update(pid=os.getpid(), webhook=None, backends={})
-    backend: RealBackend | None = _state["backends"].get(api.name)
+    backend: RealBackend | None = _state["backends"].get(id(api))
     if backend is None:
         if _state["webhook"] is None and user_webhook(api) is None:
             _state["webhook"] = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
                                                   endpoint.webhook_key, {})
         backend = RealBackend(api, endpoint, install=False, webhook=_state["webhook"])
-        _state["backends"][api.name] = backend
+        _state["backends"][id(api)] = backend
+    else:
+        backend.serve()  # two APIs of one CRD (two configs): this one's converter now
     return backend
 
 
@@ -260,14 +262,12 @@ class RealBackend:
         self.api = api
         self.client = Client(endpoint)
         self._own_webhook = False
-        if user_webhook(api) is None:
-            if webhook is None:
-                webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
-                                            endpoint.webhook_key, {})
-                self._own_webhook = True
-            for kind in api.kinds:
-                webhook.converters[_crd_name(kind)] = self._converter(kind)
-        self.webhook = webhook
+        if user_webhook(api) is None and webhook is None:
+            webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
+                                        endpoint.webhook_key, {})
+            self._own_webhook = True
+        self.webhook = webhook if user_webhook(api) is None else None
+        self.serve()
         if install:
             try:
                 install_api(self.client, api, endpoint)
@@ -281,6 +281,12 @@ class RealBackend:
                 self.client, group=kind.group, plural=str(first.meta["plural"]),
                 namespaced=first.meta.get("scope", "Namespaced") == "Namespaced",
                 storage=api.server(kind).storage)
+
+    def serve(self) -> None:
+        """Make the webhook convert this API's CRDs with this API's converter."""
+        if self.webhook is not None:
+            for kind in self.api.kinds:
+                self.webhook.converters[_crd_name(kind)] = self._converter(kind)
 
     def _converter(self, kind: Kind) -> Any:
         def convert(obj: dict[str, Any], a: str, b: str) -> Any:
