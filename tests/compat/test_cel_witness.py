@@ -184,6 +184,7 @@ def test_keda_scaledobject_min_replica_count_rule_has_a_witness(corpus_dir: Path
     [rule] = f.new
     w = f.witness.value
     assert w["minReplicaCount"] > w.get("maxReplicaCount", 100)
+    assert next(iter(w)) == "minReplicaCount"  # what the rule reads comes first
     old_spec = load_revision(old).schemas()["v1alpha1"].root["properties"]["spec"]
     new_spec = load_revision(new).schemas()["v1alpha1"].root["properties"]["spec"]
     assert Schema(root=old_spec, kubernetes=True).is_valid(w)

@@ -25,6 +25,7 @@ Removed rules are judged the same way in the other direction (NEW objects OLD re
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -188,7 +189,18 @@ class _Judge:
         if reason is None:  # pragma: no cover - find() only returns satisfying values
             return _Outcome(rule, note="witness did not reproduce")
         return _Outcome(rule, witness=Witness(
-            self.side, self.path or "$", found, f"rejected by {self.who}: {_short(reason)}"))
+            self.side, self.path or "$", _read_first(found, rule),
+            f"rejected by {self.who}: {_short(reason)}"))
+
+
+def _read_first(value: Any, rule: str) -> Any:
+    """``value`` with the fields the rule reads (``self.name``) first, so a witness cut
+    short for display still shows them (``{"minReplicaCount": 101, ...}``)."""
+    if not isinstance(value, dict):
+        return value
+    read = [n for n in dict.fromkeys(re.findall(r"\bself\.([A-Za-z_]\w*)", rule))
+            if n in value]
+    return {**{n: value[n] for n in read}, **value}
 
 
 def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bool,
