@@ -106,6 +106,33 @@ def test_removed_rule_is_searched_on_the_response_side() -> None:
     assert f.witness.value["x"] > 10 and "rejected by OLD" in f.witness.reason
 
 
+@pytest.mark.parametrize(("before", "after", "side"), [
+    (20, 10, Side.REQUEST),    # tightened: an OLD object with 11..20 breaks NEW's rule
+    (10, 20, Side.RESPONSE),   # loosened: a NEW object with 11..20 breaks OLD's rule
+])
+def test_rewritten_rule_is_judged_against_the_objects_the_old_rule_allows(
+        before: int, after: int, side: Side) -> None:
+    props = {"x": {"type": "integer"}}
+    old_rule, new_rule = (f"!has(self.x) || self.x <= {n}" for n in (before, after))
+    f = finding(diff(crd(props, [old_rule]), crd(props, [new_rule]), direction="both",
+                     whole_budget=0))
+    assert f.status is Status.CONFIRMED and f.witness.side is side
+    x = f.witness.value["x"]
+    assert min(before, after) < x <= max(before, after)  # each writer's own rule holds
+    node = {"type": "object", "properties": props}
+    writer, reader = (old_rule, new_rule) if side is Side.REQUEST else (new_rule, old_rule)
+    assert not rejects(writer, node, f.witness.value)
+    assert rejects(reader, node, f.witness.value)
+
+
+def test_rewritten_rule_no_stricter_for_old_objects_has_no_request_witness() -> None:
+    props = {"x": {"type": "integer"}}
+    f = finding(diff(crd(props, ["!has(self.x) || self.x <= 10"]),
+                     crd(props, ["!has(self.x) || self.x < 11"]), direction="request",
+                     budget=60, whole_budget=0))
+    assert f.status is Status.UNCONFIRMED and f.witness is None
+
+
 def test_transition_rule_that_accepts_unchanged_updates_spares_stored_objects() -> None:
     props = {"x": {"type": "string"}}
     f = finding(diff(crd(props), crd(props, ["self == oldSelf"]), whole_budget=0))

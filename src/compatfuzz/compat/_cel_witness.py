@@ -26,15 +26,17 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from compatfuzz.compat._model import Finding, Side, Status, Witness
 from compatfuzz.compat._witness import (
     _known,
+    _one_value,
     _settings,
     _short,
+    _size,
     _too_large,
     prune,
     sub_schema,
@@ -48,6 +50,9 @@ from compatfuzz.strategies._cel import (
 )
 
 __all__ = ["judge_rules"]
+
+#: ``rejects(value)``: why the reader refuses ``value`` (an object the writer allows), or None
+Rejects = Callable[[Any], str | None]
 
 
 @dataclass(frozen=True)
@@ -107,26 +112,43 @@ class _Judge:
             return value
         return prune(self.reader, self.rnode, value)
 
-    def judge(self, entry: Mapping[str, Any], *, search: bool, budget: int,
-              seed: int) -> _Outcome:
-        rule = str(entry["rule"])
-        node = {**self.rnode, "x-kubernetes-validations": [dict(entry)]}
-        compiled = compile_rules(node, path=self.path or "self", resolve=self.reader.resolve)
-        if compiled.unsupported:
-            return _Outcome(rule, note=f"rule not evaluated: {compiled.unsupported[0].reason}")
-        if compiled.transition:
-            return self._transition(rule, entry, search=search, budget=budget, seed=seed)
-        held, used = holds_without(rule, _absent(self.writer, self.wnode, self.pruning))
-        if held:
-            writer = "OLD" if self.side is Side.REQUEST else "NEW"
-            names = ", ".join(used)
-            return _Outcome(rule, safe=(
-                f"compatible by construction: {writer} has no {names} at {self.path or '$'}, "
-                f"so has(self.{used[0]}) is false for every object {writer} allows and "
-                "the rule holds whatever their other fields"))
-        if not search:
-            return _Outcome(rule, note="search disabled")
+    def judge(self, entries: list[Mapping[str, Any]], *, search: bool, budget: int,
+              seed: int) -> list[_Outcome]:
+        """One outcome per rule: proofs first, then one search (``budget`` examples) for
+        an object that any rule still open rejects, as for any other finding."""
+        done: dict[int, _Outcome] = {}
+        open_: list[tuple[int, str, Rejects, bool]] = []
+        writer = "OLD" if self.side is Side.REQUEST else "NEW"
+        absent = _absent(self.writer, self.wnode, self.pruning)
+        for i, entry in enumerate(entries):
+            rule = str(entry["rule"])
+            node = {**self.rnode, "x-kubernetes-validations": [dict(entry)]}
+            compiled = compile_rules(node, path=self.path or "self",
+                                     resolve=self.reader.resolve)
+            if compiled.unsupported:
+                done[i] = _Outcome(rule, note="rule not evaluated: "
+                                   f"{compiled.unsupported[0].reason}")
+                continue
+            if compiled.transition:
+                open_.append((i, rule, self._update_rejects(rule), True))
+                continue
+            held, used = holds_without(rule, absent)
+            if held:
+                done[i] = _Outcome(rule, safe=(
+                    f"compatible by construction: {writer} has no {', '.join(used)} at "
+                    f"{self.path or '$'}, so has(self.{used[0]}) is false for every object "
+                    f"{writer} allows and the rule holds whatever their other fields"))
+                continue
+            open_.append((i, rule, self._rejects(compiled, entry, rule), False))
+        if open_:
+            if not search or budget <= 0:
+                done.update({i: _Outcome(rule, note="search disabled")
+                             for i, rule, _, _ in open_})
+            else:
+                done.update(self._search(open_, budget=budget, seed=seed))
+        return [done[i] for i in range(len(entries))]
 
+    def _rejects(self, compiled: Any, entry: Mapping[str, Any], rule: str) -> Rejects:
         def rejects(value: Any) -> str | None:
             failed, _ = compiled.outcome(self.seen(value))
             if not failed:
@@ -136,61 +158,109 @@ class _Judge:
             said = f"{message} " if isinstance(message, str) and message and not why else ""
             return f"{said}{why + ' ' if why else ''}(rule: {rule})"
 
-        return self._search(rule, rejects, budget=budget, seed=seed,
-                            what="object")
+        return rejects
 
-    def _transition(self, rule: str, entry: Mapping[str, Any], *, search: bool,
-                    budget: int, seed: int) -> _Outcome:
-        if not search:
-            return _Outcome(rule, note="search disabled")
-
+    def _update_rejects(self, rule: str) -> Rejects:
         def rejects(value: Any) -> str | None:
             seen = self.seen(value)
             held = transition_holds(rule, seen, seen, self.rnode,
                                     resolve=self.reader.resolve)
             if held is None or held:
                 return None
-            return (f"the transition rule rejects an unchanged update (oldSelf == self) "
+            return ("the transition rule rejects an unchanged update (oldSelf == self) "
                     f"(rule: {rule})")
 
-        out = self._search(rule, rejects, budget=budget, seed=seed,
-                           what="unchanged update")
-        if out.witness is not None or out.note.startswith("search"):
-            return out
-        return _Outcome(rule, safe=(
-            f"transition rule (oldSelf): accepted every unchanged update of the "
-            f"{budget} objects searched and never runs on create, so stored objects are "
-            "safe; it only restricts changes"))
+        return rejects
 
-    def _search(self, rule: str, rejects: Any, *, budget: int, seed: int,
-                what: str) -> _Outcome:
+    def _search(self, open_: list[tuple[int, str, Rejects, bool]], *, budget: int,
+                seed: int) -> dict[int, _Outcome]:
         from hypothesis import find
         from hypothesis.errors import NoSuchExample, Unsatisfiable
 
         from compatfuzz.strategies import from_schema
 
-        if budget <= 0:
-            return _Outcome(rule, note="search disabled")
+        def all_(note: str) -> dict[int, _Outcome]:
+            return {i: _Outcome(rule, note=note) for i, rule, _, _ in open_}
+
         writer = sub_schema(self.writer, self.wnode)
         too_large = _too_large(writer)
         if too_large is not None:
-            return _Outcome(rule, note=f"search skipped: {too_large}")
+            return all_(f"search skipped: {too_large}")
+
+        def first(value: Any) -> tuple[int, str, str] | None:
+            for i, rule, rejects, _ in open_:
+                reason = rejects(value)
+                if reason is not None:
+                    return i, rule, reason
+            return None
+
+        for cand in self._candidates([rule for _, rule, _, _ in open_], seed):
+            if first(cand) is not None:
+                return self._confirmed(open_, cand, first)
         try:
             found = find(from_schema(writer, kubernetes=self.writer.kubernetes),
-                         lambda v: rejects(v) is not None,
+                         lambda v: first(v) is not None,
                          settings=_settings(budget), random=random.Random(seed))
         except (NoSuchExample, Unsatisfiable):
-            return _Outcome(rule, note=f"no {what} among {budget} searched breaks the rule: "
-                            "not confirmed, not proven compatible either")
+            out = {}
+            for i, rule, _, transition in open_:
+                out[i] = _Outcome(rule, safe=(
+                    "transition rule (oldSelf): it never runs on create, and accepted the "
+                    f"unchanged update of every object searched (up to {budget}), so stored "
+                    "objects are safe; it only restricts changes")) if transition else \
+                    _Outcome(rule, note=f"no object among {budget} searched breaks the "
+                             "rule: not confirmed, not proven compatible either")
+            return out
         except Exception as exc:  # a strategy that cannot be built must not sink the report
-            return _Outcome(rule, note=f"search failed: {type(exc).__name__}: "
-                            f"{_short(str(exc), 200)}")
-        reason = rejects(found)
-        if reason is None:  # pragma: no cover - find() only returns satisfying values
-            return _Outcome(rule, note="witness did not reproduce")
-        return _Outcome(rule, witness=Witness(
+            return all_(f"search failed: {type(exc).__name__}: {_short(str(exc), 200)}")
+        return self._confirmed(open_, found, first)
+
+    def _confirmed(self, open_: list[tuple[int, str, Rejects, bool]], found: Any,
+                   first: Callable[[Any], tuple[int, str, str] | None]
+                   ) -> dict[int, _Outcome]:
+        hit = first(found)
+        if hit is None:  # pragma: no cover - only called with a rejected value
+            return {i: _Outcome(rule, note="witness did not reproduce")
+                    for i, rule, _, _ in open_}
+        i, rule, reason = hit
+        # the finding is confirmed; the other open rules were not judged on their own
+        out = {j: _Outcome(r) for j, r, _, _ in open_ if j != i}
+        out[i] = _Outcome(rule, witness=Witness(
             self.side, self.path or "$", _read_first(found, rule),
             f"rejected by {self.who}: {_short(reason)}"))
+        return out
+
+
+    def _candidates(self, rules: list[str], seed: int) -> list[Any]:
+        """Cheap exact tries before the search: the writer's smallest object with a field
+        a rule reads set to a number the rules (the writer's own ones too) compare with,
+        and one either side (``minReplicaCount: 101`` for ``<= 100``); the writer's
+        schema and CEL rules at the node must accept it. Random integers rarely land in
+        ``11..20`` between an old ``<= 20`` and a new ``<= 10``."""
+        props, _, _ = _known(self.writer, self.wnode)
+        texts = rules + [str(e.get("rule")) for e in self.wnode.get(
+            "x-kubernetes-validations") or () if isinstance(e, Mapping)]
+        numbers = sorted({int(n) for t in texts for n in re.findall(
+            r"(?<![\w.])-?\d+(?![\w.])", t) if abs(int(n)) < 2**53})
+        fields = [n for n in dict.fromkeys(
+            m for t in rules for m in re.findall(r"\bself\.([A-Za-z_]\w*)", t))
+            if isinstance(props.get(n), Mapping)
+            and props[n].get("type") in ("integer", "number")]
+        if not numbers or not fields:
+            return []
+        writer = sub_schema(self.writer, self.wnode)
+        base = _one_value(writer, writer.root, seed)
+        if not isinstance(base, dict):
+            return []
+        own = compile_rules(self.wnode, path=self.path or "self",
+                            resolve=self.writer.resolve)
+        out = []
+        for name in fields:
+            for value in sorted({v for n in numbers for v in (n - 1, n, n + 1)}, key=abs):
+                cand = {**base, name: value}
+                if writer.is_valid(cand) and own.check(cand):
+                    out.append(cand)
+        return sorted(out, key=_size)[:64]
 
 
 def _read_first(value: Any, rule: str) -> Any:
@@ -226,8 +296,8 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
         judge = _Judge(f, side, pruning=pruning)
         rules = f.new if side is Side.REQUEST else f.old
         node = ctx.new if side is Side.REQUEST else ctx.old
-        outcomes = [judge.judge(e, search=search, budget=budget, seed=seed + i)
-                    for i, e in enumerate(_entries(node, list(rules or ())))]
+        outcomes = judge.judge(_entries(node, list(rules or ())), search=search,
+                               budget=budget, seed=seed)
         if not outcomes:
             unknown = True
             continue
@@ -241,8 +311,9 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
                      for o in outcomes]
         else:
             unknown = True
-            said += [f"{side}: {o.note or o.safe}" for o in outcomes
-                     if o.note != "search disabled"]
+            said += [f"{side}: {o.rule + ': ' if len(outcomes) > 1 else ''}"
+                     f"{o.note or o.safe}" for o in outcomes
+                     if (o.note or o.safe) and o.note != "search disabled"]
     message = f.message + (f" [{'; '.join(said)}]" if said else "")
     if found:
         return f.evolve(breaks=frozenset(breaks), status=Status.CONFIRMED,
