@@ -151,6 +151,18 @@ def test_transition_rule_that_rejects_an_unchanged_update_breaks_updates() -> No
     assert transition_holds(rule, value, value, node) is False
 
 
+def test_rule_added_under_status_is_not_judged_for_requests() -> None:
+    # status is written by the server only (direction auto): no request side to judge
+    old = Schema(root={"type": "object", "properties": {"status": {
+        "type": "object", "properties": {"x": {"type": "integer"}}}}}, kubernetes=True)
+    new = Schema(root={"type": "object", "properties": {"status": {
+        "type": "object", "properties": {"x": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "!has(self.x) || self.x > 0"}]}}},
+        kubernetes=True)
+    f = finding(diff(old, new, whole_budget=0))
+    assert not f.breaking and f.status is Status.NOT_CHECKED and f.witness is None
+
+
 OTHER = ["!has(self.sa) || has(self.p)", "!has(self.sa) || self.p == 'a'",
          "has(self.sa) ? self.sa == 'b' : true", "!has(self.sa) && has(self.p)",
          "has(self.p) || !has(self.sa)", "has(self.sa)", "!has(self.sa) || self.n > 2",

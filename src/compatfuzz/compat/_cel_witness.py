@@ -290,9 +290,11 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
     found: list[Witness] = []
     said: list[str] = []
     unknown = False
+    judged = False
     for side in (Side.REQUEST, Side.RESPONSE):
         if side not in f.breaks or side not in sides:
-            continue
+            continue  # a side that does not matter here (status: response only)
+        judged = True
         judge = _Judge(f, side, pruning=pruning)
         rules = f.new if side is Side.REQUEST else f.old
         node = ctx.new if side is Side.REQUEST else ctx.old
@@ -314,6 +316,8 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
             said += [f"{side}: {o.rule + ': ' if len(outcomes) > 1 else ''}"
                      f"{o.note or o.safe}" for o in outcomes
                      if (o.note or o.safe) and o.note != "search disabled"]
+    if not judged:
+        return f
     message = f.message + (f" [{'; '.join(said)}]" if said else "")
     if found:
         return f.evolve(breaks=frozenset(breaks), status=Status.CONFIRMED,
