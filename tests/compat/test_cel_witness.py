@@ -163,6 +163,24 @@ def test_rule_added_under_status_is_not_judged_for_requests() -> None:
     assert not f.breaking and f.status is Status.NOT_CHECKED and f.witness is None
 
 
+def test_transition_rule_with_optional_old_self_runs_on_create_so_is_not_spared() -> None:
+    props = {"x": {"type": "string"}}
+    new = crd(props)
+    new.root["properties"]["spec"]["x-kubernetes-validations"] = [
+        {"rule": "self == oldSelf", "optionalOldSelf": True}]
+    f = finding(diff(crd(props), new, whole_budget=0))
+    assert f.breaking and f.status is Status.UNCONFIRMED and "optionalOldSelf" in f.message
+
+
+def test_a_null_value_is_not_a_witness_the_api_server_skips_it() -> None:
+    # validation.go validates non-null values only: null under a nullable field is fine
+    node = {"type": ["integer", "null"], "minimum": 1}
+    old = crd({"x": node})
+    new = crd({"x": {**node, "x-kubernetes-validations": [{"rule": "self > 0"}]}})
+    f = finding(diff(old, new, budget=60, whole_budget=0))
+    assert f.path == "spec.x" and f.witness is None and f.status is Status.UNCONFIRMED
+
+
 OTHER = ["!has(self.sa) || has(self.p)", "!has(self.sa) || self.p == 'a'",
          "has(self.sa) ? self.sa == 'b' : true", "!has(self.sa) && has(self.p)",
          "has(self.p) || !has(self.sa)", "has(self.sa)", "!has(self.sa) || self.n > 2",

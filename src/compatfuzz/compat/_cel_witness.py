@@ -11,10 +11,13 @@ to the value at the rule's node, after pruning and converted by the node's schem
 * **by construction**: a rule whose result cannot depend on anything an OLD object holds
   (``!has(self.sa) || ...`` where OLD has no ``sa`` at that node, so ``has`` is false for
   every stored object) holds for all of them: not breaking, whatever the search budget.
-* **transition** (``oldSelf``): the API server runs it on update only, so it never
-  refuses re-creating an object; it is judged on an OLD object and its unchanged update
-  (``oldSelf == self``). One it rejects is a break for updates; else stored objects are
-  safe (it restricts changes, which is what it is for).
+* **transition** (``oldSelf``): the API server runs it only when there is an old value
+  (``validateExpressions`` in validation.go: "transition rules are evaluated only if
+  there is a comparable existing value"), so it never refuses re-creating an object; it
+  is judged on an OLD object and its unchanged update (``oldSelf == self``). One it
+  rejects is a break for updates; else stored objects are safe (it restricts changes,
+  which is what it is for). A rule with ``optionalOldSelf: true`` runs on create too
+  (``oldSelf`` an optional): not evaluated here, it stays unconfirmed.
 * otherwise a Hypothesis search of OLD-valid objects (from OLD's schema at the node) for
   one the rule rejects: found, the finding is confirmed with that object; none within
   the budget, it stays unconfirmed and says so.
@@ -129,6 +132,10 @@ class _Judge:
                 done[i] = _Outcome(rule, note="rule not evaluated: "
                                    f"{compiled.unsupported[0].reason}")
                 continue
+            if compiled.transition and entry.get("optionalOldSelf") is True:
+                done[i] = _Outcome(rule, note="rule not evaluated: optionalOldSelf (CEL "
+                                   "optional types) is not available in cel-python")
+                continue
             if compiled.transition:
                 open_.append((i, rule, self._update_rejects(rule), True))
                 continue
@@ -150,6 +157,8 @@ class _Judge:
 
     def _rejects(self, compiled: Any, entry: Mapping[str, Any], rule: str) -> Rejects:
         def rejects(value: Any) -> str | None:
+            if value is None:
+                return None  # validation.go: "We only validate non-null values"
             failed, _ = compiled.outcome(self.seen(value))
             if not failed:
                 return None
@@ -162,6 +171,8 @@ class _Judge:
 
     def _update_rejects(self, rule: str) -> Rejects:
         def rejects(value: Any) -> str | None:
+            if value is None:
+                return None
             seen = self.seen(value)
             held = transition_holds(rule, seen, seen, self.rnode,
                                     resolve=self.reader.resolve)

@@ -801,10 +801,11 @@ def transition_holds(rule: str, value: Any, old: Any, schema: Mapping[str, Any] 
     """Whether the transition rule ``rule`` holds on an update from ``old`` to ``value``
     (``None``: it cannot be evaluated here).
 
-    apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go`` binds ``self`` to
-    the new value and ``oldSelf`` to the old object's value at the rule's node, both
-    converted by the node's schema; an evaluation error or a cost past ``cost_limit``
-    rejects the update, as there.
+    apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go``
+    (``validateExpressions``) binds ``self`` to the new value and ``oldSelf`` to the old
+    object's value at the rule's node, both converted by the node's schema, and runs a
+    rule using ``oldSelf`` only when there is an old value (on update); an evaluation
+    error or a cost past ``cost_limit`` rejects the update, as there.
     """
     verdict = _verdict(rule)
     if verdict.program is None or rule in _DEMOTED:
@@ -848,9 +849,10 @@ def holds_without(rule: str, absent: Callable[[str], bool]) -> tuple[bool, tuple
     cannot reject an object stored before, which has no such field. The proof is a partial
     evaluation: ``has(self.f)`` of an absent field is ``false``, every other reading of
     ``self`` (``has`` of a present field included) is an unknown, bound as a CEL error;
-    CEL's ``||``, ``&&`` and ``?:`` let an error through unless the other operand decides
-    the result (cel-spec ``doc/langdef.md``, "Logical Operators"), so ``true`` means the
-    rule's result did not depend on anything unknown. Transition rules are not judged.
+    CEL's commutative ``||`` and ``&&`` let an error through unless the other operand
+    decides the result (cel-go ``README.md``, "Partial State"), and ``?:`` on an error is
+    an error, so ``true`` means the result did not depend on anything unknown. Transition
+    rules are not judged.
     """
     verdict = _verdict(rule)
     if verdict.program is None or verdict.transition:
