@@ -78,7 +78,7 @@ def _entries(node: Mapping[str, Any] | None, rules: list[Any]) -> list[Mapping[s
     return out
 
 
-def _absent(schema: Schema, node: Mapping[str, Any], pruning: bool) -> Any:
+def _absent(schema: Schema, node: Mapping[str, Any], pruning: bool) -> Callable[[str], bool]:
     """``absent(name)``: the writer's objects never hold field ``name`` (as a rule
     spells it) at ``node``: the node does not declare it, and unknown fields are pruned
     (or refused) there rather than kept."""
@@ -96,7 +96,6 @@ class _Judge:
 
     def __init__(self, f: Finding, side: Side, *, pruning: bool) -> None:
         ctx = f.context
-        self.finding = f
         self.side = side
         self.pruning = pruning
         if side is Side.REQUEST:
@@ -292,7 +291,7 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
     ones on the response side (NEW objects under OLD's rules). A side with a witness is
     confirmed; a side whose every rule is safe is dropped from ``breaks`` (with the
     reason in the message); otherwise the finding stays, unconfirmed, with why.
-    ``search=False`` (``--no-witness``) still applies the proofs by construction.
+    ``search=False`` (``--no-dynamic``) still applies the proofs by construction.
     """
     ctx = f.context
     if ctx is None:
