@@ -21,6 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from compatfuzz.compat._cel_witness import judge_rules
 from compatfuzz.compat._model import (
     RULES,
     Direction,
@@ -252,8 +253,12 @@ class _Run:
     def prove(self, f: Finding, pruning: bool) -> Finding:
         """Search a witness for each side the finding claims to break (and matters here)."""
         ctx = f.context
+        if f.rule == "validations-changed" and ctx is not None:  # CEL: evaluated (issue 19)
+            return judge_rules(f, self.direction.sides(f.path), search=self.dynamic,
+                               pruning=pruning, budget=self.budget,
+                               seed=_seed(str(self.seed), f.rule, f.location))
         if not self.dynamic or ctx is None or RULES[f.rule].behavioural:
-            return f  # defaults, merge semantics, CEL: a validator cannot witness them
+            return f  # defaults, merge semantics: a validator cannot witness them
         decide = bool(getattr(ctx, "decide", False))
         sides = [s for s in (Side.REQUEST, Side.RESPONSE)
                  if s in f.breaks and (decide or s in self.direction.sides(f.path))]

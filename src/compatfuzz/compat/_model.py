@@ -105,8 +105,9 @@ class Status(str, enum.Enum):
     """What the dynamic search made of a finding; ordered by how sure we are it breaks.
 
     ``confirmed``: a witness was found. ``unconfirmed``: a rule says it breaks but no
-    witness turned up within the budget. ``not-checked``: the search was switched off or
-    cannot judge this rule (CEL rules, merge semantics). Whether an ignore entry matched
+    witness turned up within the budget (for a CEL rule: also one judged and proven not
+    to break, see ``compat/_cel_witness.py``). ``not-checked``: the search was switched
+    off or cannot judge this rule (merge semantics, defaults). Whether an ignore entry matched
     is separate (:attr:`Finding.ignored`), so an accepted break keeps its evidence.
     """
 

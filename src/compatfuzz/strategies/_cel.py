@@ -62,7 +62,8 @@ from compatfuzz.strategies._cel_cost import (
 )
 from compatfuzz.strategies._cel_functions import FUNCTIONS, LIST_MIN, SETS, parse_go_duration
 
-__all__ = ["CompiledRules", "UnsupportedRule", "check_rules", "compile_rules", "to_cel"]
+__all__ = ["CompiledRules", "UnsupportedRule", "check_rules", "compile_rules", "holds_without",
+           "to_cel", "transition_holds"]
 
 Resolver = Callable[[str], Mapping[str, Any]]
 
@@ -789,3 +790,101 @@ def check_rules(schema: Any) -> None:
             _REFUSALS[id(schema)] = hit
     if hit[1] is not None:
         raise UnsupportedSchema(hit[1])
+
+
+# --------------------------------------------------------------------------- judging one rule
+
+
+def transition_holds(rule: str, value: Any, old: Any, schema: Mapping[str, Any] | None = None,
+                     *, resolve: Resolver | None = None,
+                     cost_limit: int = PER_CALL_LIMIT) -> bool | None:
+    """Whether the transition rule ``rule`` holds on an update from ``old`` to ``value``
+    (``None``: it cannot be evaluated here).
+
+    apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go``
+    (``validateExpressions``) binds ``self`` to the new value and ``oldSelf`` to the old
+    object's value at the rule's node, both converted by the node's schema, and runs a
+    rule using ``oldSelf`` only when there is an old value (on update); an evaluation
+    error or a cost past ``cost_limit`` rejects the update, as there.
+    """
+    verdict = _verdict(rule)
+    if verdict.program is None or rule in _DEMOTED:
+        return None
+    try:
+        context = {"self": to_cel(value, schema, resolve=resolve),
+                   "oldSelf": to_cel(old, schema, resolve=resolve), "sets": SETS}
+        result, _ = metered(verdict.program.runner, context, cost_limit)
+    except CostExceeded:
+        return False
+    except CELEvalError as exc:
+        return None if _is_undeclared(exc) else False
+    except (ValueError, TypeError, OverflowError):
+        return False
+    except Exception:  # a cel-python crash: we cannot tell
+        return None
+    if isinstance(result, CELEvalError):
+        return None if _is_undeclared(result) else False
+    return isinstance(result, celtypes.BoolType) and bool(result)
+
+
+def _self_field(arg: Any) -> str | None:
+    """``f`` when ``arg`` is exactly ``self.f`` (after :func:`_collapse`), else ``None``."""
+    if not isinstance(arg, lark.Tree) or arg.data != "member_dot" or len(arg.children) != 2:
+        return None
+    primary = arg.children[0]
+    if (isinstance(primary, lark.Tree) and primary.data == "primary" and primary.children
+            and isinstance(primary.children[0], lark.Tree)
+            and primary.children[0].data == "ident"
+            and str(primary.children[0].children[0]) == "self"):
+        return str(arg.children[1])
+    return None
+
+
+def holds_without(rule: str, absent: Callable[[str], bool]) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``rule`` holds for *every* value of ``self`` that lacks the fields for which
+    ``absent(name)`` is true (``name`` as the rule spells it, escaped), and which of those
+    fields the proof used.
+
+    Why: a rule added over a field that the same revision adds (``!has(self.sa) || ...``)
+    cannot reject an object stored before, which has no such field. The proof is a partial
+    evaluation: ``has(self.f)`` of an absent field is ``false``, every other reading of
+    ``self`` (``has`` of a present field included) is an unknown, bound as a CEL error;
+    CEL's commutative ``||`` and ``&&`` let an error through unless the other operand
+    decides the result (cel-go ``README.md``, "Partial State"), and ``?:`` on an error is
+    an error, so ``true`` means the result did not depend on anything unknown. Transition
+    rules are not judged.
+    """
+    verdict = _verdict(rule)
+    if verdict.program is None or verdict.transition:
+        return False, ()
+    env = _environment()
+    try:
+        tree = _collapse(_rename_min(env.compile(rule)))
+        false_node = _collapse(env.compile("false"))
+        unknown_node = _collapse(env.compile("self"))
+    except Exception:  # it parsed above; a lark surprise means "not proven"
+        return False, ()
+    # the leaves of ``primary(literal false)`` and ``primary(ident self)``
+    false_leaf = false_node.children[0] if false_node.data == "primary" else false_node
+    unknown_leaf = unknown_node.children[0] if unknown_node.data == "primary" else unknown_node
+    used: list[str] = []
+    for node in list(_walk(tree)):
+        if node.data != "ident_arg" or str(node.children[0]) != "has":
+            continue
+        args = node.children[1] if len(node.children) > 1 else None
+        arg = args.children[0] if isinstance(args, lark.Tree) and args.children else None
+        name = _self_field(arg)
+        leaf = false_leaf if name is not None and absent(name) else unknown_leaf
+        if leaf is false_leaf and name not in used:
+            used.append(str(name))
+        node.data, node.children = leaf.data, list(leaf.children)
+    if not used:
+        return False, ()
+    try:
+        program = env.program(tree, functions=_CHARGED)
+        unknown = CELEvalError("unknown: any value a stored object may hold")
+        result, _ = metered(program, {"self": unknown, "sets": SETS}, PER_CALL_LIMIT)
+    except Exception:  # an error or a crash: the rule's result depends on the unknown
+        return False, ()
+    holds = isinstance(result, celtypes.BoolType) and bool(result)
+    return holds, tuple(used) if holds else ()
