@@ -85,7 +85,10 @@ def children(pid: int) -> list[int]:
     """Child pids of ``pid`` (Linux ``/proc``)."""
     out: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
+        try:
+            text = (task / "children").read_text().split()
+        except FileNotFoundError:  # the thread ended between listing and reading
+            continue
         out.extend(int(c) for c in text)
     return out
 
