@@ -68,7 +68,7 @@ def test_lossy_converter_fails_with_diff_counterexample_and_replay_line(
             '"kind": "Frobber", "spec": {"params": ["", ""]}}') in result.stdout.str()
 
 
-@pytest.mark.parametrize("flag", ["--lf", "--ff"])
+@pytest.mark.parametrize("flag", ["--lf", pytest.param("--ff", marks=pytest.mark.slow)])
 def test_last_failed_reruns_only_the_failed_unit(pytester: pytest.Pytester,
                                                  flag: str) -> None:
     """``--lf`` runs the one failed unit again (pytest 9.2 re-ran all of them: the cached

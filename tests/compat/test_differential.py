@@ -35,6 +35,7 @@ def test_no_witness_without_a_static_finding(pair: tuple[Any, Any, str],
     _no_witness_without_a_static_finding(pair, data)
 
 
+@pytest.mark.slow  # ~15 s; the default run keeps test_no_witness_without_a_static_finding
 @settings(NESTED, max_examples=150)
 @given(mutated_pairs(AUDITED), st.data())
 def test_no_witness_without_a_static_finding_for_audited_changes(

@@ -83,6 +83,7 @@ def test_the_correct_converter_passes_through_the_real_server(served: Endpoint) 
     assert len(results) == 12 and not problems, problems
 
 
+@pytest.mark.slow  # ~15 s and 3 control planes: test_real_modes takes the Frobber so
 def test_fuzz_and_replay_catch_a_bug_through_the_real_server(
         assets: Assets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,6 +54,7 @@ def test_a_conversion_data_stash_passes_every_property_on_the_api_server() -> No
     assert _failed(results) == {}
 
 
+@pytest.mark.slow  # ~15 s: 24 units twice; the API-server case above runs by default
 def test_plain_dicts_need_the_stash_named() -> None:
     plain = _failed(_results(gadgets.api("conversion-data", pipeline="plain"),
                              properties=["roundtrip", "path_independent"]))

@@ -38,7 +38,7 @@ def _check(schema: Schema, examples: int = EXAMPLES) -> int:
     return len(seen)
 
 
-@pytest.mark.parametrize("release", ["1.29", "1.37"])
+@pytest.mark.parametrize("release", [pytest.param("1.29", marks=pytest.mark.slow), "1.37"])
 def test_every_builtin_kind_generates_valid_objects(release: str) -> None:
     kinds = kubernetes_kinds(release)
     assert len(kinds) > 100
