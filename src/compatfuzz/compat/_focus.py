@@ -19,10 +19,10 @@ read any field below it), and at an array with ``uniqueItems``/``contains``/
 ``prefixItems`` (two items may differ only in a left-out field). ``minProperties`` and
 ``maxProperties`` only count fields, so under them N identical fields stay (N the
 largest of those bounds, the smallest schemas first): they are the fillers a
-count-based witness needs (``spec: {minProperties: 1}`` in Cluster API keeps one). An array whose bounds are
-the same on both sides is drawn with at most two items (or its ``minItems``): a break
-inside an item needs one, and a list of 2000 machine deployments with patterned names
-cost a quarter of a second per example.
+count-based witness needs (``spec: {minProperties: 1}`` in Cluster API keeps one).
+An array whose bounds are the same on both sides is drawn with at most two items (or
+its ``minItems``): a break inside an item needs one, and a list of 2000 machine
+deployments with patterned names cost a quarter of a second per example.
 """
 
 from __future__ import annotations
