@@ -62,6 +62,26 @@ def test_nothing_is_left_out_under_a_keyword_that_relates_siblings(
     assert props_of(focused(old, new)) == {"a", "x"}
 
 
+def test_under_a_union_that_tests_presence_the_named_fields_stay_and_shrink() -> None:
+    """Kyverno's ``match: {not: {required: [any, all]}}``: ``any`` and ``all`` may be
+    drawn (the union tests whether they are there), but what is the same inside them is
+    left out; a branch that reads a field's value keeps it whole; a branch that counts
+    fields keeps everything."""
+    inner = obj({"big": BIG, "x": {"type": "integer", "maximum": 9}})
+    inner3 = obj({"big": BIG, "x": {"type": "integer", "maximum": 3}})
+    union = {"not": {"required": ["any", "all"]}}
+    old = obj({"any": inner, "all": inner, "other": BIG}, **union)
+    new = obj({"any": inner3, "all": inner, "other": BIG}, **union)
+    g = focused(old, new)
+    assert props_of(g) == {"any", "all"}
+    assert props_of(g, "any") == {"x"} and props_of(g, "all") == set()
+    reads = {"anyOf": [{"properties": {"all": {"required": ["big"]}}}, {"required": ["any"]}]}
+    g = focused({**old, **reads}, {**new, **reads})
+    assert props_of(g, "all") == {"big", "x"}  # whole: a branch reads its value
+    counts = {"oneOf": [{"minProperties": 2}, {"required": ["any"]}]}
+    assert props_of(focused({**old, **counts}, {**new, **counts})) == {"any", "all", "other"}
+
+
 def test_min_properties_keeps_the_smallest_identical_fields_as_fillers() -> None:
     old = obj({"big": BIG, "flag": {"type": "boolean"}, "n": {"type": "integer"},
                "x": {"type": "integer", "maximum": 9}}, minProperties=2)

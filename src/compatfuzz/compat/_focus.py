@@ -12,11 +12,13 @@ schemas, so a witness is as real as before. It cannot hide a break: a value of a
 identical subschema validates the same on both sides and both readers keep it (pruning
 reads the same ``properties``), and leaving it out keeps a writer-valid object valid, as
 long as no keyword relates sibling fields or looks into the subtree from above. So the
-walk stops (keeps everything below) at a node with such a keyword: ``allOf``/``anyOf``/
-``oneOf``/``not``/``if``, ``dependent*``, ``enum``/``const``, ``patternProperties``,
-``propertyNames``, ``unevaluated*``, ``$ref``, CEL ``x-kubernetes-validations`` (a rule may
-read any field below it), and at an array with ``uniqueItems``/``contains``/
-``prefixItems`` (two items may differ only in a left-out field). ``minProperties`` and
+walk stops (keeps everything below) at a node with such a keyword: ``if``,
+``dependent*``, ``enum``/``const``, ``patternProperties``, ``propertyNames``,
+``unevaluated*``, ``$ref``, CEL ``x-kubernetes-validations`` (a rule may read any field
+below it), and at an array with ``uniqueItems``/``contains``/``prefixItems`` (two items
+may differ only in a left-out field); under ``allOf``/``anyOf``/``oneOf``/``not`` it
+keeps the fields their branches name (whole if a branch reads the value,
+``_mentioned``), and stops if a branch may read any field. ``minProperties`` and
 ``maxProperties`` only count fields, so under them N identical fields stay (N the
 largest of those bounds, the smallest schemas first): they are the fillers a
 count-based witness needs (``spec: {minProperties: 1}`` in Cluster API keeps one).
@@ -58,6 +60,40 @@ def _plain(node: Any) -> Any:
     return node
 
 
+_UNIONS = frozenset({"allOf", "anyOf", "oneOf", "not"})
+#: what a union branch may hold for the fields it does not name to be left out
+_BRANCH = frozenset({"required", "properties", "type"}) | _UNIONS | _NOTES
+
+
+def _mentioned(*nodes: Mapping[str, Any]) -> tuple[set[str], set[str]] | None:
+    """The field names the ``allOf``/``anyOf``/``oneOf``/``not`` branches of ``nodes``
+    test for presence (``required``) and those whose value they read (``properties``),
+    or ``None`` when a branch may read any field (``minProperties``,
+    ``additionalProperties``, CEL...): then nothing is left out.
+
+    Kyverno's ``match: {not: {required: [any, all]}}`` only tests two fields' presence;
+    without this the whole 300 KB rule schema under it was drawn.
+    """
+    present: set[str] = set()
+    read: set[str] = set()
+    for node in nodes:
+        for kw in _UNIONS & node.keys():
+            value = node[kw]
+            for b in value if isinstance(value, list) else [value]:
+                if isinstance(b, bool):
+                    continue
+                if not isinstance(b, Mapping) or not b.keys() <= _BRANCH:
+                    return None
+                present.update(b.get("required") or ())
+                read.update(b.get("properties") or ())
+                inner = _mentioned(b)
+                if inner is None:
+                    return None
+                present |= inner[0]
+                read |= inner[1]
+    return present, read
+
+
 def focus(gen: Schema, writer: Schema, reader: Schema, *,
           settled: frozenset[str] = frozenset()) -> Schema:
     """``gen`` (the writer's generation schema, :func:`~._witness.open_up`) with each
@@ -84,8 +120,15 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
     def visit(g: Any, w: Any, r: Any, depth: int, path: str = "") -> Any:
         nonlocal changed
         if (depth > 64 or not isinstance(g, Mapping) or not isinstance(w, Mapping)
-                or not isinstance(r, Mapping) or _STOP & (g.keys() | w.keys() | r.keys())):
+                or not isinstance(r, Mapping)):
             return g
+        stops = _STOP & (g.keys() | w.keys() | r.keys())
+        if not stops <= _UNIONS:
+            return g
+        mentioned = _mentioned(w, r)
+        if mentioned is None:
+            return g
+        present, read = mentioned
         out = dict(g)
         gp, wp, rp = g.get("properties"), w.get("properties"), r.get("properties")
         if isinstance(gp, Mapping) and isinstance(wp, Mapping) and isinstance(rp, Mapping):
@@ -101,6 +144,12 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                               )[:fillers])
             props = {}
             for k, v in gp.items():
+                if k in read:  # a branch reads its value: kept whole
+                    props[k] = v
+                    continue
+                if k in present and k in wp and k in rp:  # a branch tests it is there
+                    props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k))
+                    continue
                 if k not in required and join(path, k) in settled:
                     changed = True
                     continue
@@ -112,7 +161,7 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                 else:
                     props[k] = v
             out["properties"] = props
-        if isinstance(g.get("items"), Mapping) and all(
+        if not stops and isinstance(g.get("items"), Mapping) and all(
                 w.get(k) == r.get(k) for k in ("minItems", "maxItems", "type")):
             # the same bounds on both sides: one item shows a break of an item, and a
             # second one an item that only breaks beside another (a list-map key)
