@@ -82,6 +82,21 @@ def test_under_a_union_that_tests_presence_the_named_fields_stay_and_shrink() ->
     assert props_of(focused({**old, **counts}, {**new, **counts})) == {"any", "all", "other"}
 
 
+def test_unchanged_transition_rules_do_not_stop_the_walk_other_rules_do() -> None:
+    """``self == oldSelf`` runs on updates only, so it judges none of the objects a search
+    draws (Karpenter's immutable NodeClaim spec); a rule on the object itself, or a
+    transition rule that changed, keeps everything."""
+    def pair(old_rule: str, new_rule: str) -> Schema:
+        return focused(
+            obj({"a": BIG, "x": {"type": "integer", "maximum": 9}},
+                **{"x-kubernetes-validations": [{"rule": old_rule}]}),
+            obj({"a": BIG, "x": {"type": "integer", "maximum": 3}},
+                **{"x-kubernetes-validations": [{"rule": new_rule}]}))
+    assert props_of(pair("self == oldSelf", "self == oldSelf")) == {"x"}
+    assert props_of(pair("has(self.a)", "has(self.a)")) == {"a", "x"}
+    assert props_of(pair("self == oldSelf", "self.a == oldSelf.a")) == {"a", "x"}
+
+
 def test_min_properties_keeps_the_smallest_identical_fields_as_fillers() -> None:
     old = obj({"big": BIG, "flag": {"type": "boolean"}, "n": {"type": "integer"},
                "x": {"type": "integer", "maximum": 9}}, minProperties=2)

@@ -15,7 +15,8 @@ long as no keyword relates sibling fields or looks into the subtree from above. 
 walk stops (keeps everything below) at a node with such a keyword: ``if``,
 ``dependent*``, ``enum``/``const``, ``patternProperties``, ``propertyNames``,
 ``unevaluated*``, ``$ref``, CEL ``x-kubernetes-validations`` (a rule may read any field
-below it), and at an array with ``uniqueItems``/``contains``/``prefixItems`` (two items
+below it; unless all are unchanged transition rules, ``_only_transitions``), and at an
+array with ``uniqueItems``/``contains``/``prefixItems`` (two items
 may differ only in a left-out field); under ``allOf``/``anyOf``/``oneOf``/``not`` it
 keeps the fields their branches name (whole if a branch reads the value,
 ``_mentioned``), and stops if a branch may read any field. ``minProperties`` and
@@ -94,6 +95,22 @@ def _mentioned(*nodes: Mapping[str, Any]) -> tuple[set[str], set[str]] | None:
     return present, read
 
 
+_CEL = "x-kubernetes-validations"
+
+
+def _only_transitions(w: Mapping[str, Any], r: Mapping[str, Any]) -> bool:
+    """Whether the CEL rules of ``w`` and ``r`` are the same and all transition rules
+    (they read ``oldSelf``): the API server runs those on updates only
+    (``k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go`` skips a
+    rule with ``oldSelf`` when there is no old object), so no rule of them judges the
+    single objects a search draws. Karpenter's ``spec: self == oldSelf`` (immutable)
+    otherwise kept the whole NodeClaim spec in every draw. A rule that changed is not
+    exempt: a search for that change needs its fields."""
+    rules = w.get(_CEL)
+    return (isinstance(rules, list) and rules == r.get(_CEL) and all(
+        isinstance(x, Mapping) and "oldSelf" in str(x.get("rule", "")) for x in rules))
+
+
 def focus(gen: Schema, writer: Schema, reader: Schema, *,
           settled: frozenset[str] = frozenset()) -> Schema:
     """``gen`` (the writer's generation schema, :func:`~._witness.open_up`) with each
@@ -123,6 +140,8 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                 or not isinstance(r, Mapping)):
             return g
         stops = _STOP & (g.keys() | w.keys() | r.keys())
+        if _CEL in stops and _only_transitions(w, r):
+            stops -= {_CEL}
         if not stops <= _UNIONS:
             return g
         mentioned = _mentioned(w, r)
