@@ -63,9 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=int, default=200,
                         help="examples searched per finding for a witness (default 200)")
     parser.add_argument("--whole-budget", type=int, default=100,
-                        help="examples per side for the whole-schema search (default 100)")
-    parser.add_argument("--no-dynamic", action="store_true",
-                        help="static rules only: no witness search")
+                        help="examples per side for the whole-schema search, drawing only "
+                        "the fields that differ (default 100)")
+    parser.add_argument("--no-witness", "--no-dynamic", action="store_true",
+                        dest="no_dynamic",
+                        help="the fast static mode: rules only, no witness search (every "
+                        "breaking finding reads not-checked)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the witness search")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also show info-level findings")

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from compatfuzz.compat._cel_witness import judge_rules
+from compatfuzz.compat._focus import _plain
 from compatfuzz.compat._model import (
     RULES,
     Direction,
@@ -292,6 +293,8 @@ class _Run:
         """Search the whole pair for breaks no static finding explains."""
         if not self.dynamic or self.whole_budget <= 0:
             return
+        if old.kubernetes == new.kubernetes and _plain(old.root) == _plain(new.root):
+            return  # the same schema on both sides (up to descriptions) breaks nothing
         auto = self.direction is Direction.AUTO
 
         def keep(v: Any) -> Any:
@@ -320,9 +323,13 @@ class _Run:
                 return side in self.direction.sides(r.path) and not any(
                     explains(c, r) for c in claims)
 
+            # a field one side lacks, read with pruning, is its finding's whole story
+            settled = frozenset(p for s in static if pruning
+                                and s.rule in ("field-added", "field-removed")
+                                for p in _expand([s.path], aliases))
             w, verdict, note = search(judge, side, budget=self.whole_budget,
                                       seed=_seed(str(self.seed), version, str(side)),
-                                      match=unexplained, every=True)
+                                      match=unexplained, every=True, settled=settled)
             if note.startswith("search failed"):
                 self.notes.append(f"whole-schema {side} search: {note}")
             if w is None or verdict is None:
@@ -395,7 +402,8 @@ def check(
     accepted by :func:`load_revision`, or a raw JSON Schema mapping. ``direction`` is
     ``auto`` (Kubernetes: ``status`` response-only, the rest both ways), ``request``,
     ``response`` or ``both``. ``budget`` is the number of examples searched per finding,
-    ``whole_budget`` per side for the whole-schema search; ``dynamic=False`` skips both.
+    ``whole_budget`` per side for the whole-schema search, which draws only the fields
+    that differ (``_focus``); ``dynamic=False`` skips both.
     ``pruning`` (default: on for Kubernetes schemas) reads unknown fields as dropped
     rather than rejected. Runs are reproducible: the search is seeded from ``seed``.
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from compatfuzz.compat._focus import focus
 from compatfuzz.compat._model import Side, Witness
 from compatfuzz.compat._static import Only, Repeat, SearchContext, With, join
 from compatfuzz.schema import Schema
@@ -257,7 +258,8 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
            candidates: list[Any] | None = None,
            match: Callable[[Verdict, Rejection], bool] | None = None,
            every: bool = False,
-           path: str = "") -> tuple[Witness | None, Verdict | None, str]:
+           path: str = "",
+           settled: frozenset[str] = frozenset()) -> tuple[Witness | None, Verdict | None, str]:
     """Look for a witness on ``side``; return (witness, verdict, note).
 
     Tries ``candidates`` first (cheap, exact), then a Hypothesis search of ``budget``
@@ -265,7 +267,8 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
     where the writer keeps them, see :func:`open_up`), shrunk. ``match`` says which
     rejections count (e.g. "this keyword at this path"): one of them, or with ``every``
     all of them; the witness reason and the returned verdict's first rejection are the
-    matching one. ``note`` explains a failed search.
+    matching one. ``note`` explains a failed search. Only fields that differ are drawn,
+    less the ``settled`` ones (:func:`~._focus.focus`).
     """
     def pick(v: Verdict | None) -> Verdict | None:
         if v is None or match is None:
@@ -294,7 +297,9 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
     if too_large is not None:
         return None, None, f"search skipped: {too_large}"
     try:
-        strategy = from_schema(open_up(writer, reader, pruning=judge.pruning),
+        # draw only what differs: identical optional fields cannot break (``_focus``)
+        strategy = from_schema(focus(open_up(writer, reader, pruning=judge.pruning),
+                                     writer, reader, settled=settled),
                                kubernetes=writer.kubernetes,
                                extra_properties=not judge.pruning)
 

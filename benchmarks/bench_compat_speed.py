@@ -1,0 +1,144 @@
+"""Seconds per ``compatfuzz diff`` on every consecutive CRD release pair (issue 19, item 6).
+
+Why: a pre-merge check must answer in about a second. This times ``diff`` as the CLI runs
+it (load both files, then :func:`compatfuzz.compat.check` with the CLI's defaults), in
+process, on every consecutive release pair of ../shared/corpus/crd-releases (MANIFEST.md
+there names the tags), and records each pair's findings (rule, version, path, severity,
+status, witness yes/no) so two runs can be compared verdict for verdict.
+
+    .venv/bin/python benchmarks/bench_compat_speed.py                  # defaults, witnesses
+    .venv/bin/python benchmarks/bench_compat_speed.py --no-witness     # static mode
+    .venv/bin/python benchmarks/bench_compat_speed.py --out after.json --compare before.json
+
+Prints median / p90 / max wall seconds (and CPU seconds, ``time.process_time``: the
+machine is shared) and the slowest 10 pairs; writes benchmarks/results/compat_speed.json
+(or ``--out``). Each pair loads its files afresh, so nothing is reused across pairs
+that a CLI run would not have.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _repo import rel
+
+from compatfuzz.compat import diff, load_revision
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent.parent / "shared" / "corpus" / "crd-releases"
+
+
+def _tag_key(tag: str) -> tuple[int, ...]:
+    """v1.10.0 after v1.9.0; a ``main-<sha>`` tag after every release."""
+    if tag.startswith("main"):
+        return (10**6,)
+    return tuple(int(x) for x in re.findall(r"\d+", tag))
+
+
+def pairs() -> list[tuple[str, Path, Path]]:
+    """(label, old file, new file) for each consecutive release pair of each CRD."""
+    out = []
+    for project in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
+        for crd in sorted(p for p in project.iterdir() if p.is_dir()):
+            files = sorted(crd.glob("*.yaml"), key=lambda p: _tag_key(p.stem))
+            for a, b in itertools.pairwise(files):
+                out.append((f"{project.name}/{crd.name} {a.stem}->{b.stem}", a, b))
+    return out
+
+
+def _summary(f: dict[str, Any]) -> dict[str, Any]:
+    return {"rule": f["rule"], "version": f["version"], "path": f["path"],
+            "keyword": f.get("keyword"), "severity": f["severity"],
+            "breaking": f["breaking"], "status": f["status"],
+            "witness": f.get("witness") is not None}
+
+
+def run_one(old: Path, new: Path, dynamic: bool) -> dict[str, Any]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    report = diff(load_revision(str(old)), load_revision(str(new)), dynamic=dynamic)
+    return {"seconds": round(time.perf_counter() - wall, 3),
+            "cpu_seconds": round(time.process_time() - cpu, 3),
+            "exit_code": report.exit_code,
+            "findings": [_summary(f.to_json()) for f in report.findings]}
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Every finding that differs between two runs, pair by pair."""
+    lines = []
+    old_pairs = {p["pair"]: p for p in before["pairs"]}
+    for p in after["pairs"]:
+        q = old_pairs.get(p["pair"])
+        if q is None:
+            continue
+        key = ("rule", "version", "path", "keyword")
+        a = {tuple(f[k] for k in key): f for f in q["findings"]}
+        b = {tuple(f[k] for k in key): f for f in p["findings"]}
+        for k in sorted(set(a) | set(b), key=str):
+            if a.get(k) != b.get(k):
+                lines.append(f"{p['pair']}: {k}: {a.get(k)} -> {b.get(k)}")
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-witness", action="store_true",
+                    help="static rules only (compatfuzz diff --no-witness)")
+    ap.add_argument("--only", metavar="TEXT", help="pairs whose label contains TEXT")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "compat_speed.json")
+    ap.add_argument("--compare", type=Path, metavar="JSON",
+                    help="an earlier run's output: list every finding that differs")
+    args = ap.parse_args()
+    if not CORPUS.is_dir():
+        print(f"{rel(CORPUS)} is absent: nothing to time", file=sys.stderr)
+        return 0
+    rows = []
+    for label, a, b in pairs():
+        if args.only and args.only not in label:
+            continue
+        row = {"pair": label, **run_one(a, b, dynamic=not args.no_witness)}
+        rows.append(row)
+        print(f"{row['seconds']:7.2f}s wall {row['cpu_seconds']:7.2f}s cpu  {label}  "
+              f"({len(row['findings'])} findings, exit {row['exit_code']})", flush=True)
+    walls = [r["seconds"] for r in rows]
+    cpus = [r["cpu_seconds"] for r in rows]
+    stats = {
+        "pairs": len(rows), "witness": not args.no_witness,
+        "median": round(statistics.median(walls), 2), "p90": round(_quantile(walls, 0.9), 2),
+        "max": round(max(walls), 2), "total": round(sum(walls), 1),
+        "cpu_median": round(statistics.median(cpus), 2), "cpu_max": round(max(cpus), 2),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "cores": os.cpu_count(),
+    }
+    print(f"\n{stats['pairs']} pairs: median {stats['median']} s, p90 {stats['p90']} s, "
+          f"max {stats['max']} s (cpu: median {stats['cpu_median']} s, max "
+          f"{stats['cpu_max']} s); load average {stats['load_average']} on "
+          f"{stats['cores']} cores")
+    print("slowest 10:")
+    for r in sorted(rows, key=lambda r: -r["seconds"])[:10]:
+        print(f"  {r['seconds']:7.2f}s wall {r['cpu_seconds']:7.2f}s cpu  {r['pair']}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"stats": stats, "pairs": rows}, indent=1) + "\n")
+    if args.compare:
+        diffs = compare(json.loads(args.compare.read_text()), {"pairs": rows})
+        print(f"\n{len(diffs)} findings differ from {rel(args.compare)}")
+        for line in diffs:
+            print("  " + line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Search only where the two revisions differ: leave identical optional fields out.
+
+Why (issue 19, item 6): a witness search drew whole objects from a real CRD (a Cluster
+API ``Cluster`` with its topology, a KEDA ``ScaledJob`` with a whole pod template) and
+validated them against both revisions, although a release changes a handful of fields.
+Almost all of the time (seconds per pair) went into generating, validating and shrinking
+fields that are the same in OLD and NEW.
+
+:func:`focus` returns the *generation* schema with every optional property whose schema
+is the same on both sides left out. Values are still judged by the real OLD and NEW
+schemas, so a witness is as real as before. It cannot hide a break: a value of an
+identical subschema validates the same on both sides and both readers keep it (pruning
+reads the same ``properties``), and leaving it out keeps a writer-valid object valid, as
+long as no keyword relates sibling fields or looks into the subtree from above. So the
+walk stops (keeps everything below) at a node with such a keyword: ``if``,
+``dependent*``, ``enum``/``const``, ``patternProperties``, ``propertyNames``,
+``unevaluated*``, ``$ref``, CEL ``x-kubernetes-validations`` (a rule may read any field
+below it; unless all are unchanged transition rules, ``_only_transitions``), and at an
+array with ``uniqueItems``/``contains``/``prefixItems`` (two items
+may differ only in a left-out field); under ``allOf``/``anyOf``/``oneOf``/``not`` it
+keeps the fields their branches name (whole if a branch reads the value,
+``_mentioned``), and stops if a branch may read any field. ``minProperties`` and
+``maxProperties`` only count fields, so under them N identical fields stay (N the
+largest of those bounds, the smallest schemas first): they are the fillers a
+count-based witness needs (``spec: {minProperties: 1}`` in Cluster API keeps one).
+An array whose bounds are the same on both sides is drawn with at most two items (or
+its ``minItems``): a break inside an item needs one, and a list of 2000 machine
+deployments with patterned names cost a quarter of a second per example.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from compatfuzz.compat._static import join
+from compatfuzz.schema import Schema
+
+__all__ = ["focus"]
+
+#: keywords that relate siblings or look below a node (see the module docstring)
+_STOP = frozenset({
+    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentRequired",
+    "dependentSchemas", "dependencies", "enum", "const", "patternProperties",
+    "propertyNames", "unevaluatedProperties", "unevaluatedItems",
+    "$ref", "$dynamicRef", "x-kubernetes-validations", "uniqueItems", "contains",
+    "minContains", "maxContains", "prefixItems",
+})
+#: keywords that change nothing a validator or the pruning reader does
+_NOTES = frozenset({"description", "title", "$comment", "examples", "example",
+                    "x-kubernetes-embedded-resource-description"})
+
+
+def _plain(node: Any) -> Any:
+    """``node`` without descriptions (which change between releases and validate nothing)."""
+    if isinstance(node, Mapping):
+        return {k: _plain(v) for k, v in node.items() if k not in _NOTES}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+_UNIONS = frozenset({"allOf", "anyOf", "oneOf", "not"})
+#: what a union branch may hold for the fields it does not name to be left out
+_BRANCH = frozenset({"required", "properties", "type"}) | _UNIONS | _NOTES
+
+
+def _mentioned(*nodes: Mapping[str, Any]) -> tuple[set[str], set[str]] | None:
+    """The field names the ``allOf``/``anyOf``/``oneOf``/``not`` branches of ``nodes``
+    test for presence (``required``) and those whose value they read (``properties``),
+    or ``None`` when a branch may read any field (``minProperties``,
+    ``additionalProperties``, CEL...): then nothing is left out.
+
+    Kyverno's ``match: {not: {required: [any, all]}}`` only tests two fields' presence;
+    without this the whole 300 KB rule schema under it was drawn.
+    """
+    present: set[str] = set()
+    read: set[str] = set()
+    for node in nodes:
+        for kw in _UNIONS & node.keys():
+            value = node[kw]
+            for b in value if isinstance(value, list) else [value]:
+                if isinstance(b, bool):
+                    continue
+                if not isinstance(b, Mapping) or not b.keys() <= _BRANCH:
+                    return None
+                present.update(b.get("required") or ())
+                read.update(b.get("properties") or ())
+                inner = _mentioned(b)
+                if inner is None:
+                    return None
+                present |= inner[0]
+                read |= inner[1]
+    return present, read
+
+
+_CEL = "x-kubernetes-validations"
+
+
+def _only_transitions(w: Mapping[str, Any], r: Mapping[str, Any]) -> bool:
+    """Whether the CEL rules of ``w`` and ``r`` are the same and all transition rules
+    (they read ``oldSelf``): the API server runs those on updates only
+    (``k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go`` skips a
+    rule with ``oldSelf`` when there is no old object), so no rule of them judges the
+    single objects a search draws. Karpenter's ``spec: self == oldSelf`` (immutable)
+    otherwise kept the whole NodeClaim spec in every draw. A rule that changed is not
+    exempt: a search for that change needs its fields."""
+    rules = w.get(_CEL)
+    return (isinstance(rules, list) and rules == r.get(_CEL) and all(
+        isinstance(x, Mapping) and "oldSelf" in str(x.get("rule", "")) for x in rules))
+
+
+def focus(gen: Schema, writer: Schema, reader: Schema, *,
+          settled: frozenset[str] = frozenset()) -> Schema:
+    """``gen`` (the writer's generation schema, :func:`~._witness.open_up`) with each
+    optional property that ``writer`` and ``reader`` declare identically left out.
+
+    ``settled`` are field paths (``spec.items[*].name``) whose difference a static
+    finding already accounts for whole (a field added or removed, read with pruning):
+    the whole-schema search leaves them out too, as any witness there is explained.
+
+    ``gen`` is returned unchanged when nothing can be left out.
+    """
+    w_root, r_root = _plain(writer.root), _plain(reader.root)
+    same_defs = w_root.get("$defs") == r_root.get("$defs")
+    changed = False
+
+    def has_ref(node: Any) -> bool:
+        if isinstance(node, Mapping):
+            return "$ref" in node or "$dynamicRef" in node or any(
+                has_ref(v) for v in node.values())
+        if isinstance(node, list):
+            return any(has_ref(v) for v in node)
+        return False
+
+    def visit(g: Any, w: Any, r: Any, depth: int, path: str = "") -> Any:
+        nonlocal changed
+        if (depth > 64 or not isinstance(g, Mapping) or not isinstance(w, Mapping)
+                or not isinstance(r, Mapping)):
+            return g
+        stops = _STOP & (g.keys() | w.keys() | r.keys())
+        if _CEL in stops and _only_transitions(w, r):
+            stops -= {_CEL}
+        if not stops <= _UNIONS:
+            return g
+        mentioned = _mentioned(w, r)
+        if mentioned is None:
+            return g
+        present, read = mentioned
+        out = dict(g)
+        gp, wp, rp = g.get("properties"), w.get("properties"), r.get("properties")
+        if isinstance(gp, Mapping) and isinstance(wp, Mapping) and isinstance(rp, Mapping):
+            required = set(w.get("required") or ()) | set(r.get("required") or ())
+            fillers = max([n for n in (w.get("minProperties"), w.get("maxProperties"),
+                                       r.get("minProperties"), r.get("maxProperties"))
+                           if isinstance(n, int)], default=0)
+            same = [k for k in gp if k in wp and k in rp and k not in required
+                    and wp[k] == rp[k] and (same_defs or not has_ref(wp[k]))]
+            # the fillers kept for counting are the smallest schemas (a boolean, not a
+            # list of 32 patterned strings)
+            kept = set(sorted(same, key=lambda k: (len(json.dumps(wp[k], default=str)), k)
+                              )[:fillers])
+            props = {}
+            for k, v in gp.items():
+                if k in read:  # a branch reads its value: kept whole
+                    props[k] = v
+                    continue
+                if k in present and k in wp and k in rp:  # a branch tests it is there
+                    props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k))
+                    continue
+                if k not in required and join(path, k) in settled:
+                    changed = True
+                    continue
+                if k in wp and k in rp:
+                    if k in same and k not in kept:
+                        changed = True
+                        continue
+                    props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k))
+                else:
+                    props[k] = v
+            out["properties"] = props
+        if not stops and isinstance(g.get("items"), Mapping) and all(
+                w.get(k) == r.get(k) for k in ("minItems", "maxItems", "type")):
+            # the same bounds on both sides: one item shows a break of an item, and a
+            # second one an item that only breaks beside another (a list-map key)
+            low, high = w.get("minItems"), w.get("maxItems")
+            least: int = low if isinstance(low, int) else 0
+            most: int | None = high if isinstance(high, int) else None
+            cap = max(least, 2) if most is None else min(most, max(least, 2))
+            if most is None or cap < most:
+                out["maxItems"] = cap
+                changed = True
+        if isinstance(g.get("items"), Mapping):
+            out["items"] = visit(g["items"], w.get("items"), r.get("items"), depth + 1,
+                                 path + "[*]")
+        if isinstance(g.get("additionalProperties"), Mapping):
+            out["additionalProperties"] = visit(
+                g["additionalProperties"], w.get("additionalProperties"),
+                r.get("additionalProperties"), depth + 1, path + "[*]")
+        return out
+
+    root = visit(gen.root, w_root, r_root, 0)
+    if not changed:
+        return gen
+    return Schema(root=root, source=gen.source, name=gen.name, kubernetes=gen.kubernetes,
+                  meta=gen.meta)
