@@ -27,13 +27,6 @@ from compatfuzz.schema import Schema
 
 __all__ = ["update_errors", "validation_errors"]
 
-#: Where ratcheting never excuses an error: under these keywords, and ``required``
-#: (kubernetes/website content/en/docs/tasks/extend-kubernetes/custom-resources/
-#: custom-resource-definitions.md, "Validation ratcheting"; apiextensions-apiserver
-#: pkg/apiserver/validation/ratcheting.go)
-_NOT_RATCHETED = ("allOf", "oneOf", "anyOf", "not")
-
-
 def _path_text(parts: Any) -> str:
     out = ""
     for part in parts:
@@ -51,13 +44,18 @@ class _Rules:
         self.any = _has_rules(self.root, self.resolve, set())
 
     def errors(self, obj: Any) -> Iterator[str]:
+        for _, message in self.located(obj):
+            yield message
+
+    def located(self, obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
+        """Each failed rule as (the path of the value it stands on, its message)."""
         from compatfuzz.strategies._cel_cost import RUNTIME_BUDGET
 
         if self.any:
-            yield from self._walk(self.root, obj, "", set(), [RUNTIME_BUDGET])
+            yield from self._walk(self.root, obj, "", (), [RUNTIME_BUDGET])
 
-    def _walk(self, node: Any, value: Any, path: str, seen: set[int],
-              budget: list[int]) -> Iterator[str]:
+    def _walk(self, node: Any, value: Any, path: str, parts: tuple[str | int, ...],
+              budget: list[int]) -> Iterator[tuple[tuple[str | int, ...], str]]:
         if not isinstance(node, Mapping):
             return
         ref = node.get("$ref")
@@ -71,12 +69,12 @@ class _Rules:
             budget[0] -= spent
             for rule, why in failed:
                 message = f"{why} (rule: {rule})" if why else _message_for(node, rule)
-                yield f"{path or '<root>'}: {message}"
+                yield parts, f"{path or '<root>'}: {message}"
         for key in ("anyOf", "allOf", "oneOf"):
             for branch in node.get(key) or ():
                 if isinstance(branch, Mapping) and branch.get("type") == "null":
                     continue
-                yield from self._walk(branch, value, path, seen, budget)
+                yield from self._walk(branch, value, path, parts, budget)
         if isinstance(value, dict):
             props = node.get("properties") or {}
             extra = node.get("additionalProperties")
@@ -85,12 +83,13 @@ class _Rules:
                 if sub is None and isinstance(extra, Mapping):
                     sub = extra
                 if sub is not None:
-                    yield from self._walk(sub, v, f"{path}.{k}" if path else k, seen, budget)
+                    yield from self._walk(sub, v, f"{path}.{k}" if path else k, (*parts, k),
+                                          budget)
         elif isinstance(value, list):
             items = node.get("items")
             if isinstance(items, Mapping):
                 for i, v in enumerate(value):
-                    yield from self._walk(items, v, f"{path}[{i}]", seen, budget)
+                    yield from self._walk(items, v, f"{path}[{i}]", (*parts, i), budget)
 
 
 def _message_for(node: Mapping[str, Any], rule: str) -> str:
@@ -191,14 +190,77 @@ def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
 def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
     """What the server refuses on an update that writes ``obj`` back unchanged.
 
-    Since validation ratcheting (beta on by default in Kubernetes 1.30, GA in 1.33) an
-    update is refused only for errors in what it changed, and for those ratcheting never
-    excuses: a missing ``required`` field, and anything under ``allOf``/``oneOf``/
-    ``anyOf``/``not``. So a B client that reads an object and writes it back is refused
-    when B requires a field the object lacks (found by the real server, issue 18).
+    Validation ratcheting (on by default since Kubernetes 1.30, GA in 1.33) turns the
+    errors of a value into warnings when the value is the old one's, DeepEqual, *and*
+    can be correlated with it: kube-openapi's errors and CEL rules alike
+    (apiextensions-apiserver ``pkg/apiserver/validation/ratcheting.go``,
+    ``ratchetingValueValidator.Validate``; ``pkg/registry/customresource/strategy.go``,
+    ``ValidateUpdate``, which also skips the list-type duplicates check when the old
+    object has them). So an unchanged update is refused only for an error (``required``,
+    ``allOf``, a CEL rule, ...) on a value that cannot be correlated
+    (:func:`_ratcheted`): under an item of a ``set``/``atomic`` list, or on a value
+    holding a field no schema declares, such as the root (its ``metadata``) or
+    ``x-kubernetes-preserve-unknown-fields`` content. Found by the real server
+    (issue 18): it took back ``spec.poolRef`` without B's required ``apiGroup``.
     """
+    root = structural(schema)
     errors = sorted((e for e in schema.validator.iter_errors(obj)
-                     if e.validator == "required"
-                     or any(p in _NOT_RATCHETED for p in e.schema_path)),
+                     if not _ratcheted(obj, root, tuple(e.absolute_path))),
                     key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
+    out = [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
+    if len(out) < limit:
+        for parts, message in _rules(schema).located(obj):
+            if not _ratcheted(obj, root, parts):
+                out.append(message)
+                if len(out) >= limit:
+                    break
+    return out
+
+
+def _ratcheted(obj: Any, root: Node, parts: tuple[str | int, ...]) -> bool:
+    """Whether an unchanged update's error at ``parts`` is excused: the value there has a
+    correlated old value (``CorrelatedObject.Key``/``Index``: a declared field, an item
+    of a list that is not ``set`` or ``atomic``) and compares equal to it
+    (``CachedDeepEqual``), k8s.io/apiserver ``pkg/cel/common/equality.go``."""
+    if not parts:
+        return False  # the root holds metadata's uid, resourceVersion...: no schema's
+    node: Node | None = root
+    value = obj
+    for part in parts:
+        if node is None:
+            return False
+        if isinstance(part, int):
+            if node.list_type in ("set", "atomic") or not isinstance(value, list):
+                return False  # correlateOldValueForChildAtNewIndex: not correlatable
+            node, value = node.items, value[part]
+        else:
+            if not isinstance(value, dict):
+                return False
+            node, value = _field(node, part), value.get(part)
+    return node is not None and _equal_to_old(value, node)
+
+
+def _field(node: Node, key: str) -> Node | None:
+    """The schema ``CorrelatedObject.Key`` correlates ``key`` by: a property, else
+    ``additionalProperties``' schema; none for an undeclared field."""
+    sub = node.properties.get(key)
+    if sub is None and node.has_additional:
+        sub = node.additional
+    return sub
+
+
+def _equal_to_old(value: Any, node: Node) -> bool:
+    """``CachedDeepEqual`` of an unchanged value: true unless a map below holds a field no
+    schema declares (its ``Key`` is nil: "not equal"). A ``set``/``atomic`` list, or one
+    without ``items``, compares as a whole (``reflect.DeepEqual``)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = _field(node, k)
+            if sub is None or not _equal_to_old(v, sub):
+                return False
+        return True
+    if isinstance(value, list):
+        if node.list_type in ("set", "atomic") or node.items is None:
+            return True
+        return all(_equal_to_old(v, node.items) for v in value)
+    return True
