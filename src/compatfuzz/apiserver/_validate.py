@@ -44,18 +44,23 @@ class _Rules:
         self.any = _has_rules(self.root, self.resolve, set())
 
     def errors(self, obj: Any) -> Iterator[str]:
-        for _, message in self.located(obj):
+        for _, message, _ in self.located(obj):
             yield message
 
-    def located(self, obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
-        """Each failed rule as (the path of the value it stands on, its message)."""
+    def located(self, obj: Any, *, update: bool = False
+                ) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+        """Each failed rule as (the path of the value it stands on, its message, whether
+        it is a false rule: not an evaluation error, which ratcheting never excuses).
+        With ``update``, a value not of its declared type fails every rule on it, as an
+        evaluation error (on create its type error keeps CEL from running at all)."""
         from compatfuzz.strategies._cel_cost import RUNTIME_BUDGET
 
         if self.any:
-            yield from self._walk(self.root, obj, "", (), [RUNTIME_BUDGET])
+            yield from self._walk(self.root, obj, "", (), [RUNTIME_BUDGET], update=update)
 
     def _walk(self, node: Any, value: Any, path: str, parts: tuple[str | int, ...],
-              budget: list[int]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+              budget: list[int], *, update: bool = False,
+              ) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
         if not isinstance(node, Mapping):
             return
         ref = node.get("$ref")
@@ -64,17 +69,24 @@ class _Rules:
         if "x-kubernetes-validations" in node and value is not None:
             if budget[0] <= 0:
                 return  # the budget ran out: no further rule runs
+            typed = _typed_as_declared(node, value)
+            if update and not typed:
+                for entry in node.get("x-kubernetes-validations") or ():
+                    rule = entry.get("rule") if isinstance(entry, Mapping) else None
+                    yield parts, (f"{path or '<root>'}: invalid data, expected "
+                                  f"{node.get('type')} (rule: {rule})"), False
+                return
             rules = _compiled(node, path or "self", self.resolve)
             failed, spent = rules.outcome(value, budget=budget[0])
             budget[0] -= spent
             for rule, why in failed:
                 message = f"{why} (rule: {rule})" if why else _message_for(node, rule)
-                yield parts, f"{path or '<root>'}: {message}"
+                yield parts, f"{path or '<root>'}: {message}", typed and not why
         for key in ("anyOf", "allOf", "oneOf"):
             for branch in node.get(key) or ():
                 if isinstance(branch, Mapping) and branch.get("type") == "null":
                     continue
-                yield from self._walk(branch, value, path, parts, budget)
+                yield from self._walk(branch, value, path, parts, budget, update=update)
         if isinstance(value, dict):
             props = node.get("properties") or {}
             extra = node.get("additionalProperties")
@@ -84,12 +96,31 @@ class _Rules:
                     sub = extra
                 if sub is not None:
                     yield from self._walk(sub, v, f"{path}.{k}" if path else k, (*parts, k),
-                                          budget)
+                                          budget, update=update)
         elif isinstance(value, list):
             items = node.get("items")
             if isinstance(items, Mapping):
                 for i, v in enumerate(value):
-                    yield from self._walk(items, v, f"{path}[{i}]", (*parts, i), budget)
+                    yield from self._walk(items, v, f"{path}[{i}]", (*parts, i), budget,
+                                          update=update)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
+    "integer": (int,), "number": (int, float)}
+
+
+def _typed_as_declared(node: Mapping[str, Any], value: Any) -> bool:
+    """Whether ``value`` has its node's declared type. One that has not (an unchanged
+    update brings it back, its type error ratcheted) makes a rule fail to evaluate
+    ("invalid data, expected an array for the provided schema with type=array"): an
+    evaluation error, appended to the errors before any ratcheting
+    (apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go``,
+    ``validateExpressions``)."""
+    kinds = _JSON_TYPES.get(str(node.get("type")))
+    if kinds is None or node.get("x-kubernetes-int-or-string"):
+        return True
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
 
 
 def _message_for(node: Mapping[str, Any], rule: str) -> str:
@@ -197,11 +228,12 @@ def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
     ``ratchetingValueValidator.Validate``; ``pkg/registry/customresource/strategy.go``,
     ``ValidateUpdate``, which also skips the list-type duplicates check when the old
     object has them). So an unchanged update is refused only for an error (``required``,
-    ``allOf``, a CEL rule, ...) on a value that cannot be correlated
-    (:func:`_ratcheted`): under an item of a ``set``/``atomic`` list, or on a value
-    holding a field no schema declares, such as the root (its ``metadata``) or
-    ``x-kubernetes-preserve-unknown-fields`` content. Found by the real server
-    (issue 18): it took back ``spec.poolRef`` without B's required ``apiGroup``.
+    ``allOf``, a false CEL rule, ...) whose nearest correlated value holds a field no
+    schema declares (:func:`_ratcheted`), such as the root (its ``metadata``) or
+    ``x-kubernetes-preserve-unknown-fields`` content, and for a CEL rule that fails to
+    evaluate (:func:`_typed_as_declared`) or runs out of cost. Found by the real server
+    (issue 18): it took back ``spec.poolRef`` without B's required ``apiGroup``, but not
+    Cluster API's v1beta1 ``extraArgs`` map under v1beta2's list rule.
     """
     root = structural(schema)
     errors = sorted((e for e in schema.validator.iter_errors(obj)
@@ -209,8 +241,8 @@ def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
                     key=lambda e: [str(p) for p in e.absolute_path])
     out = [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
     if len(out) < limit:
-        for parts, message in _rules(schema).located(obj):
-            if not _ratcheted(obj, root, parts):
+        for parts, message, false_rule in _rules(schema).located(obj, update=True):
+            if not (false_rule and _ratcheted(obj, root, parts)):
                 out.append(message)
                 if len(out) >= limit:
                     break
@@ -218,26 +250,31 @@ def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
 
 
 def _ratcheted(obj: Any, root: Node, parts: tuple[str | int, ...]) -> bool:
-    """Whether an unchanged update's error at ``parts`` is excused: the value there has a
-    correlated old value (``CorrelatedObject.Key``/``Index``: a declared field, an item
-    of a list that is not ``set`` or ``atomic``) and compares equal to it
-    (``CachedDeepEqual``), k8s.io/apiserver ``pkg/cel/common/equality.go``."""
+    """Whether an unchanged update's error at ``parts`` is excused: the nearest value on
+    the way there that has a correlated old value (``CorrelatedObject.Key``/``Index``:
+    a declared field, an item of a list that is not ``set`` or ``atomic``) compares
+    equal to it (``CachedDeepEqual``, k8s.io/apiserver ``pkg/cel/common/equality.go``).
+    An item that cannot be correlated is validated without ratcheting and its errors
+    rise to that nearest value, which turns them into warnings when equal
+    (``ratchetingValueValidator.Validate``; CEL's ``nearestParentCorrelation``)."""
     if not parts:
         return False  # the root holds metadata's uid, resourceVersion...: no schema's
     node: Node | None = root
     value = obj
     for part in parts:
         if node is None:
-            return False
+            break
         if isinstance(part, int):
-            if node.list_type in ("set", "atomic") or not isinstance(value, list):
-                return False  # correlateOldValueForChildAtNewIndex: not correlatable
+            if (node.list_type in ("set", "atomic") or node.items is None
+                    or not isinstance(value, list)):
+                break  # correlateOldValueForChildAtNewIndex: not correlatable
             node, value = node.items, value[part]
         else:
-            if not isinstance(value, dict):
-                return False
-            node, value = _field(node, part), value.get(part)
-    return node is not None and _equal_to_old(value, node)
+            sub = _field(node, part) if isinstance(value, dict) else None
+            if sub is None:
+                break
+            node, value = sub, value.get(part)
+    return node is not None and node is not root and _equal_to_old(value, node)
 
 
 def _field(node: Node, key: str) -> Node | None:
