@@ -53,6 +53,15 @@ CASES = {
     # v1's map under v2's list rule: the type error is excused, the rule then fails to
     # evaluate ("invalid data, expected an array"), which is never excused
     "a rule that cannot evaluate": ({"args": {"k": "v"}}, True),
+    # v1's plain list is a map list in v2: an item is correlated with the first old item
+    # of its key, so a duplicate's error is excused only when it equals that first item
+    "too long in a map list item": ({"conditions": [{"type": "a", "reason": "long"}]},
+                                    False),
+    "too long in a duplicate map list item": (
+        {"conditions": [{"type": "a"}, {"type": "a", "reason": "long"}]}, True),
+    "too long in an identical duplicate": (
+        {"conditions": [{"type": "a", "reason": "long"}, {"type": "a", "reason": "long"}]},
+        False),
 }
 
 

@@ -252,29 +252,51 @@ def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
 def _ratcheted(obj: Any, root: Node, parts: tuple[str | int, ...]) -> bool:
     """Whether an unchanged update's error at ``parts`` is excused: the nearest value on
     the way there that has a correlated old value (``CorrelatedObject.Key``/``Index``:
-    a declared field, an item of a list that is not ``set`` or ``atomic``) compares
-    equal to it (``CachedDeepEqual``, k8s.io/apiserver ``pkg/cel/common/equality.go``).
+    a declared field; an item of a list that is not ``set`` or ``atomic``, in a ``map``
+    list the first old item with its keys, ``MakeMapList``) compares equal to it
+    (``CachedDeepEqual``, k8s.io/apiserver ``pkg/cel/common/equality.go``).
     An item that cannot be correlated is validated without ratcheting and its errors
     rise to that nearest value, which turns them into warnings when equal
-    (``ratchetingValueValidator.Validate``; CEL's ``nearestParentCorrelation``)."""
+    (``ratchetingValueValidator.Validate``; CEL's ``nearestParentCorrelation``). The
+    update writes back what was read, so the old object is ``obj`` itself: only a
+    duplicate key of a ``map`` list correlates an item with another."""
     if not parts:
         return False  # the root holds metadata's uid, resourceVersion...: no schema's
-    node: Node | None = root
-    value = obj
+    node: Node = root
+    value = old = obj
     for part in parts:
-        if node is None:
-            break
         if isinstance(part, int):
             if (node.list_type in ("set", "atomic") or node.items is None
                     or not isinstance(value, list)):
                 break  # correlateOldValueForChildAtNewIndex: not correlatable
-            node, value = node.items, value[part]
+            twin = (_map_twin(old, value[part], node.map_keys) if node.list_type == "map"
+                    else old[part])
+            if twin is _UNCORRELATED:
+                break
+            node, value, old = node.items, value[part], twin
         else:
             sub = _field(node, part) if isinstance(value, dict) else None
-            if sub is None:
+            if sub is None or not isinstance(old, dict):
                 break
-            node, value = sub, value.get(part)
-    return node is not None and node is not root and _equal_to_old(value, node)
+            node, value, old = sub, value.get(part), old.get(part)
+    return node is not root and _equal_to_old(value, old, node)
+
+
+_UNCORRELATED = object()
+
+
+def _map_twin(old: Any, item: Any, keys: tuple[str, ...]) -> Any:
+    """The old item a ``map`` list item is correlated with: the first one with its keys
+    (``mapListImpl.Get``, ``pkg/cel/common/maplist.go``), or none."""
+    if not isinstance(item, dict) or not isinstance(old, list) or not keys \
+            or any(k not in item for k in keys):
+        return _UNCORRELATED
+    key = tuple(_scalar_key(item[k]) for k in keys)
+    for candidate in old:
+        if isinstance(candidate, dict) and all(k in candidate for k in keys) and \
+                tuple(_scalar_key(candidate[k]) for k in keys) == key:
+            return candidate
+    return _UNCORRELATED
 
 
 def _field(node: Node, key: str) -> Node | None:
@@ -286,18 +308,27 @@ def _field(node: Node, key: str) -> Node | None:
     return sub
 
 
-def _equal_to_old(value: Any, node: Node) -> bool:
-    """``CachedDeepEqual`` of an unchanged value: true unless a map below holds a field no
-    schema declares (its ``Key`` is nil: "not equal"). A ``set``/``atomic`` list, or one
-    without ``items``, compares as a whole (``reflect.DeepEqual``)."""
+def _equal_to_old(value: Any, old: Any, node: Node) -> bool:
+    """``CachedDeepEqual``: false where a map holds a field no schema declares (its
+    ``Key`` is nil) or a ``map`` list item is not correlated, or correlated with another
+    item (a duplicate key). A ``set``/``atomic`` list, or one without ``items``,
+    compares as a whole (``reflect.DeepEqual``)."""
     if isinstance(value, dict):
+        if not isinstance(old, dict) or len(old) != len(value):
+            return False
         for k, v in value.items():
             sub = _field(node, k)
-            if sub is None or not _equal_to_old(v, sub):
+            if sub is None or k not in old or not _equal_to_old(v, old[k], sub):
                 return False
         return True
     if isinstance(value, list):
+        if not isinstance(old, list) or len(old) != len(value):
+            return False
         if node.list_type in ("set", "atomic") or node.items is None:
-            return True
-        return all(_equal_to_old(v, node.items) for v in value)
-    return True
+            return bool(_scalar_key(value) == _scalar_key(old))
+        for i, v in enumerate(value):
+            twin = _map_twin(old, v, node.map_keys) if node.list_type == "map" else old[i]
+            if twin is _UNCORRELATED or not _equal_to_old(v, twin, node.items):
+                return False
+        return True
+    return bool(_scalar_key(value) == _scalar_key(old))
