@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/agreement_apiserver.py [--examples 20] [--triples 2]
         [--only NAME] [--json benchmarks/results/agreement_apiserver.json]
+    .venv/bin/python benchmarks/agreement_apiserver.py --compare BEFORE.json AFTER.json
 
 What ``compatfuzz fuzz --apiserver both`` does, in one process and on one control plane:
 each example goes through the model (``compatfuzz.apiserver.APIServer``) and through
@@ -274,6 +275,42 @@ def table(results: Iterable[Result]) -> str:
     return "\n".join(rows)
 
 
+def slim(result: dict[str, Any]) -> dict[str, Any]:
+    """A result as recorded: the example only of a disagreement (or a refusal on
+    create) and only when small, the message of an agreed failure shortened (the JSON
+    stays small; the run is derandomized, so it draws the same examples again)."""
+    found = {}
+    for sig, entry in result["found"].items():
+        if entry["error_type"] in ("Disagreement", "InternalError"):
+            found[sig] = {**entry, "message": entry["message"][:1000]}
+            size = len(json.dumps(entry.get("example"), default=str))
+            if size > 4000:  # a ClusterClass draws 100 KB: the run reproduces it
+                found[sig]["example"] = f"<{size} characters, not kept>"
+        else:
+            found[sig] = {k: v for k, v in entry.items() if k != "example"}
+            found[sig]["message"] = entry["message"][:300]
+    return {**result, "found": found}
+
+
+def compare(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """The table of two runs' JSON (the same CRDs and examples): disagreements (and
+    refusals on create) before and after."""
+    old = {r["name"]: r for r in before["results"]}
+    rows = ["| CRD | versions | units | examples | disagreements before | after |",
+            "|---|---|---:|---:|---:|---:|"]
+    totals = [0, 0, 0, 0]
+    for r in after["results"]:
+        b = old.get(r["name"], {})
+        versions = "; ".join(f"{k}: {', '.join(v)}" for k, v in r["versions"].items())
+        figures = [r["units"], r["examples"],
+                   b.get("disagreements", 0) + b.get("refused_on_create", 0),
+                   r["disagreements"] + r["refused_on_create"]]
+        totals = [t + f for t, f in zip(totals, figures, strict=True)]
+        rows.append(f"| {r['name']} | {versions} | " + " | ".join(map(str, figures)) + " |")
+    rows.append("| **total** | | " + " | ".join(f"**{t}**" for t in totals) + " |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=20,
@@ -284,7 +321,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="only the APIs whose name contains this")
     parser.add_argument("--json", type=Path,
                         default=HERE / "results" / "agreement_apiserver.json")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                        help="print the before/after table of two runs' JSON and exit")
     args = parser.parse_args(argv)
+    if args.compare:
+        before, after = (json.loads(p.read_text()) for p in args.compare)
+        print(compare(before, after))
+        return 0
 
     from bench_apiserver import get_assets
 
@@ -312,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             a if not a.startswith("/") else rel(a) for a in (argv or sys.argv[1:])),
         "examples_per_version": args.examples, "triples": args.triples,
         "seconds": round(seconds, 1),
-        "results": [{**r.__dict__, "seconds": round(r.seconds, 1)} for r in results],
+        "results": [slim({**r.__dict__, "seconds": round(r.seconds, 1)}) for r in results],
     }, indent=1, default=str) + "\n")
     print(f"\nwrote {rel(args.json)}")
     return 0

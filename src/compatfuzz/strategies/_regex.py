@@ -37,8 +37,8 @@ def ecma_to_python(pattern: str) -> str:
     what Python's Unicode reading also accepts (``"¹"`` is ``\\W`` to ECMA, a word
     character to Python); ``\\s`` spelled out as the whitespace Go's RE2 also takes
     (``[\\t\\n\\f\\r ]``), ``\\S`` as what is space to none of ECMA and Python
-    (``\\S`` inside a class keeps the ASCII meaning); ``\\cX`` control escapes; ``\\u{XXXX}`` is not ECMA without the ``u`` flag
-    and is left alone.
+    (``\\S`` inside a class keeps the ASCII meaning); ``\\cX`` control escapes;
+    ``\\u{XXXX}`` is not ECMA without the ``u`` flag and is left alone.
     """
     out: list[str] = []
     i = 0
