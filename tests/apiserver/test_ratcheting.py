@@ -62,6 +62,9 @@ CASES = {
     "too long in an identical duplicate": (
         {"conditions": [{"type": "a", "reason": "long"}, {"type": "a", "reason": "long"}]},
         False),
+    # v2 defaults a field the stored (v1) object lacks: the request is not unchanged
+    # there, so its missing required field is not excused
+    "missing required beside a v2 default": ({"defaulted": {}}, True),
 }
 
 

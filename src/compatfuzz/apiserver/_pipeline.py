@@ -320,4 +320,5 @@ class APIServer:
     def update_errors(self, obj: Any, version: str, limit: int = 20) -> list[str]:
         """Why the server refuses a ``version`` client's unchanged update of ``obj``
         (decoded as that client's request is), under validation ratcheting."""
-        return update_errors(self.accept(obj, version), self.schemas[version], limit)
+        return update_errors(self.accept(obj, version), self.schemas[version], limit,
+                             old=_served_numbers(_copy(obj)))

@@ -218,8 +218,16 @@ def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
     return out
 
 
-def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
+def update_errors(obj: Any, schema: Schema, limit: int = 20, *, old: Any = None
+                  ) -> list[str]:
     """What the server refuses on an update that writes ``obj`` back unchanged.
+
+    ``obj`` is the request as decoded (pruned, defaulted by its version's schema);
+    ``old`` what the client read (default: ``obj``). The two differ by the defaults the
+    request's version adds, which the stored object, defaulted in the storage version
+    only, lacks: the value holding them is then not unchanged (Cluster API's v1beta1
+    ``rolloutStrategy`` default under KubeadmControlPlaneTemplate's
+    ``spec.template.spec``).
 
     Validation ratcheting (on by default since Kubernetes 1.30, GA in 1.33) turns the
     errors of a value into warnings when the value is the old one's, DeepEqual, *and*
@@ -236,20 +244,21 @@ def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
     Cluster API's v1beta1 ``extraArgs`` map under v1beta2's list rule.
     """
     root = structural(schema)
+    before = obj if old is None else old
     errors = sorted((e for e in schema.validator.iter_errors(obj)
-                     if not _ratcheted(obj, root, tuple(e.absolute_path))),
+                     if not _ratcheted(obj, before, root, tuple(e.absolute_path))),
                     key=lambda e: [str(p) for p in e.absolute_path])
     out = [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
     if len(out) < limit:
         for parts, message, false_rule in _rules(schema).located(obj, update=True):
-            if not (false_rule and _ratcheted(obj, root, parts)):
+            if not (false_rule and _ratcheted(obj, before, root, parts)):
                 out.append(message)
                 if len(out) >= limit:
                     break
     return out
 
 
-def _ratcheted(obj: Any, root: Node, parts: tuple[str | int, ...]) -> bool:
+def _ratcheted(obj: Any, before: Any, root: Node, parts: tuple[str | int, ...]) -> bool:
     """Whether an unchanged update's error at ``parts`` is excused: the nearest value on
     the way there that has a correlated old value (``CorrelatedObject.Key``/``Index``:
     a declared field; an item of a list that is not ``set`` or ``atomic``, in a ``map``
@@ -257,20 +266,20 @@ def _ratcheted(obj: Any, root: Node, parts: tuple[str | int, ...]) -> bool:
     (``CachedDeepEqual``, k8s.io/apiserver ``pkg/cel/common/equality.go``).
     An item that cannot be correlated is validated without ratcheting and its errors
     rise to that nearest value, which turns them into warnings when equal
-    (``ratchetingValueValidator.Validate``; CEL's ``nearestParentCorrelation``). The
-    update writes back what was read, so the old object is ``obj`` itself: only a
-    duplicate key of a ``map`` list correlates an item with another."""
+    (``ratchetingValueValidator.Validate``; CEL's ``nearestParentCorrelation``).
+    ``before`` is the old object: what was read, ``obj`` without the request's defaults."""
     if not parts:
         return False  # the root holds metadata's uid, resourceVersion...: no schema's
     node: Node = root
-    value = old = obj
+    value, old = obj, before
     for part in parts:
         if isinstance(part, int):
             if (node.list_type in ("set", "atomic") or node.items is None
                     or not isinstance(value, list)):
                 break  # correlateOldValueForChildAtNewIndex: not correlatable
             twin = (_map_twin(old, value[part], node.map_keys) if node.list_type == "map"
-                    else old[part])
+                    else old[part] if isinstance(old, list) and part < len(old)
+                    else _UNCORRELATED)
             if twin is _UNCORRELATED:
                 break
             node, value, old = node.items, value[part], twin
