@@ -29,8 +29,12 @@ from compatfuzz.strategies._regex import compile_ecma, ecma_to_python
         ("^[a&&b]$", "&", True),
         (r"^\S+$", "a\u00a0b", False),  # NBSP is whitespace in ECMA (re.ASCII says no)
         (r"^\S$", "\x1c", False),  # not space in ECMA, but space to Python's re
-        (r"^\s$", "\u00a0", True),
-        (r"^\s$", "\u2028", True),
+        # \s: only the space Go's RE2 (Kubernetes') also takes, [\t\n\f\r ]
+        (r"^\s$", "\u00a0", False),
+        (r"^\s$", "\u2028", False),
+        (r"^[\s,]$", "\u3000", False),
+        (r"^\s$", "\x0c", True),
+        (r"^[^\s]$", "\u00a0", False),  # space to ECMA and Python: not generated
         (r"^a\cJ$", "a\n", True),  # control escape
     ],
 )
@@ -73,12 +77,22 @@ def test_ecma_matches_are_also_python_matches(pattern: str, text: str) -> None:
         assert python.search(text) is not None
 
 
-@given(st.sampled_from([r"^\S+$", r"^\s+$", r"^a\s?\S*b$", r"^[\s,]+$"]), st.data())
+#: Karpenter NodePool's spec.disruption.budgets[].schedule (karpenter.sh_nodepools.yaml)
+_CRON = (r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|"
+         r"((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
+
+
+@given(st.sampled_from([r"^\S+$", r"^\s+$", r"^a\s?\S*b$", r"^[\s,]+$", r"^[^\s]+$",
+                        _CRON]), st.data())
 def test_generated_space_classes_pass_ecma_and_python(pattern: str, data: st.DataObject) -> None:
     """jsonschema validates ``pattern`` with Python's Unicode ``re``; ECMA validators with
-    ECMA's whitespace: what we generate must pass both."""
+    ECMA's whitespace; a kube-apiserver with Go's RE2, whose ``\\s`` is ASCII: what we
+    generate must pass all three."""
+    import re2  # type: ignore[import-untyped]  # google-re2 ships no stubs
+
     value = data.draw(st.from_regex(compile_ecma(pattern), fullmatch=True))
     assert re.search(pattern, value)  # Python's own (Unicode) reading
+    assert re2.search(pattern, value), value  # Go's (the server's) reading
     # ECMA's reading: U+FEFF is whitespace there (and not to Python), so neither \s nor
     # \S may produce it.
     assert "\ufeff" not in value

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from compatfuzz.apiserver._conversion import check_response
@@ -106,13 +107,40 @@ def _apply(obj: dict[str, Any], schema: Schema, version: str, when: str,
                          for k in meta_before if k not in meta and meta_before[k] not in
                          ("", 0, None, [], {}))
         obj["metadata"] = meta
+    _served_numbers(obj)
     return obj
+
+
+def _served_numbers(value: Any) -> Any:
+    """``value`` with each whole float below 1e21 as the int a client reads back.
+
+    The server holds a JSON number as int64 or float64 and writes a float64 with
+    encoding/json (``encode.go``, ``floatEncoder``): its shortest round-tripping digits,
+    without exponent or point below 1e21. So ``2.0`` comes back as ``2`` and
+    ``4.443663336611346e16`` as ``44436633366113460`` (not the float's exact value,
+    ``...456``); Python's ``repr`` gives the same shortest digits. Found by the real
+    server (issue 18) in ``x-kubernetes-preserve-unknown-fields`` values of Tekton's Task.
+    """
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e21:
+            return int(Decimal(repr(value)))
+        return value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, float | dict | list):
+                value[k] = _served_numbers(v)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            if isinstance(v, float | dict | list):
+                value[i] = _served_numbers(v)
+    return value
 
 
 def _default(obj: dict[str, Any], schema: Schema, version: str, when: str,
              trace: list[Step] | None) -> dict[str, Any]:
     applied: list[str] | None = [] if trace is not None else None
     default_node(obj, structural(schema), "", applied)
+    _served_numbers(obj)  # a default is JSON the server decoded too
     if trace is not None and applied:
         for p in applied:
             trace.append(Step("defaulted", p, version, when, _value_at(obj, p)))
@@ -292,4 +320,5 @@ class APIServer:
     def update_errors(self, obj: Any, version: str, limit: int = 20) -> list[str]:
         """Why the server refuses a ``version`` client's unchanged update of ``obj``
         (decoded as that client's request is), under validation ratcheting."""
-        return update_errors(self.accept(obj, version), self.schemas[version], limit)
+        return update_errors(self.accept(obj, version), self.schemas[version], limit,
+                             old=_served_numbers(_copy(obj)))

@@ -27,13 +27,6 @@ from compatfuzz.schema import Schema
 
 __all__ = ["update_errors", "validation_errors"]
 
-#: Where ratcheting never excuses an error, changed or not: under these keywords
-#: (kubernetes/website content/en/docs/tasks/extend-kubernetes/custom-resources/
-#: custom-resource-definitions.md, "Validation ratcheting"; apiextensions-apiserver
-#: pkg/apiserver/validation/ratcheting.go)
-_NOT_RATCHETED = ("allOf", "oneOf", "anyOf", "not")
-
-
 def _path_text(parts: Any) -> str:
     out = ""
     for part in parts:
@@ -51,13 +44,23 @@ class _Rules:
         self.any = _has_rules(self.root, self.resolve, set())
 
     def errors(self, obj: Any) -> Iterator[str]:
+        for _, message, _ in self.located(obj):
+            yield message
+
+    def located(self, obj: Any, *, update: bool = False
+                ) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+        """Each failed rule as (the path of the value it stands on, its message, whether
+        it is a false rule: not an evaluation error, which ratcheting never excuses).
+        With ``update``, a value not of its declared type fails every rule on it, as an
+        evaluation error (on create its type error keeps CEL from running at all)."""
         from compatfuzz.strategies._cel_cost import RUNTIME_BUDGET
 
         if self.any:
-            yield from self._walk(self.root, obj, "", set(), [RUNTIME_BUDGET])
+            yield from self._walk(self.root, obj, "", (), [RUNTIME_BUDGET], update=update)
 
-    def _walk(self, node: Any, value: Any, path: str, seen: set[int],
-              budget: list[int]) -> Iterator[str]:
+    def _walk(self, node: Any, value: Any, path: str, parts: tuple[str | int, ...],
+              budget: list[int], *, update: bool = False,
+              ) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
         if not isinstance(node, Mapping):
             return
         ref = node.get("$ref")
@@ -66,17 +69,24 @@ class _Rules:
         if "x-kubernetes-validations" in node and value is not None:
             if budget[0] <= 0:
                 return  # the budget ran out: no further rule runs
+            typed = _typed_as_declared(node, value)
+            if update and not typed:
+                for entry in node.get("x-kubernetes-validations") or ():
+                    rule = entry.get("rule") if isinstance(entry, Mapping) else None
+                    yield parts, (f"{path or '<root>'}: invalid data, expected "
+                                  f"{node.get('type')} (rule: {rule})"), False
+                return
             rules = _compiled(node, path or "self", self.resolve)
             failed, spent = rules.outcome(value, budget=budget[0])
             budget[0] -= spent
             for rule, why in failed:
                 message = f"{why} (rule: {rule})" if why else _message_for(node, rule)
-                yield f"{path or '<root>'}: {message}"
+                yield parts, f"{path or '<root>'}: {message}", typed and not why
         for key in ("anyOf", "allOf", "oneOf"):
             for branch in node.get(key) or ():
                 if isinstance(branch, Mapping) and branch.get("type") == "null":
                     continue
-                yield from self._walk(branch, value, path, seen, budget)
+                yield from self._walk(branch, value, path, parts, budget, update=update)
         if isinstance(value, dict):
             props = node.get("properties") or {}
             extra = node.get("additionalProperties")
@@ -85,12 +95,32 @@ class _Rules:
                 if sub is None and isinstance(extra, Mapping):
                     sub = extra
                 if sub is not None:
-                    yield from self._walk(sub, v, f"{path}.{k}" if path else k, seen, budget)
+                    yield from self._walk(sub, v, f"{path}.{k}" if path else k, (*parts, k),
+                                          budget, update=update)
         elif isinstance(value, list):
             items = node.get("items")
             if isinstance(items, Mapping):
                 for i, v in enumerate(value):
-                    yield from self._walk(items, v, f"{path}[{i}]", seen, budget)
+                    yield from self._walk(items, v, f"{path}[{i}]", (*parts, i), budget,
+                                          update=update)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
+    "integer": (int,), "number": (int, float)}
+
+
+def _typed_as_declared(node: Mapping[str, Any], value: Any) -> bool:
+    """Whether ``value`` has its node's declared type. One that has not (an unchanged
+    update brings it back, its type error ratcheted) makes a rule fail to evaluate
+    ("invalid data, expected an array for the provided schema with type=array"): an
+    evaluation error, appended to the errors before any ratcheting
+    (apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go``,
+    ``validateExpressions``)."""
+    kinds = _JSON_TYPES.get(str(node.get("type")))
+    if kinds is None or node.get("x-kubernetes-int-or-string"):
+        return True
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
 
 
 def _message_for(node: Mapping[str, Any], rule: str) -> str:
@@ -188,47 +218,126 @@ def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
     return out
 
 
-def update_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
+def update_errors(obj: Any, schema: Schema, limit: int = 20, *, old: Any = None
+                  ) -> list[str]:
     """What the server refuses on an update that writes ``obj`` back unchanged.
 
-    Since validation ratcheting (beta on by default in Kubernetes 1.30, GA in 1.33) an
-    error found in a part of the object equal to the stored one is dropped
-    (apiextensions-apiserver pkg/apiserver/validation/ratcheting.go, by correlated
-    subtrees). In an unchanged update only the root object and its ``metadata`` differ
-    (resourceVersion, managedFields), so what stays is what is found there (a root
-    ``required`` field such as ``spec``) and what ratcheting never excuses: anything
-    under ``allOf``/``oneOf``/``anyOf``/``not``. A missing field required *inside*
-    ``spec`` is ratcheted: the real kube-apiserver 1.37 takes that update (issue 18's
-    benchmark: it refuses a missing root ``spec``, not a missing ``spec.clusterName``).
+    ``obj`` is the request as decoded (pruned, defaulted by its version's schema);
+    ``old`` what the client read (default: ``obj``). The two differ by the defaults the
+    request's version adds, which the stored object, defaulted in the storage version
+    only, lacks: the value holding them is then not unchanged (Cluster API's v1beta1
+    ``rolloutStrategy`` default under KubeadmControlPlaneTemplate's
+    ``spec.template.spec``).
+
+    Validation ratcheting (on by default since Kubernetes 1.30, GA in 1.33) turns the
+    errors of a value into warnings when the value is the old one's, DeepEqual, *and*
+    can be correlated with it: kube-openapi's errors and CEL rules alike
+    (apiextensions-apiserver ``pkg/apiserver/validation/ratcheting.go``,
+    ``ratchetingValueValidator.Validate``; ``pkg/registry/customresource/strategy.go``,
+    ``ValidateUpdate``, which also skips the list-type duplicates check when the old
+    object has them). So an unchanged update is refused only for an error (``required``,
+    ``allOf``, a false CEL rule, ...) whose nearest correlated value holds a field no
+    schema declares (:func:`_ratcheted`), such as the root (its ``metadata``) or
+    ``x-kubernetes-preserve-unknown-fields`` content, and for a CEL rule that fails to
+    evaluate (:func:`_typed_as_declared`) or runs out of cost. Found by the real server
+    (issue 18): it took back ``spec.poolRef`` without B's required ``apiGroup``, but not
+    Cluster API's v1beta1 ``extraArgs`` map under v1beta2's list rule.
     """
-    if not _composes(schema) and isinstance(obj, dict):
-        # the usual CRD: only the root's required fields and metadata can block it, so
-        # no need to validate the (ratcheted) rest on every round trip
-        root = schema.root
-        out = [f"<root>: {k!r} is a required property"
-               for k in root.get("required") or () if k not in obj]
-        meta = (root.get("properties") or {}).get("metadata")
-        if isinstance(meta, Mapping) and "metadata" in obj:
-            sub = schema.validator.evolve(schema={**meta, "$defs": root.get("$defs", {})})
-            out += [f"{_path_text(['metadata', *e.absolute_path])}: {e.message}"
-                    for e in sub.iter_errors(obj["metadata"])]
-        return out[:limit]
+    root = structural(schema)
+    before = obj if old is None else old
     errors = sorted((e for e in schema.validator.iter_errors(obj)
-                     if not e.absolute_path or e.absolute_path[0] == "metadata"
-                     or any(p in _NOT_RATCHETED for p in e.schema_path)),
+                     if not _ratcheted(obj, before, root, tuple(e.absolute_path))),
                     key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
+    out = [f"{_path_text(e.absolute_path)}: {e.message}" for e in errors[:limit]]
+    if len(out) < limit:
+        for parts, message, false_rule in _rules(schema).located(obj, update=True):
+            if not (false_rule and _ratcheted(obj, before, root, parts)):
+                out.append(message)
+                if len(out) >= limit:
+                    break
+    return out
 
 
-def _composes(schema: Schema) -> bool:
-    """Whether ``schema`` uses allOf/oneOf/anyOf/not anywhere (memoised per document)."""
-    key = id(schema.root)
-    hit = _COMPOSES.get(key)
-    if hit is None or hit[0] is not schema.root:
-        text = json.dumps(schema.root, sort_keys=True, default=str)
-        hit = (schema.root, any(f'"{k}":' in text for k in _NOT_RATCHETED))
-        _COMPOSES[key] = hit
-    return hit[1]
+def _ratcheted(obj: Any, before: Any, root: Node, parts: tuple[str | int, ...]) -> bool:
+    """Whether an unchanged update's error at ``parts`` is excused: the nearest value on
+    the way there that has a correlated old value (``CorrelatedObject.Key``/``Index``:
+    a declared field; an item of a list that is not ``set`` or ``atomic``, in a ``map``
+    list the first old item with its keys, ``MakeMapList``) compares equal to it
+    (``CachedDeepEqual``, k8s.io/apiserver ``pkg/cel/common/equality.go``).
+    An item that cannot be correlated is validated without ratcheting and its errors
+    rise to that nearest value, which turns them into warnings when equal
+    (``ratchetingValueValidator.Validate``; CEL's ``nearestParentCorrelation``).
+    ``before`` is the old object: what was read, ``obj`` without the request's defaults."""
+    if not parts:
+        return False  # the root holds metadata's uid, resourceVersion...: no schema's
+    node: Node = root
+    value, old = obj, before
+    for part in parts:
+        if isinstance(part, int):
+            if (node.list_type in ("set", "atomic") or node.items is None
+                    or not isinstance(value, list)):
+                break  # correlateOldValueForChildAtNewIndex: not correlatable
+            twin = (_map_twin(old, value[part], node.map_keys) if node.list_type == "map"
+                    else old[part] if isinstance(old, list) and part < len(old)
+                    else _UNCORRELATED)
+            if twin is _UNCORRELATED:
+                break
+            node, value, old = node.items, value[part], twin
+        else:
+            sub = _field(node, part) if isinstance(value, dict) else None
+            if sub is None or not isinstance(old, dict):
+                break
+            node, value, old = sub, value.get(part), old.get(part)
+    return node is not root and _equal_to_old(value, old, node)
 
 
-_COMPOSES: dict[int, tuple[Any, bool]] = {}
+_UNCORRELATED = object()
+
+
+def _map_twin(old: Any, item: Any, keys: tuple[str, ...]) -> Any:
+    """The old item a ``map`` list item is correlated with: the first one with its keys
+    (``mapListImpl.Get``, ``pkg/cel/common/maplist.go``), or none."""
+    if not isinstance(item, dict) or not isinstance(old, list) or not keys \
+            or any(k not in item for k in keys):
+        return _UNCORRELATED
+    key = tuple(_scalar_key(item[k]) for k in keys)
+    for candidate in old:
+        if isinstance(candidate, dict) and all(k in candidate for k in keys) and \
+                tuple(_scalar_key(candidate[k]) for k in keys) == key:
+            return candidate
+    return _UNCORRELATED
+
+
+def _field(node: Node, key: str) -> Node | None:
+    """The schema ``CorrelatedObject.Key`` correlates ``key`` by: a property, else
+    ``additionalProperties``' schema; none for an undeclared field."""
+    sub = node.properties.get(key)
+    if sub is None and node.has_additional:
+        sub = node.additional
+    return sub
+
+
+def _equal_to_old(value: Any, old: Any, node: Node) -> bool:
+    """``CachedDeepEqual``: false where a map holds a field no schema declares (its
+    ``Key`` is nil) or a ``map`` list item is not correlated, or correlated with another
+    item (a duplicate key). A ``set``/``atomic`` list, or one without ``items``,
+    compares as a whole (``reflect.DeepEqual``)."""
+    if isinstance(value, dict):
+        if not isinstance(old, dict) or len(old) != len(value):
+            return False
+        for k, v in value.items():
+            sub = _field(node, k)
+            if sub is None or k not in old or not _equal_to_old(v, old[k], sub):
+                return False
+        return True
+    if isinstance(value, list):
+        if not isinstance(old, list) or len(old) != len(value):
+            return False
+        if node.list_type in ("set", "atomic") or node.items is None:
+            return bool(_scalar_key(value) == _scalar_key(old))
+        for i, v in enumerate(value):
+            twin = _map_twin(old, v, node.map_keys) if node.list_type == "map" else old[i]
+            if twin is _UNCORRELATED or not _equal_to_old(v, twin, node.items):
+                return False
+        return True
+    return bool(_scalar_key(value) == _scalar_key(old))

@@ -444,8 +444,9 @@ def _path(error: Any) -> str:
 
 def refused_update(server: Any, seen: Any, a: str, b: str) -> None:
     """Raise ``NotEquivalent`` when the server refuses a ``b`` client's unchanged update of
-    ``seen`` (what it read of an object written as ``a``): ratcheting excuses neither a
-    missing required field nor an error under allOf/oneOf/anyOf/not."""
+    ``seen`` (what it read of an object written as ``a``): ratcheting excuses an error
+    only where the value is the stored one's (``APIServer.update_errors``), so a missing
+    required ``spec`` at the root, say, blocks it."""
     errors = accepted_errors(server.update_errors(seen, b))
     if errors:
         lines = "\n".join(f"  {e}" for e in errors)

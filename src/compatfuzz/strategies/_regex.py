@@ -14,13 +14,16 @@ from functools import lru_cache
 
 __all__ = ["compile_ecma", "ecma_to_python"]
 
-# We generate strings that both ECMA-262 and Python's ``re`` (which jsonschema validates
-# with) accept. \s: ECMA's WhiteSpace + LineTerminator that Python also calls space
-# (ECMA's U+FEFF is not space to Python). \S: neither ECMA's nor Python's space
-# (Python adds U+001C-U+001F and U+0085).
+# We generate strings that ECMA-262, Python's ``re`` (which jsonschema validates with)
+# and Go's RE2 (Kubernetes', and compatfuzz.schema's) all accept. \s: the space all three
+# agree on, Go's ``[\t\n\f\r ]`` (regexp/syntax ``perl_groups.go``): ECMA's and
+# Python's also take NBSP, U+2028 and the other Unicode spaces, which a kube-apiserver
+# refuses (Karpenter's NodePool ``schedule``, issue 18). \S: neither ECMA's nor
+# Python's space (Python adds U+001C-U+001F and U+0085).
 _ECMA_SPACE = ("\\t\\n\\x0b\\x0c\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
                "\\u202f\\u205f\\u3000")
 _ANY_SPACE = _ECMA_SPACE + "\\ufeff\\x1c-\\x1f\\x85"
+_GO_SPACE = "\\t\\n\\x0c\\r "
 
 
 def ecma_to_python(pattern: str) -> str:
@@ -32,15 +35,15 @@ def ecma_to_python(pattern: str) -> str:
     ``(?P<name>``; ``\\d \\w`` restricted to ASCII by the ``re.ASCII`` flag at compile
     time; ``\\D \\W``, and classes holding any of ``\\d \\D \\w \\W``, restricted to
     what Python's Unicode reading also accepts (``"¹"`` is ``\\W`` to ECMA, a word
-    character to Python); ``\\s``/``\\S`` spelled out as ECMA's Unicode whitespace
-    (restricted to what Python's ``re`` agrees on; ``\\S`` inside a class keeps the ASCII
-    meaning); ``\\cX`` control escapes; ``\\u{XXXX}`` is not ECMA without the ``u`` flag
-    and is left alone.
+    character to Python); ``\\s`` spelled out as the whitespace Go's RE2 also takes
+    (``[\\t\\n\\f\\r ]``), ``\\S`` as what is space to none of ECMA and Python
+    (``\\S`` inside a class keeps the ASCII meaning); ``\\cX`` control escapes;
+    ``\\u{XXXX}`` is not ECMA without the ``u`` flag and is left alone.
     """
     out: list[str] = []
     i = 0
     in_class = False
-    class_start, class_words = 0, False
+    class_start, class_words, negated = 0, False, False
     n = len(pattern)
     while i < n:
         c = pattern[i]
@@ -52,8 +55,10 @@ def ecma_to_python(pattern: str) -> str:
             elif nxt == "A" and not in_class:
                 out.append("A")
             elif nxt == "s":
-                # ECMA's \s is Unicode whitespace (NBSP, BOM, Zs, LS, PS), not re.ASCII's
-                out.append(_ECMA_SPACE if in_class else f"[{_ECMA_SPACE}]")
+                # ECMA's \s is Unicode whitespace (NBSP, BOM, Zs, LS, PS), Go's ASCII
+                # (in a negated class, every space any of them knows stays out)
+                out.append((_ANY_SPACE if negated else _GO_SPACE) if in_class
+                           else f"[{_GO_SPACE}]")
             elif nxt == "S" and not in_class:
                 out.append(f"[^{_ANY_SPACE}]")
             elif nxt in "WD" and not in_class:
@@ -92,6 +97,7 @@ def ecma_to_python(pattern: str) -> str:
         if c == "[":
             in_class = True
             class_start, class_words = len(out), False
+            negated = pattern.startswith("^", i + 1)
             out.append(c)
             # "]" right after "[" or "[^" is a literal in Python but ends the class in ECMA
             # ("[]" matches nothing, "[^]" matches anything).
