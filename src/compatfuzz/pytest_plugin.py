@@ -455,7 +455,10 @@ class PropertyItem(pytest.Item):
         from compatfuzz.roundtrip._runner import unit_seed
 
         config = self.config
-        _real_server(config, self.api)
+        from compatfuzz.roundtrip._real import REAL_PROPERTIES
+
+        if self.unit.property in REAL_PROPERTIES:
+            _real_server(config, self.api)
         base = get_profile(_profile(config))
         max_examples = _max_examples(config)
         overrides: dict[str, Any] = {"print_blob": True}
@@ -560,7 +563,9 @@ class PropertyItem(pytest.Item):
         # No @reproduce_failure hint: a declared API has no test function to decorate.
         why = ("  (replays the failing example first from the example database)"
                if getattr(self, "replays_from_database", False) else "")
-        lines.append(f"replay: pytest '{node}'{seed_arg}{why}")
+        mode = self.config.getoption(OPTION_APISERVER)
+        server = f" {OPTION_APISERVER} {mode}" if mode else ""
+        lines.append(f"replay: pytest '{node}'{seed_arg}{server}{why}")
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -124,4 +124,5 @@ def test_pytest_catches_a_bug_through_the_real_server(assets: Assets,
     result.stdout.fnmatch_lines([
         "*through the real API server*",
         "*spec.priority: changed: \"Critical\" -> \"High\"*",
+        "replay: pytest *--compatfuzz-apiserver real*",  # replays through a server too
     ])

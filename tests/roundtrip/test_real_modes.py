@@ -294,3 +294,22 @@ def test_webhook_url_points_the_crd_at_the_user_s_own_webhook(
     assert rc == 1, err
     assert "frobber::roundtrip[v7beta1->v6] FAILED" in err and "spec.params[1]" in err
     assert user.calls > 0  # the real server converted through the user's webhook
+
+
+def test_a_run_wide_real_mode_leaves_plain_apis_with_the_model_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("KUBEBUILDER_ASSETS", "TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD"):
+        monkeypatch.delenv(name, raising=False)
+    for v in ("v1", "v2"):
+        (tmp_path / f"{v}.json").write_text('{"type": "object", "properties": '
+                                             '{"a": {"type": "integer"}}}')
+    (tmp_path / "conv.py").write_text("def convert(obj, version):\n    return obj\n")
+    (tmp_path / "compatfuzz.toml").write_text(
+        '[[api]]\nname = "plain"\nconvert = "conv:convert"\n'
+        '[api.schemas]\nv1 = "v1.json"\nv2 = "v2.json"\n')
+    rc = main(["fuzz", "--config", str(tmp_path / "compatfuzz.toml"), "--apiserver", "real",
+               "--max-examples", "5", "--database", "none"])
+    err = capsys.readouterr().err
+    assert rc == 0, err  # no binaries needed: nothing goes through a server
+    assert "--apiserver real judges CRDs only; plain stays with the model" in err

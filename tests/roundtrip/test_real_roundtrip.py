@@ -103,6 +103,10 @@ def test_a_raising_converter_s_message_comes_back_through_the_server(
     assert isinstance(exc, ConverterError)
     assert "cannot convert params yet" in str(exc)
     assert "conversion webhook" in str(exc)
+    from compatfuzz.roundtrip._usercode import find_user_traceback
+
+    # the converter's own frames, as in model mode, though it ran in the webhook
+    assert 'raise ValueError("cannot convert params yet")' in find_user_traceback(exc)
 
 
 def test_a_crd_the_server_refuses_says_why(real_endpoint: Endpoint, tmp_path: Path) -> None:

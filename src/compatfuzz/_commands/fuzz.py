@@ -525,11 +525,19 @@ def _replay(args: argparse.Namespace) -> int:
 def _server(args: argparse.Namespace, apis: list[Any]) -> Any:
     """The run's kube-apiserver and etcd when an API asks for one (``--apiserver``), or
     nothing; stopped, with their files removed, however the run ends."""
-    from compatfuzz.roundtrip._real import serving
+    from compatfuzz.roundtrip import API
+    from compatfuzz.roundtrip._real import real_capable, serving
 
     def started(text: str) -> None:
         if not args.quiet:
             print(f"compatfuzz fuzz: {text}", file=sys.stderr)
+
+    mode = getattr(args, "apiserver", None)
+    left = [a.name for a in apis if isinstance(a, API) and not real_capable(a)]
+    if mode in ("real", "both") and left:
+        print(f"compatfuzz fuzz: note: --apiserver {mode} judges CRDs only; "
+              f"{', '.join(left)} stay{'s' if len(left) == 1 else ''} with the model "
+              "(not CRDs)", file=sys.stderr)
 
     return serving(apis, mode=getattr(args, "apiserver", None),
                    assets_dir=getattr(args, "apiserver_assets", None),

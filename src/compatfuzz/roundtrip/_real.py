@@ -306,6 +306,9 @@ class RealBackend:
             err = ConverterError(f"{self.api.name}: {step}: the conversion webhook failed: "
                                  f"{converter}\n  ({exc.describe()})")
             err.__cause__ = converter
+            from compatfuzz.roundtrip._usercode import find_user_traceback
+
+            err.user_traceback = find_user_traceback(converter)  # the user's frames
             return err
         return ConverterError(f"{self.api.name}: {step}: {exc.describe()}")
 

@@ -204,8 +204,9 @@ class ControlPlane:
                 webhook_port=chosen[3], webhook_cert=str(pki.webhook.cert),
                 webhook_key=str(pki.webhook.key))
             self._make_namespace(self.endpoint)
-        except BaseException:
-            self.stop(keep_logs=True)
+        except BaseException as exc:
+            # a failed start keeps its logs to read; an interrupted one leaves nothing
+            self.stop(keep_logs=not isinstance(exc, KeyboardInterrupt))
             raise
         self.started_in = time.monotonic() - began
         return self.endpoint
@@ -269,7 +270,9 @@ class ControlPlane:
                 raise StartError(
                     f"{proc.name} did not become ready within {self.start_timeout:g} s "
                     f"(--apiserver-start-timeout); its log ({proc.log}) ends:\n"
-                    f"{_tail(proc.log)}")
+                    f"{_tail(proc.log)}\n  fix: a loaded machine may need longer: raise "
+                    "--apiserver-start-timeout (90s by default); an error in the log above "
+                    "is the binaries'")
             time.sleep(0.1)
 
     def _make_namespace(self, endpoint: Endpoint) -> None:
