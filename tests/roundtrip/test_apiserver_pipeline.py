@@ -26,7 +26,8 @@ def test_a_crd_is_judged_through_the_api_server_model() -> None:
     assert api.server(api.kinds[0]).storage == "v1"
 
 
-@pytest.mark.parametrize("converter", ["correct", "drop-empty"])
+@pytest.mark.parametrize("converter", ["correct",
+                                       pytest.param("drop-empty", marks=pytest.mark.slow)])
 def test_sound_converters_pass_every_property(converter: str) -> None:
     results = _results(gadgets.api(converter))
     assert len(results) == 24  # 6 pairs x roundtrip/valid/no_mutation + 6 paths

@@ -181,8 +181,7 @@ def test_fuzz_replay_and_exit_codes_through_the_real_server(
     assert main([*replay, str(FROBBER / "lossy.toml")]) == 1
     err = capsys.readouterr().err
     assert "still failing" in err and "through the real API server" in err
-    assert main([*replay, str(FROBBER / "compatfuzz.toml")]) == 0
-    assert "passes now" in capsys.readouterr().err
+    # (passing with the sound converter through a server: test_shipments_real, slow)
 
 
 def test_bad_starts_exit_2_with_the_reason(assets: Assets, tmp_path: Path,

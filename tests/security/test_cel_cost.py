@@ -216,6 +216,7 @@ def test_the_api_server_check_says_cost_budget_exceeded() -> None:
     assert errors == [f"<root>: cost budget exceeded (rule: {rule})"]
 
 
+@pytest.mark.slow  # ~8 s over the whole corpus; the cost rules above run by default
 def test_no_real_crd_is_refused(corpus_dir: Path) -> None:
     """Real API servers accept these CRDs, so the estimate must too (karpenter's rules on
     map keys, ``int(string)`` and ``startsWith`` were refused by a first, stricter port)."""
