@@ -99,7 +99,9 @@ def test_a_hung_run_still_stops_on_a_second_sigterm(tmp_path: Path) -> None:
         if proc.poll() is None:  # still finishing its spinning examples: abort
             proc.send_signal(signal.SIGTERM)  # the parent kills its workers
         proc.wait(15)
-        assert proc.returncode == 130, (tmp_path / "stderr.txt").read_text()
+        # 130 from the CLI, or -SIGTERM when the second signal came as the stopped run was
+        # already exiting (its handlers restored): either way stopped by the signals
+        assert proc.returncode in (130, -signal.SIGTERM), (tmp_path / "stderr.txt").read_text()
         assert _all_gone(workers)
         doc = wait_for(tmp_path / "report.json", lambda d: d["status"] != "running")
         assert doc["status"] == "interrupted"
