@@ -38,13 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
-
 from compatfuzz.apiserver._real._process import ControlPlane, Endpoint
 from compatfuzz.errors import CompatfuzzError, CompatfuzzWarning, Disagreement, InternalError
 from compatfuzz.roundtrip import API, Kind, Property, Unit
 from compatfuzz.roundtrip._config import load_config
-from compatfuzz.roundtrip._properties import strategy_for
 from compatfuzz.roundtrip._real import RealBackend
 
 HERE = Path(__file__).resolve().parent
@@ -52,16 +49,12 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from _repo import SHARED, rel  # noqa: E402
+from bench_apiserver import draw, set_api_version  # noqa: E402
 
 CORPUS = SHARED / "corpus"
 FROBBER = ROOT / "examples" / "frobber" / "compatfuzz.toml"
 GADGETS = ROOT / "tests" / "roundtrip"
 PAIR_PROPERTIES = (Property.ROUNDTRIP, Property.VALID)
-
-
-def set_api_version(obj: dict[str, Any], api_version: str) -> dict[str, Any]:
-    """The ``None`` conversion strategy: only ``apiVersion`` changes."""
-    return {**obj, "apiVersion": api_version}
 
 
 # -- the CRDs ---------------------------------------------------------------------------
@@ -128,22 +121,6 @@ def units_of(api: API, kind: Kind, triples: int) -> list[Unit]:
         out += [Unit(api.name, kind.name, Property.PATH_INDEPENDENT, t)
                 for t in picked[:triples]]
     return out
-
-
-def draw(api: API, kind: Kind, version: str, n: int) -> list[Any]:
-    """Up to ``n`` objects of ``kind`` at ``version``, the same ones every run."""
-    drawn: list[Any] = []
-
-    @settings(max_examples=n, derandomize=True, database=None, deadline=None,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-    @given(strategy_for(api, kind, version))
-    def collect(obj: Any) -> None:
-        drawn.append(copy.deepcopy(obj))
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CompatfuzzWarning)
-        collect()
-    return drawn
 
 
 # -- the checks -------------------------------------------------------------------------
