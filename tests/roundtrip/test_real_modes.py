@@ -24,6 +24,7 @@ from compatfuzz.roundtrip._properties import strategy_for
 from compatfuzz.roundtrip._real import RealBackend, ServerUnavailable, attach
 from compatfuzz.roundtrip._runner import run_unit
 from tests.roundtrip import gadgets
+from tests.roundtrip.test_real_roundtrip import REFUSED_CRD
 
 REPO = Path(__file__).resolve().parents[2]
 FROBBER = REPO / "examples" / "frobber"
@@ -209,26 +210,7 @@ def test_bad_starts_exit_2_with_the_reason(assets: Assets, tmp_path: Path,
 def test_a_refused_crd_exits_2_with_the_server_s_message(
         asset_env: Assets, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     crd = tmp_path / "crd.yaml"
-    crd.write_text("""\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  names: {plural: gadgets, singular: gadget, kind: Gadget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer, default: "big"}
+    crd.write_text(REFUSED_CRD + """\
   - name: v2
     served: true
     storage: false

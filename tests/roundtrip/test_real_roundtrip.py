@@ -22,6 +22,31 @@ from compatfuzz.roundtrip._real import RealBackend
 FROBBER = Path(__file__).resolve().parents[2] / "examples" / "frobber"
 
 
+#: valid for compatfuzz's loader, refused by apiextensions.k8s.io/v1: a default that
+#: its own schema rejects (validation.go: "must be of type integer")
+REFUSED_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, default: "big"}
+"""
+
+
 def _fuzz(backend: RealBackend, prop: Property, a: str, b: str, examples: int, *,
           shrink: bool = True) -> list[Any]:
     """Run ``prop[a->b]`` through the server; return the minimal failing example (or [])."""
@@ -111,29 +136,7 @@ def test_a_raising_converter_s_message_comes_back_through_the_server(
 
 def test_a_crd_the_server_refuses_says_why(real_endpoint: Endpoint, tmp_path: Path) -> None:
     crd = tmp_path / "crd.yaml"
-    # valid for compatfuzz's loader, refused by apiextensions.k8s.io/v1: a default that
-    # its own schema rejects (validation.go: "must be of type integer")
-    crd.write_text("""\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  names: {plural: gadgets, singular: gadget, kind: Gadget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer, default: "big"}
-""")
+    crd.write_text(REFUSED_CRD)
     api = API.from_crd("gadgets", crd, convert=lambda obj, version: obj)
     with pytest.raises(CRDRefused) as info:
         RealBackend(api, real_endpoint)
