@@ -262,11 +262,12 @@ class RealBackend:
         self.api = api
         self.client = Client(endpoint)
         self._own_webhook = False
-        if user_webhook(api) is None and webhook is None:
+        ours = user_webhook(api) is None  # else the server calls the user's webhook
+        if ours and webhook is None:
             webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
                                         endpoint.webhook_key, {})
             self._own_webhook = True
-        self.webhook = webhook if user_webhook(api) is None else None
+        self.webhook = webhook if ours else None
         self.serve()
         if install:
             try:
