@@ -345,3 +345,89 @@ def test_severity_flag_wins_over_the_profile_and_says_so(
                  "enum-value-added=error", "--format", "json"]) == 1
     [f] = json.loads(capsys.readouterr().out)["findings"]
     assert (f["severity"], f["policy"]) == ("error", "--severity enum-value-added=error")
+
+
+# -- [diff] in compatfuzz.toml: the policy written once -----------------------------------
+
+
+def _pair(tmp_path: Path) -> tuple[str, str]:
+    return (_write(tmp_path, "old.json", _schema()),
+            _write(tmp_path, "new.json", _schema(enum=("a", "b", "c"))))
+
+
+def _json_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, Any, str]:
+    code = main(["diff", *argv, "--no-witness", "--format", "json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if code != 2 else None, err
+
+
+@pytest.mark.parametrize("name, table", [("compatfuzz.toml", "diff"),
+                                         ("pyproject.toml", "tool.compatfuzz.diff")])
+def test_the_configs_diff_table_sets_the_policy_found_from_a_subfolder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        name: str, table: str) -> None:
+    old, new = _pair(tmp_path)
+    (tmp_path / name).write_text(f'[{table}]\npolicy = "gateway-api"\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    code, report, err = _json_run([old, new], capsys)
+    assert (code, report["policy"]) == (0, "gateway-api")
+    assert f"policy and ignore from ../{name} [{table}]" in err
+    # the command line wins over the config, and --config none reads none
+    assert _json_run([old, new, "--policy", "kubernetes"], capsys)[:2][0] == 1
+    code, report, err = _json_run([old, new, "--config", "none"], capsys)
+    assert (code, report["policy"], err) == (1, "kubernetes", "")
+
+
+def test_config_paths_are_relative_to_the_config_and_an_ignore_file_applies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _pair(tmp_path)
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "crdify.yaml").write_text(
+        "validations:\n- name: enum\n  enforcement: Error\n  configuration:\n"
+        "    additionPolicy: Allow\n")
+    (tmp_path / "ci" / "compatfuzz.toml").write_text(
+        '[diff]\npolicy = "crdify:crdify.yaml"\n')
+    monkeypatch.chdir(tmp_path)
+    code, report, _ = _json_run([old, new, "--config", "ci/compatfuzz.toml"], capsys)
+    [f] = [f for f in report["findings"] if f["rule"] == "enum-value-added"]
+    assert (code, f["severity"]) == (0, "warning")
+    assert "crdify.yaml:5: additionPolicy: Allow" in f["policy"]
+    (tmp_path / "ci" / "ignore.yaml").write_text(
+        "ignore:\n- rule: enum-value-added\n  path: spec.mode\n  reason: reviewed\n")
+    (tmp_path / "ci" / "compatfuzz.toml").write_text('[diff]\nignore = "ignore.yaml"\n')
+    code, report, _ = _json_run([old, new, "--config", "ci/compatfuzz.toml"], capsys)
+    [f] = [f for f in report["findings"] if f["rule"] == "enum-value-added"]
+    assert (code, f["ignored"]) == (0, True)
+
+
+@pytest.mark.parametrize("body, pointer, fix", [
+    ('[diff]\npolicie = "gateway-api"\n', "$.diff.policie", "did you mean 'policy'?"),
+    ('[diff]\npolicy = 3\n', "$.diff.policy", "[diff]\n  policy ="),
+    ('diff = "gateway-api"\n', "$.diff", "[diff]\n  policy ="),
+    ('[diff]\npolicy = "gatway-api"\n', "$.diff.policy", "did you mean 'gateway-api'?"),
+    ('[diff]\nignore = "missing.yaml"\n', "$.diff.ignore", "relative to the config's"),
+])
+def test_a_bad_diff_table_names_the_config_the_key_and_the_fix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        *, body: str, pointer: str, fix: str) -> None:
+    old, new = _pair(tmp_path)
+    (tmp_path / "compatfuzz.toml").write_text(body)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _json_run([old, new], capsys)
+    assert code == 2
+    assert f"compatfuzz.toml at {pointer}:" in err, err
+    assert fix in err and "Traceback" not in err
+
+
+def test_fuzz_accepts_a_config_with_a_diff_table(tmp_path: Path) -> None:
+    from compatfuzz.roundtrip import load_config
+
+    crd = Path(__file__).parents[2] / "examples" / "frobber"
+    (tmp_path / "compatfuzz.toml").write_text(
+        (crd / "compatfuzz.toml").read_text() + '\n[diff]\npolicy = "gateway-api"\n')
+    for f in crd.iterdir():
+        if f.is_file() and f.name != "compatfuzz.toml":
+            (tmp_path / f.name).write_bytes(f.read_bytes())
+    assert load_config(tmp_path / "compatfuzz.toml")

@@ -48,15 +48,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default="text", dest="output_format",
                         help="text (default), json, github (workflow annotations with "
                         "file and line), sarif (SARIF 2.1.0 for code scanning)")
-    parser.add_argument("--policy", metavar="PROFILE", default="kubernetes",
+    parser.add_argument("--policy", metavar="PROFILE",
                         help="which changes fail: kubernetes (default: every rule at its "
                         "own severity), gateway-api, crdify:FILE (a crdify "
                         "configuration) or FILE (TOML/YAML: extends, [rules] rule = "
                         "error|warn|ignore); error findings fail, warn findings only "
-                        "print, ignored ones are dropped")
+                        "print, ignored ones are dropped (default: the config's "
+                        "[diff] policy, else kubernetes)")
     parser.add_argument("--ignore", metavar="FILE",
                         help="YAML/JSON file: ignore entries (rule, path, reason) and "
-                        "severity overrides")
+                        "severity overrides (default: the config's [diff] ignore)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="the compatfuzz.toml (or pyproject.toml) whose [diff] table "
+                        "gives policy and ignore (default: found in this folder or a "
+                        "parent, as fuzz finds it; 'none' for none)")
     parser.add_argument("--severity", metavar="RULE=LEVEL", action="append", default=[],
                         help="override a rule's severity (off, info, warning, error); "
                         "repeatable")
@@ -83,6 +88,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
                         help="also let a $ref read files under DIR (default: only the "
                         "schema file's folder); repeatable")
+
+
+def _apply_config(args: argparse.Namespace) -> str | None:
+    """Fill ``--policy``/``--ignore`` from the config's ``[diff]`` table where the command
+    line left them out; return the table's name when it set one (for the note)."""
+    import os
+
+    from compatfuzz._commands._diffconfig import diff_settings
+    from compatfuzz.roundtrip import find_config
+
+    given = (args.policy, args.ignore)
+    found = None if args.config else find_config()
+    path = None if args.config == "none" else (args.config or (
+        found and os.path.relpath(found)))
+    if path is not None:
+        settings = diff_settings(path)
+        args.policy = args.policy or settings.policy
+        args.ignore = args.ignore or settings.ignore
+    args.policy = args.policy or "kubernetes"
+    if path is not None and given != (args.policy, args.ignore):
+        return settings.source
+    return None
 
 
 def _policy(args: argparse.Namespace, rules: Any = RULES) -> Policy:
@@ -292,12 +319,13 @@ def run(args: argparse.Namespace) -> int:
                   "allows); FILE#MESSAGE names a message for compatfuzz sample",
                   file=sys.stderr)
             return 2
-        if args.policy != "kubernetes":
+        if args.policy not in (None, "kubernetes"):
             print("compatfuzz diff: error: --policy applies to CRDs and schemas; a protobuf "
                   "diff follows Envoy's versioning policy\n  fix: drop --policy, and use "
                   "--severity RULE=LEVEL or --ignore FILE for protobuf rules",
                   file=sys.stderr)
             return 2
+        args.policy = "kubernetes"  # a config's [diff] table is for CRDs and schemas
         proto = protobuf(args.old)
         policy = _policy(args, proto.PROTO_RULES)
         events: Any = proto.check_protos(
@@ -305,6 +333,9 @@ def run(args: argparse.Namespace) -> int:
             dynamic=not args.no_dynamic, seed=args.seed,
             envoy_exceptions=not args.no_envoy_exceptions, include=args.proto_path)
     else:
+        configured = _apply_config(args)
+        if configured is not None:
+            print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
         policy = _policy(args)
         old, new = (load_revision(spec, ref_roots=args.allow_ref_root)
                     for spec in (args.old, args.new))

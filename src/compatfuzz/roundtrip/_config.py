@@ -326,7 +326,7 @@ def load_config(path: str | Path, *, api: str | None = None,
     return apis
 
 
-_TOP_KEYS = {"api", "allow_ref_roots"}
+_TOP_KEYS = {"api", "allow_ref_roots", "diff"}  # [diff]: compat/_settings.py
 _EXAMPLE = """  [[api]]
   name = "widgets"
   crd = "config/crd/widgets.yaml"         # or: schemas = { v1 = "v1.json", v2 = "v2.json" }
