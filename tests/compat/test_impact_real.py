@@ -149,3 +149,32 @@ def test_the_real_server_refuses_what_the_impact_says(client: Client, tmp_path: 
         for what, ok in answers.items():
             touches = what == scope or what.startswith(scope + ".")
             assert ok is not touches, (what, scope, answers)
+
+
+def test_a_removed_field_is_lost_to_any_update_as_the_impact_says(client: Client,
+                                                                   tmp_path: Path) -> None:
+    # pruning, not validation: the stored value is dropped when read, so even an update
+    # that changes only a label writes the object back without it
+    props = _spec()["properties"]
+    old = _crd({"type": "object", "properties": {**props, "legacy": {"type": "string"}}})
+    new = _crd(_spec())
+    old_file, new_file = tmp_path / "old.json", tmp_path / "new.json"
+    old_file.write_text(json.dumps(old))
+    new_file.write_text(json.dumps(new))
+    report = diff(load_revision(old_file), load_revision(new_file), whole_budget=0,
+                  dynamic=False)
+    [f] = [f for f in report.findings if f.rule == "field-removed"]
+    assert f.impact is Impact.ANY_UPDATE, f.impact_note
+    base = f"/apis/{GROUP}/v1/namespaces/{client.endpoint.namespace}/gadgets"
+    install(client, old, source="OLD")
+    client.request("POST", base, {"apiVersion": f"{GROUP}/v1", "kind": "Gadget",
+                                  "metadata": {"name": "pruned"},
+                                  "spec": {"name": "a", "legacy": "kept?"}})
+    install(client, new, source="NEW")
+    read = client.request("GET", f"{base}/pruned")
+    assert read["spec"] == {"name": "a"}  # dropped when read
+    read["metadata"].setdefault("labels", {})["touched"] = "yes"
+    client.request("PUT", f"{base}/pruned", read)
+    install(client, old, source="OLD")
+    assert client.request("GET", f"{base}/pruned")["spec"] == {"name": "a"}  # lost
+    client.request("DELETE", f"{base}/pruned")

@@ -142,6 +142,7 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
         out.write(printable(text, newlines=False) + "\n")
 
     line(f"compatfuzz diff {started.old} -> {started.new} (direction {started.direction})")
+    gate = Finished(findings, fail_on_impact)
     for f in findings:
         if not _shown(f, verbose):
             continue
@@ -161,8 +162,10 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
         if f.policy:
             line(f"         policy: {f.policy}")
         if f.impact is not None and (f.breaking or f.impact > Impact.READS):
-            line(f"         impact: {f.impact}: {f.impact_note}")
-    fin = Finished(findings, fail_on_impact)
+            below = (f" (below --fail-on-impact {fail_on_impact}: does not fail)"
+                     if f.breaking and gate.below_gate(f) else "")
+            line(f"         impact: {f.impact}{below}: {f.impact_note}")
+    fin = gate
     confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
     ignored = sum(1 for f in findings if f.ignored)
     hidden = [f for f in findings if not _shown(f, verbose)]

@@ -106,11 +106,13 @@ def assess(f: Finding, new: Schema | None, *, ratcheting: bool = True) -> Findin
     private search context (``context``) must still be attached: it says whether the
     change sits under an ``allOf``/``anyOf``/``oneOf``.
     """
-    impact, note = _judge(f, new, ratcheting=ratcheting and ratcheting_for(new))
+    impact, note = _judge(f, new, ratcheting=ratcheting and ratcheting_for(new),
+                          custom=new is None or ratcheting_for(new))
     return f.evolve(impact=impact, impact_note=note)
 
 
-def _judge(f: Finding, new: Schema | None, *, ratcheting: bool) -> tuple[Impact, str]:
+def _judge(f: Finding, new: Schema | None, *, ratcheting: bool, custom: bool
+           ) -> tuple[Impact, str]:
     if f.rule in _READ_ONLY:
         return Impact.READS, ("no write fails; stored objects that omit the field read "
                               "back with a different default")
@@ -133,9 +135,10 @@ def _judge(f: Finding, new: Schema | None, *, ratcheting: bool) -> tuple[Impact,
         return Impact.ANY_UPDATE, ("assumed the worst: no rule says where the server's "
                                    "error sits")
     if not ratcheting:
-        return Impact.ANY_UPDATE, ("without validation ratcheting every update validates "
-                                   "the whole object, so each stored object that violates "
-                                   "it can no longer be updated")
+        why = "" if custom else "not a custom resource, so "
+        return Impact.ANY_UPDATE, (f"{why}no validation ratcheting: every update validates "
+                                   "the whole object, so a stored object that violates it "
+                                   "cannot be updated")
     if f.rule == "validations-changed" and any(
             _OLD_SELF.search(str(r)) for r in f.new or ()):
         return Impact.ANY_UPDATE, ("a transition rule (oldSelf) is never ratcheted: an "
