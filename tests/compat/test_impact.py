@@ -297,3 +297,19 @@ def test_impact_is_in_each_findings_json() -> None:
             spec({"n": {"type": "integer", "maximum": 5}}), "bound-tightened")
     doc = f.to_json()
     assert doc["impact"] == "create" and "re-creating" in doc["impact_note"]
+
+
+def test_a_union_on_a_scalar_ratchets_with_the_scalar_and_at_the_root_never() -> None:
+    def scalar(branches: list[dict[str, Any]]) -> dict[str, Any]:
+        return spec({"v": {"anyOf": branches}})
+
+    f = one(scalar([{"type": "string"}, {"type": "integer"}]),
+            scalar([{"type": "string"}]), "union-branch-removed")
+    assert f.impact is Impact.CREATE, f.impact_note
+
+    def root(maximum: int) -> dict[str, Any]:
+        return obj({"spec": obj({"n": {"type": "integer"}})}, allOf=[
+            {"properties": {"spec": {"properties": {"n": {"maximum": maximum}}}}}])
+
+    g = one(root(10), root(5), "bound-tightened")
+    assert g.path == "spec.n" and g.impact is Impact.ANY_UPDATE, g.impact_note

@@ -54,10 +54,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from compatfuzz.apiserver import structural
-from compatfuzz.apiserver._structural import Node
 from compatfuzz.compat._model import Finding, Impact, Side
 from compatfuzz.schema import Schema
 
@@ -154,7 +153,8 @@ def _judge(f: Finding, new: Schema | None, *, ratcheting: bool, custom: bool
         holder = path
     elif quantor is not None:
         holder = quantor
-    scope, node = _correlated(structural(new) if new is not None else None, holder)
+    raw = new.meta.get("openapi") if new is not None else None
+    scope, node = _correlated(raw if isinstance(raw, Mapping) else None, holder)
     if f.rule == "nullable-changed":
         node = None  # the stored value is null: a leaf, whatever its type
     if not scope:
@@ -183,44 +183,51 @@ def _show(path: str) -> str:
     return path or "the object"
 
 
-def _container(node: Node | None) -> bool:
+def _container(node: Mapping[str, Any] | None) -> bool:
     if node is None:
         return False
-    return (node.type in ("object", "array") or bool(node.properties)
-            or node.items is not None or node.has_additional)
+    return (node.get("type") in ("object", "array") or "properties" in node
+            or "items" in node or isinstance(node.get("additionalProperties"), Mapping))
 
 
-def _correlated(root: Node | None, path: str) -> tuple[str, Node | None]:
+def _correlated(root: Mapping[str, Any] | None, path: str
+                ) -> tuple[str, Mapping[str, Any] | None]:
     """The nearest value at or above ``path`` the server correlates with its old self,
-    and the schema node at ``path`` (None where NEW declares nothing there).
+    and NEW's schema node at ``path`` (None where NEW declares nothing there).
 
-    Declared properties and map values correlate; list items only when the list is
-    neither ``set`` nor ``atomic`` (``CorrelatedObject.Index``, ``equality.go``). Without
-    a structural view (no schema), only the path itself is known.
+    ``root`` is the CRD version's raw ``openAPIV3Schema`` (structural: no ``$ref``), the
+    same the API-server model reads (``apiserver/_structural.py``). Declared properties
+    and map values correlate; list items only when the list is neither ``set`` nor
+    ``atomic`` (``CorrelatedObject.Index``, ``equality.go``; as ``_ratcheted`` in
+    ``apiserver/_validate.py``). Without a schema only the path itself is known.
     """
     parts = _SEGMENT.findall(path)
     if root is None:
         return path, None
-    node: Node | None = root
+    node: Mapping[str, Any] | None = root
     scope: list[str] = []
     correlated = True
     for i, part in enumerate(parts):
         if node is None:
             break
+        props = node.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        extra = node.get("additionalProperties")
+        extra = extra if isinstance(extra, Mapping) else None
+        items = node.get("items")
         if part == "[*]":
-            if node.items is not None:
-                ok = node.list_type not in ("set", "atomic")
-                node = node.items
-            elif node.has_additional:
-                ok, node = True, node.additional
+            if isinstance(items, Mapping):
+                ok = node.get("x-kubernetes-list-type") not in ("set", "atomic")
+                node = items
+            elif extra is not None:
+                ok, node = True, extra
             else:
                 ok, node = False, None
         else:
-            name = _unquote(part)
-            sub = node.properties.get(name)
-            if sub is None and node.has_additional:
-                sub = node.additional
-            ok, node = sub is not None, sub
+            sub = props.get(_unquote(part))
+            if sub is None:
+                sub = extra
+            ok, node = isinstance(sub, Mapping), sub if isinstance(sub, Mapping) else None
         correlated = correlated and ok
         if correlated:
             scope = parts[:i + 1]
