@@ -93,7 +93,7 @@ def ratcheting_for(schema: Schema | None) -> bool:
     """Whether validation ratcheting applies to ``schema`` at all: only a custom
     resource's schema (a CRD version's ``openAPIV3Schema``) is validated by the
     ratcheting validator; built-in kinds and plain JSON Schema / OpenAPI are not."""
-    return schema is not None and isinstance(schema.meta.get("openapi"), dict)
+    return schema is not None and isinstance(schema.meta.get("openapi"), Mapping)
 
 
 def assess(f: Finding, new: Schema | None, *, ratcheting: bool = True) -> Finding:
@@ -127,9 +127,10 @@ def _judge(f: Finding, new: Schema | None, *, ratcheting: bool, custom: bool
         return Impact.ANY_UPDATE, (f"data at {f.path} is pruned: dropped when read and "
                                    "lost at the next write, whatever it changes")
     if f.rule in _MERGE:
-        return Impact.UPDATE_FIELD, (
-            f"an update of {f.path} merges differently (server-side apply); stored "
-            "duplicates do not block updates (strategy.go skips the check for them)")
+        dups = ("; stored duplicates do not block updates (strategy.go skips the check "
+                "for them)" if f.rule != "map-type-changed" else "")
+        return Impact.UPDATE_FIELD, (f"an update of {f.path} merges differently "
+                                     f"(server-side apply){dups}")
     if f.rule in ("unhandled", "witness-only"):
         return Impact.ANY_UPDATE, ("assumed the worst: no rule says where the server's "
                                    "error sits")
