@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any, TextIO
 
@@ -21,6 +22,7 @@ from compatfuzz.compat import (
     Direction,
     Finding,
     Finished,
+    Impact,
     Note,
     Policy,
     Severity,
@@ -65,6 +67,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--severity", metavar="RULE=LEVEL", action="append", default=[],
                         help="override a rule's severity (off, info, warning, error); "
                         "repeatable")
+    parser.add_argument("--assume-ratcheting", action=argparse.BooleanOptionalAction,
+                        default=None,
+                        help="whether the API server ratchets CRD validation (an update "
+                        "that leaves an invalid value unchanged is accepted); default: on, "
+                        "or as --kubernetes-version says. Decides each finding's impact")
+    parser.add_argument("--kubernetes-version", metavar="X.Y",
+                        help="the Kubernetes release the CRD is served by: 1.30 or later "
+                        "ratchets validation by default, 1.29 or older does not (every "
+                        "validation tightening then breaks any update)")
+    parser.add_argument("--fail-on-impact", metavar="LEVEL",
+                        choices=[i.value for i in Impact],
+                        help="fail only on breaking findings with at least this impact on "
+                        "stored objects: none, reads, create, update-field, any-update "
+                        "(e.g. any-update: only what breaks every update of an existing "
+                        "object); findings below it still print. Default: every breaking "
+                        "error fails")
     parser.add_argument("--budget", type=int, default=200,
                         help="examples searched per finding for a witness (default 200)")
     parser.add_argument("--whole-budget", type=int, default=100,
@@ -138,7 +156,7 @@ def _value(v: Any) -> str:
 
 
 def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
-                verbose: bool = False) -> None:
+                verbose: bool = False, fail_on_impact: Impact | None = None) -> None:
     """Write the human report: one block per shown finding, then a summary line.
 
     Every line has its control characters escaped (``\\x1b``): a field name in a schema is
@@ -151,6 +169,7 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
         out.write(printable(text, newlines=False) + "\n")
 
     line(f"compatfuzz diff {started.old} -> {started.new} (direction {started.direction})")
+    gate = Finished(findings, fail_on_impact)
     for f in findings:
         if not _shown(f, verbose):
             continue
@@ -169,7 +188,11 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
             line(f"         ignored: {f.ignore_reason}")
         if f.policy:
             line(f"         policy: {f.policy}")
-    fin = Finished(findings)
+        if f.impact is not None and (f.breaking or f.impact > Impact.READS):
+            below = (f" (below --fail-on-impact {fail_on_impact}: does not fail)"
+                     if f.breaking and gate.below_gate(f) else "")
+            line(f"         impact: {f.impact}{below}: {f.impact_note}")
+    fin = gate
     confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
     ignored = sum(1 for f in findings if f.ignored)
     hidden = [f for f in findings if not _shown(f, verbose)]
@@ -180,19 +203,26 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     # breaks that the policy lets pass with a warning: shown, never failing
     warned = sum(1 for f in findings if f.breaking and f.severity is Severity.WARNING
                  and not f.ignored)
+    gated = sum(1 for f in findings if f.breaking and f.severity is Severity.ERROR
+                and not f.ignored and fin.below_gate(f))
     line(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
          f"{len(fin.breaking)} breaking "
          f"({confirmed} with a witness), {ignored} ignored"
          + (f", {warned} allowed with a warning" if warned else "")
+         + (f", {gated} below --fail-on-impact {fail_on_impact}" if gated else "")
          + "".join(f"; {n}" for n in notes))
 
 
-def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:
-    """Write GitHub Actions workflow commands (``::error file=...,title=...::message``)."""
+def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
+                  fail_on_impact: Impact | None = None) -> None:
+    """Write GitHub Actions workflow commands (``::error file=...,title=...::message``);
+    a finding below ``--fail-on-impact`` is a warning, as it does not fail the check."""
+    fin = Finished(findings, fail_on_impact)
     for f in findings:
         if f.ignored or f.severity in (Severity.OFF, Severity.INFO):
             continue
-        level = "error" if f.severity is Severity.ERROR and f.breaking else "warning"
+        level = ("error" if f.severity is Severity.ERROR and f.breaking
+                 and not fin.below_gate(f) else "warning")
         msg = f"{f.location}: {f.message}"
         if f.old is not None or f.new is not None:
             msg += f" (old: {_value(f.old)}, new: {_value(f.new)})"
@@ -200,6 +230,8 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) 
             msg += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
         if f.policy:
             msg += f" (policy: {f.policy})"
+        if f.impact is not None:
+            msg += f" (impact: {f.impact}: {f.impact_note})"
         msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         title = f"compatfuzz {f.rule}".replace(",", "%2C").replace("::", "%3A%3A")
         line = finding_line(started.new, f)
@@ -211,9 +243,14 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.I
                 Severity.OFF: "none"}
 
 
-def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:
+def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
+                 ratcheting: bool | None = None, fail_on_impact: Impact | None = None
+                 ) -> None:
     """Write a SARIF 2.1.0 log (GitHub code scanning's upload format): one result per shown
-    finding, located at the NEW file's line for its field; the witness as a property."""
+    finding, located at the NEW file's line for its field; the witness, the impact on
+    stored objects and its note as properties. A breaking finding below
+    ``fail_on_impact`` is a ``warning``: it does not fail the check."""
+    fin = Finished(findings, fail_on_impact)
     from compatfuzz import __version__
 
     results = []
@@ -229,13 +266,17 @@ def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -
             location["region"] = {"startLine": line}
         result: dict[str, Any] = {
             "ruleId": f.rule, "ruleIndex": used[f.rule],
-            "level": (_SARIF_LEVEL[f.severity] if f.breaking or f.severity is Severity.OFF
+            "level": ("warning" if f.breaking and fin.below_gate(f)
+                      and f.severity is Severity.ERROR
+                      else _SARIF_LEVEL[f.severity] if f.breaking or f.severity is Severity.OFF
                       else "note"),
             "message": {"text": text},
             "locations": [{"physicalLocation": location,
                            "logicalLocations": [{"fullyQualifiedName": f.location}]}],
             "properties": {"breaking": f.breaking, "status": str(f.status),
                            "severity": str(f.severity), "policy": f.policy,
+                           "impact": str(f.impact) if f.impact is not None else None,
+                           "impact_note": f.impact_note,
                            "old": f.old, "new": f.new,
                            "witness": f.witness.to_json() if f.witness else None},
         }
@@ -256,7 +297,10 @@ def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -
                                 "informationUri": "https://pypi.org/project/compatfuzz/",
                                 "rules": rules}},
             "properties": {"old": started.old, "new": started.new,
-                           "direction": str(started.direction)},
+                           "direction": str(started.direction),
+                           **({"ratcheting": ratcheting} if ratcheting is not None else {}),
+                           **({"fail_on_impact": str(fail_on_impact)}
+                              if fail_on_impact is not None else {})},
             "results": results,
         }],
     }, out, indent=2, default=str)
@@ -286,6 +330,39 @@ def _file_of(spec: str) -> str:
     return spec if spec.startswith(("kubernetes:", "k8s:")) else str(split_spec(spec)[0])
 
 
+def _ratcheting(args: argparse.Namespace) -> bool | None:
+    """Whether the server ratchets validation, from ``--assume-ratcheting`` and
+    ``--kubernetes-version``; ``None`` after printing a usage error (exit 2).
+
+    KEP-4008: alpha (off by default) in 1.28, CEL rules ratcheted from 1.29, beta and on by
+    default from 1.30, GA in 1.33 (apiextensions-apiserver ``pkg/features``,
+    ``CRDValidationRatcheting``).
+    """
+    from compatfuzz.compat._impact import FIRST_GATE, serves_ratcheting
+
+    text = args.kubernetes_version
+    if text is None:
+        return True if args.assume_ratcheting is None else bool(args.assume_ratcheting)
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    if match is None or int(match[1]) != 1:
+        print(f"compatfuzz diff: error: --kubernetes-version {text!r} is not a Kubernetes "
+              "release\n  fix: give MAJOR.MINOR of the API server that serves the CRD, "
+              "e.g. --kubernetes-version 1.33 (1.30 or later ratchets validation by "
+              "default)", file=sys.stderr)
+        return None
+    version = (int(match[1]), int(match[2]))
+    if args.assume_ratcheting is None:
+        return serves_ratcheting(version)
+    if args.assume_ratcheting and version < FIRST_GATE:
+        print(f"compatfuzz diff: error: --assume-ratcheting with --kubernetes-version {text}:"
+              " Kubernetes ratchets CRD validation (CEL rules included) from 1.29 behind the "
+              "CRDValidationRatcheting feature gate, and by default from 1.30\n  fix: drop "
+              "--assume-ratcheting, or give the release the cluster runs (1.29 or later)",
+              file=sys.stderr)
+        return None
+    return bool(args.assume_ratcheting)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         for rule in RULES.values():
@@ -300,6 +377,10 @@ def run(args: argparse.Namespace) -> int:
     if args.old is None or args.new is None:
         print("compatfuzz diff: error: OLD and NEW are required", file=sys.stderr)
         return 2
+    ratcheting = _ratcheting(args)
+    if ratcheting is None:
+        return 2
+    gate = Impact(args.fail_on_impact) if args.fail_on_impact else None
     started: Started | None = None
     findings: tuple[Finding, ...] = ()
     notes: list[Note] = []
@@ -325,6 +406,12 @@ def run(args: argparse.Namespace) -> int:
                   "--severity RULE=LEVEL or --ignore FILE for protobuf rules",
                   file=sys.stderr)
             return 2
+        if gate is not None:
+            print("compatfuzz diff: error: --fail-on-impact applies to CRDs and schemas "
+                  "(what a change breaks for stored objects); a protobuf diff has no stored "
+                  "objects to judge\n  fix: drop --fail-on-impact, and use --severity "
+                  "RULE=LEVEL for protobuf rules", file=sys.stderr)
+            return 2
         args.policy = "kubernetes"  # a config's [diff] table is for CRDs and schemas
         proto = protobuf(args.old)
         policy = _policy(args, proto.PROTO_RULES)
@@ -341,7 +428,8 @@ def run(args: argparse.Namespace) -> int:
                     for spec in (args.old, args.new))
         events = check(old, new, direction=args.direction, policy=policy,
                        budget=args.budget, whole_budget=args.whole_budget,
-                       dynamic=not args.no_dynamic, seed=args.seed)
+                       dynamic=not args.no_dynamic, seed=args.seed,
+                       ratcheting=ratcheting, fail_on_impact=gate)
     for event in events:
         if isinstance(event, Started):
             started = event
@@ -361,12 +449,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"compatfuzz diff: warning: {args.ignore} ignore[{i}] (rule {entry.rule}, path "
               f"{entry.path}) matched no finding: a typo in its rule or path, or a change "
               "that is gone? (delete it when it no longer applies)", file=sys.stderr)
-    fin = Finished(findings)
+    fin = Finished(findings, gate)
     if args.output_format == "json":
         json.dump({
             "old": started.old, "new": started.new, "direction": str(started.direction),
             "breaking": len(fin.breaking), "exit_code": fin.exit_code,
-            "policy": args.policy,
+            "policy": args.policy, "ratcheting": ratcheting,
+            "fail_on_impact": str(gate) if gate is not None else None,
             "turned_off": sum(1 for f in findings if f.severity is Severity.OFF),
             "findings": [f.to_json() for f in findings],
             "stale_ignores": [{"index": i, "rule": e.rule, "path": e.path,
@@ -374,9 +463,11 @@ def run(args: argparse.Namespace) -> int:
         }, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     elif args.output_format == "github":
-        render_github(started, findings, sys.stdout)
+        render_github(started, findings, sys.stdout, fail_on_impact=gate)
     elif args.output_format == "sarif":
-        render_sarif(started, findings, sys.stdout)
+        render_sarif(started, findings, sys.stdout, ratcheting=ratcheting,
+                     fail_on_impact=gate)
     else:
-        render_text(started, findings, sys.stdout, verbose=args.verbose)
+        render_text(started, findings, sys.stdout, verbose=args.verbose,
+                    fail_on_impact=gate)
     return fin.exit_code

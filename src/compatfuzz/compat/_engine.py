@@ -23,6 +23,7 @@ from typing import Any
 
 from compatfuzz.compat._cel_witness import judge_rules
 from compatfuzz.compat._focus import _plain
+from compatfuzz.compat._impact import assess
 from compatfuzz.compat._model import (
     RULES,
     Direction,
@@ -30,6 +31,7 @@ from compatfuzz.compat._model import (
     Finding,
     FindingEvent,
     Finished,
+    Impact,
     Note,
     PairStarted,
     Severity,
@@ -233,6 +235,7 @@ class _Run:
     dynamic: bool
     seed: int
     pruning: bool | None
+    ratcheting: bool = True
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -392,6 +395,8 @@ def check(
     dynamic: bool = True,
     seed: int = 0,
     pruning: bool | None = None,
+    ratcheting: bool = True,
+    fail_on_impact: Impact | str | None = None,
 ) -> Iterator[Event]:
     """Yield events comparing revision ``old`` with ``new``; the last one is ``Finished``.
 
@@ -406,6 +411,12 @@ def check(
     that differ (``_focus``); ``dynamic=False`` skips both.
     ``pruning`` (default: on for Kubernetes schemas) reads unknown fields as dropped
     rather than rejected. Runs are reproducible: the search is seeded from ``seed``.
+
+    Each finding carries its :class:`Impact` on objects stored under OLD: ``ratcheting``
+    (default: on, a Kubernetes 1.30+ server) says whether the API server ratchets CRD
+    validation (``compat/_impact.py``). ``fail_on_impact`` (``none``, ``reads``,
+    ``create``, ``update-field``, ``any-update``) lets a breaking finding fail the check
+    only at that impact or above (``Finished.breaking``).
 
     Example::
 
@@ -431,8 +442,10 @@ def check(
                 f"Expected a non-negative int but got {name}={value!r} "
                 f"(type={type(value).__name__}); use 0 to skip that search"
             )
+    gate = _impact_level(fail_on_impact)
     o, n = _as_revision(old, "old"), _as_revision(new, "new")
-    run = _Run(direction, policy or Policy(), budget, whole_budget, dynamic, seed, pruning)
+    run = _Run(direction, policy or Policy(), budget, whole_budget, dynamic, seed, pruning,
+               ratcheting=bool(ratcheting))
     yield Started(o.label, n.label, direction)
 
     pre: list[Finding] = []
@@ -451,7 +464,7 @@ def check(
             "select a version on both sides with FILE@VERSION"
         )
     for raw in pre:
-        f = run.finalize(raw)
+        f = run.finalize(assess(raw, None, ratcheting=run.ratcheting))
         run.findings.append(f)
         yield FindingEvent(f)
 
@@ -478,7 +491,7 @@ def check(
                                  aliases=aliases))
         run.dynamic = searching
         for p in proved:
-            f = run.finalize(p.evolve(context=None))
+            f = run.finalize(assess(p, ns, ratcheting=run.ratcheting).evolve(context=None))
             run.findings.append(f)
             yield FindingEvent(f)
         for message in run.notes:
@@ -486,10 +499,23 @@ def check(
         run.notes.clear()
     for g in gaps:  # versions only NEW serves have no pair, but their gaps count too
         if g.version not in oschemas:
-            f = run.finalize(g)
+            f = run.finalize(assess(g, nschemas.get(g.version), ratcheting=run.ratcheting))
             run.findings.append(f)
             yield FindingEvent(f)
-    yield Finished(tuple(run.findings))
+    yield Finished(tuple(run.findings), fail_on_impact=gate)
+
+
+def _impact_level(value: Impact | str | None) -> Impact | None:
+    if value is None or isinstance(value, Impact):
+        return value
+    try:
+        return Impact(value)
+    except ValueError:
+        raise InvalidArgument(
+            f"Expected one of {', '.join(i.value for i in Impact)} but got "
+            f"fail_on_impact={value!r}; any-update fails only on changes that break "
+            "every update of a stored object"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -500,10 +526,11 @@ class Report:
     new: str
     direction: Direction
     findings: tuple[Finding, ...]
+    fail_on_impact: Impact | None = None
 
     @property
     def breaking(self) -> tuple[Finding, ...]:
-        return Finished(self.findings).breaking
+        return Finished(self.findings, self.fail_on_impact).breaking
 
     @property
     def exit_code(self) -> int:
@@ -531,5 +558,6 @@ def diff(old: Any, new: Any, **options: Any) -> Report:
             started = event
         elif isinstance(event, Finished):
             assert started is not None
-            return Report(started.old, started.new, started.direction, event.findings)
+            return Report(started.old, started.new, started.direction, event.findings,
+                          event.fail_on_impact)
     raise AssertionError("check() ended without Finished")  # pragma: no cover

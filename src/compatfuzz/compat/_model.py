@@ -24,6 +24,7 @@ __all__ = [
     "Finding",
     "FindingEvent",
     "Finished",
+    "Impact",
     "Note",
     "PairStarted",
     "Rule",
@@ -117,6 +118,64 @@ class Status(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class Impact(str, enum.Enum):
+    """What a finding breaks for an object stored under OLD once NEW is installed.
+
+    Ordered ``none < reads < create < update-field < any-update`` (issue 19):
+
+    ``none``: nothing; no stored object and no client notices.
+    ``reads``: only clients reading it (a response-side change, or a default that reads
+    back differently); every write of a stored object still succeeds.
+    ``create``: re-creating the stored object as it is fails (a restore, a
+    delete-and-recreate, a GitOps sync to a fresh cluster); its updates pass, because
+    validation ratcheting excuses an error in a value the update leaves unchanged.
+    ``update-field``: an update that changes the value named in the finding's impact note
+    (the field, or the object or list holding it) fails unless it also fixes it; other
+    updates pass.
+    ``any-update``: every update of a stored object fails (or loses its data), whatever
+    it changes: the error is one ratcheting never excuses, or ratcheting is off.
+
+    See ``compat/_impact.py`` for which change lands where, and why.
+    """
+
+    NONE = "none"
+    READS = "reads"
+    CREATE = "create"
+    UPDATE_FIELD = "update-field"
+    ANY_UPDATE = "any-update"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def rank(self) -> int:
+        return _IMPACT_RANK[self]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Impact):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Impact):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Impact):
+            return NotImplemented
+        return self.rank > other.rank
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Impact):
+            return NotImplemented
+        return self.rank >= other.rank
+
+
+_IMPACT_RANK = {Impact.NONE: 0, Impact.READS: 1, Impact.CREATE: 2, Impact.UPDATE_FIELD: 3,
+                Impact.ANY_UPDATE: 4}
 
 
 @dataclass(frozen=True)
@@ -228,6 +287,11 @@ class Finding:
     ignore_reason: str = ""
     # The policy line that set ``severity`` (FILE:LINE or a built-in profile; issue 19).
     policy: str = field(default="", compare=False)
+    # What it breaks for an object stored under OLD (issue 19); None: not judged
+    # (protobuf), which a --fail-on-impact gate never lets pass.
+    impact: Impact | None = field(default=None, compare=False)
+    # Why, in one line, naming the value whose change the server refuses.
+    impact_note: str = field(default="", compare=False)
     # Severity the rule suggests for this particular finding (None: the rule's default).
     suggested: Severity | None = field(default=None, repr=False, compare=False)
     # Private search context (subschemas at this path); not part of equality or output.
@@ -261,6 +325,8 @@ class Finding:
             "witness": self.witness.to_json() if self.witness else None,
             "definition": self.definition,
             "ignored": self.ignored,
+            "impact": str(self.impact) if self.impact is not None else None,
+            **({"impact_note": self.impact_note} if self.impact_note else {}),
             **({"policy": self.policy} if self.policy else {}),
             **({"ignore_reason": self.ignore_reason} if self.ignore_reason else {}),
         }
@@ -302,15 +368,26 @@ class FindingEvent:
 
 @dataclass(frozen=True)
 class Finished:
-    """The check ended; ``findings`` in report order, ``breaking`` those that fail it."""
+    """The check ended; ``findings`` in report order, ``breaking`` those that fail it.
+
+    With ``fail_on_impact`` (``--fail-on-impact``), a breaking finding fails the check
+    only when its :class:`Impact` is at least that level; one whose impact was not
+    judged (``None``) always does.
+    """
 
     findings: tuple[Finding, ...]
+    fail_on_impact: Impact | None = None
 
     @property
     def breaking(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings
                      if f.breaking and f.severity is Severity.ERROR
-                     and not f.ignored)
+                     and not f.ignored and not self.below_gate(f))
+
+    def below_gate(self, f: Finding) -> bool:
+        """Whether ``f`` passes only because its impact is below ``fail_on_impact``."""
+        gate = self.fail_on_impact
+        return gate is not None and f.impact is not None and f.impact < gate
 
     @property
     def exit_code(self) -> int:

@@ -86,6 +86,9 @@ class SearchContext:
     rule: str = ""
     old_default: Any = None
     new_default: Any = None
+    # the path of the outermost value holding an allOf/anyOf/oneOf this finding sits
+    # under (None: under none); the impact of its error is judged there (issue 19)
+    quantor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,8 @@ class _Walker:
         # later paths reaching an already-walked definition pair: (first path, this path)
         self.aliases: list[tuple[str, str]] = []
         self.out: list[Finding] = []
+        # paths of the values whose allOf/anyOf/oneOf members are being walked
+        self.quantors: list[str] = []
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -231,7 +236,18 @@ class _Walker:
 
     def ctx(self, o: Mapping[str, Any] | None, n: Mapping[str, Any] | None, path: str,
             **kw: Any) -> SearchContext:
-        return SearchContext(self.old, self.new, o, n, path, **kw)
+        out = SearchContext(self.old, self.new, o, n, path, **kw)
+        if self.quantors:
+            out.quantor = self.quantors[0]
+        return out
+
+    def member(self, o_raw: Any, n_raw: Any, path: str, d: str, depth: int) -> None:
+        """Walk a pair of allOf/anyOf/oneOf members of the value at ``path``."""
+        self.quantors.append(path)
+        try:
+            self.walk(o_raw, n_raw, path, d, depth=depth + 1)
+        finally:
+            self.quantors.pop()
 
     # -- the walk ----------------------------------------------------------------------
 
@@ -371,7 +387,7 @@ class _Walker:
         n_left = [j for j, c in enumerate(nc) if c not in oc]
         if len(o_left) == len(n_left):
             for i, j in zip(o_left, n_left, strict=True):
-                self.walk(ob[i], nb[j], path, d, depth=depth + 1)
+                self.member(ob[i], nb[j], path, d, depth)
             return
         for i in o_left:
             self.add("union-branch-removed", path, ob[i], None,
@@ -395,7 +411,7 @@ class _Walker:
         oa, na = oa or [], na or []
         if len(oa) == len(na):
             for a, b in zip(oa, na, strict=True):
-                self.walk(a, b, path, d, depth=depth + 1)
+                self.member(a, b, path, d, depth)
         else:
             self.add("unhandled", path, len(oa), len(na), "allOf gained or lost members",
                      BOTH, keyword="allOf", definition=d, ctx=self.ctx(o, n, path))
