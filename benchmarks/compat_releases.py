@@ -49,6 +49,17 @@ VERDICTS = ("compatible", "breaking", "not-stated")
 PAIR_KEYS = {"verdict", "what", "cite"}
 PAIR_OPTIONAL = {"note"}
 PROJECT_KEYS = {"policy", "cite", "notes"}
+#: what a disagreement comes down to; each explanation names one or more
+KINDS = {
+    "real-break": "compatfuzz is right: objects old clients send are rejected by NEW "
+                  "(request side), and the notes do not say so",
+    "downgrade-only": "every error is response-side (loosened validation, an added enum "
+                      "value, a field added under minProperties: 1): it breaks a rollback "
+                      "to OLD or a client that validates against OLD's schema, not an "
+                      "upgrade",
+    "default-in-controller": "a schema default moved into the controller's code, which a "
+                             "schema diff cannot see",
+}
 
 
 class DocumentedError(ValueError):
@@ -84,10 +95,16 @@ def load_documented(path: Path = DOCUMENTED) -> dict[str, Any]:
         if label.split("/")[0] not in data["projects"]:
             raise DocumentedError(f"{where}: project {label.split('/')[0]!r} has no entry "
                                   "under $.projects (add its policy and changelog there)")
-    for label, text in data["explanations"].items():
-        if not isinstance(text, str) or not text.strip():
-            raise DocumentedError(f"{rel(path)} at $.explanations[{label!r}]: must be a "
-                                  "non-empty string")
+    for label, entry in data["explanations"].items():
+        where = f"{rel(path)} at $.explanations[{label!r}]"
+        if (not isinstance(entry, dict) or set(entry) != {"kinds", "text"}
+                or not isinstance(entry["text"], str) or not entry["text"].strip()):
+            raise DocumentedError(f"{where}: needs kinds (a list) and text (why the two "
+                                  "verdicts differ)")
+        unknown = [k for k in entry["kinds"] or [None] if k not in KINDS]
+        if unknown or not isinstance(entry["kinds"], list):
+            raise DocumentedError(f"{where}.kinds: {unknown} is not a list of "
+                                  f"{sorted(KINDS)}")
     return data
 
 
@@ -163,6 +180,10 @@ def render(rows: list[dict[str, Any]], doc: Mapping[str, Any], *, dynamic: bool,
     stricter = [r for r in rows if not r["agree"] and r["verdict"] == "breaking"]
     looser = [r for r in rows if not r["agree"] and r["verdict"] == "compatible"]
     mode = "witness search on" if dynamic else "--no-witness"
+    kinds: Counter[str] = Counter()
+    for r in rows:
+        if not r["agree"] and r["pair"] in doc["explanations"]:
+            kinds.update(doc["explanations"][r["pair"]]["kinds"])
     out = [
         "# compatfuzz diff on real release pairs, beside each project's documented verdict",
         "",
@@ -178,8 +199,12 @@ def render(rows: list[dict[str, Any]], doc: Mapping[str, Any], *, dynamic: bool,
         "report). A documented verdict `not-stated` (the notes say nothing about the CRD) "
         "counts as compatible: it is what a user upgrading on those notes reads.",
         "",
+        "Kinds of disagreement (pairs): " + (", ".join(
+            f"{k} {n}" for k, n in sorted(kinds.items())) or "none") + ".",
+        "",
         "`errors` lists the error-severity findings by rule (count); `paths` the first "
-        "paths they name (`version:path`, `(crd)` for CRD-level rules).",
+        "paths they name (`version:path`; `version:$` is a CRD-level finding, e.g. a served "
+        "version removed).",
         "",
         "| pair | compatfuzz | errors | paths | documented | citation | agree? |",
         "|---|---|---|---|---|---|---|",
@@ -200,9 +225,12 @@ def render(rows: list[dict[str, Any]], doc: Mapping[str, Any], *, dynamic: bool,
     for r in rows:
         if r["agree"]:
             continue
-        text = doc["explanations"].get(r["pair"], "**NOT EXPLAINED** (add it to the yaml)")
+        entry = doc["explanations"].get(r["pair"])
+        text = (f"[{', '.join(entry['kinds'])}] {entry['text'].strip()}" if entry
+                else "**NOT EXPLAINED** (add it to the yaml)")
         out.append(f"- **{r['pair']}** (compatfuzz {r['verdict']}, documented "
-                   f"{r['documented']}): {_cell(text.strip())}")
+                   f"{r['documented']}): {_cell(text)}")
+    out += ["", "Kinds: " + "; ".join(f"`{k}`: {v}" for k, v in KINDS.items()) + "."]
     out += ["", "## Each project's stated policy", ""]
     for name, entry in doc["projects"].items():
         out.append(f"- **{name}**: {_cell(entry.get('policy', ''))} "
@@ -249,15 +277,25 @@ def main() -> int:
     if args.only:  # a partial run cannot tell a stale entry from one it did not run
         problems = [p for p in problems if "no such release pair" not in p
                     and "explanation for no release pair" not in p]
+    resolved = []
+    if args.policy != "kubernetes":  # the explanations are written for the default profile
+        resolved = [p.split(": agrees now")[0] for p in problems if "agrees now" in p]
+        problems = [p for p in problems if "agrees now" not in p]
     agree = sum(r["agree"] for r in rows)
     print(f"\n{len(rows)} pairs: {agree} agree, {len(rows) - agree} disagree; "
           f"{len(problems)} consistency problems")
     for p in problems:
         print("  " + p)
+    if resolved:
+        print(f"{len(resolved)} pairs explained under the kubernetes profile agree under "
+              f"--policy {args.policy}:")
+        for label in resolved:
+            print("  " + label)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
         "policy": args.policy, "witness": not args.no_witness, "pairs": len(rows),
-        "agree": agree, "rows": rows, "problems": problems}, indent=1) + "\n")
+        "agree": agree, "rows": rows, "problems": problems,
+        "agree_under_this_policy_only": resolved}, indent=1) + "\n")
     args.md.write_text(render(rows, doc, dynamic=not args.no_witness, policy=args.policy))
     return 1 if problems else 0
 

@@ -95,6 +95,20 @@ def test_a_bad_entry_names_the_file_its_key_and_the_fix(
     assert fix in str(e.value)
 
 
+@pytest.mark.parametrize("entry, fix", [
+    ("why", "needs kinds (a list) and text"),
+    ({"kinds": ["upgrade-only"], "text": "why"}, "['upgrade-only'] is not a list of"),
+    ({"kinds": [], "text": "why"}, "is not a list of"),
+])
+def test_an_explanation_names_its_kinds(tmp_path: Path, entry: Any, fix: str) -> None:
+    path = tmp_path / "documented.yaml"
+    path.write_text(yaml.safe_dump({"projects": {}, "explanations": {"p/c v1->v2": entry}}))
+    with pytest.raises(releases.DocumentedError) as e:
+        releases.load_documented(path)
+    assert "$.explanations['p/c v1->v2']" in str(e.value)
+    assert fix in str(e.value)
+
+
 def test_a_pair_of_a_project_without_its_policy_entry_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "documented.yaml"
     path.write_text(yaml.safe_dump({
