@@ -62,7 +62,7 @@ MODULES = {"crdify": "sigs.k8s.io/crdify", "oasdiff": "github.com/oasdiff/oasdif
 # crdify's configuration format (sigs.k8s.io/crdify/pkg/config/config.go, JSON is YAML)
 CRDIFY_NO_DESCRIPTION = {"validations": [{"name": "description", "enforcement": "None"}]}
 COMMENTARY = "<!-- COMMENTARY: hand-written below this line; compat_peers.py keeps it -->"
-MESSAGE_CHARS = 300
+MESSAGE_CHARS = 160
 
 
 # --- the OpenAPI document oasdiff compares ------------------------------------------------
@@ -386,6 +386,7 @@ def summary(rows: list[dict[str, Any]], tools: Sequence[str]) -> dict[str, Any]:
             "verdicts": dict(Counter(x["verdict"] for x in results)),
             "errors": sum(x["errors"] for x in results),
             "warnings": sum(x["warnings"] for x in results),
+            "rules": dict(sum((Counter(x["rules"]) for x in results), Counter()).most_common()),
             "median_seconds": round(statistics.median(walls), 3),
             "max_seconds": round(max(walls), 3),
             "total_seconds": round(sum(walls), 1),
@@ -447,6 +448,11 @@ def markdown(data: dict[str, Any], commentary: str = "") -> str:
                      f"{s['median_seconds']:.2f} | {s['max_seconds']:.2f} | "
                      f"{s['total_seconds']:.1f} | {s['median_cpu_seconds']:.2f} | "
                      f"{s['max_cpu_seconds']:.2f} |")
+    lines += ["", "Rule ids of the errors and warnings over all pairs (count):", ""]
+    for t in tools:
+        rules = data["summary"]["tools"][t]["rules"]
+        lines.append(f"* {names[t]}: " + (", ".join(f"{k} ({v})" for k, v in rules.items())
+                                          or "none"))
     lines += ["", "Same verdict on a pair:", ""]
     for key, a in data["summary"]["agreement"].items():
         lines.append(f"* {key}: {a['same']} of {a['pairs']}")
