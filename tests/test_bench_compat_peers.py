@@ -238,3 +238,13 @@ def test_every_corpus_crd_makes_a_document_with_its_served_versions(tmp_path: Pa
         crd = yaml.load(f.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         served = [v["name"] for v in crd["spec"]["versions"] if v.get("served")]
         assert sorted(p.split("/")[3] for p in doc["paths"]) == sorted(served), f
+
+
+def test_a_file_oasdiff_cannot_be_given_is_an_error_row_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "cwd").mkdir()
+    old = tmp_path / "old.yaml"
+    old.write_text("kind: ConfigMap\n")
+    row = peers.run_pair(Path("no-such-folder"), old, old, ["oasdiff"], tmp_path)
+    assert row["oasdiff"]["verdict"] == "error"
+    assert "old.yaml" in row["oasdiff"]["message"]
+    assert "CustomResourceDefinition" in row["oasdiff"]["message"]
