@@ -431,3 +431,21 @@ def test_fuzz_accepts_a_config_with_a_diff_table(tmp_path: Path) -> None:
         if f.is_file() and f.name != "compatfuzz.toml":
             (tmp_path / f.name).write_bytes(f.read_bytes())
     assert load_config(tmp_path / "compatfuzz.toml")
+
+
+def test_gateway_api_warns_on_a_removed_cel_rule_but_fails_an_added_one() -> None:
+    def with_rules(*rules: str) -> dict[str, Any]:
+        schema = _schema()
+        schema["properties"]["spec"]["x-kubernetes-validations"] = [
+            {"rule": r} for r in rules]
+        return schema
+
+    policy = resolve_policy("gateway-api")
+    removed = diff(with_rules("self.name != 'x'"), with_rules(), policy=policy, dynamic=False)
+    [f] = [f for f in removed.findings if f.rule == "validations-changed"]
+    assert (f.severity, removed.exit_code) == (Severity.WARNING, 0)
+    assert "Loosened validation" in f.policy
+    for new in (with_rules("self.name != 'x'", "self.name != 'y'"), with_rules("self.name != 'y'")):
+        added = diff(with_rules("self.name != 'x'"), new, policy=policy, dynamic=False)
+        [f] = [f for f in added.findings if f.rule == "validations-changed"]
+        assert (f.severity, added.exit_code) == (Severity.ERROR, 1), new

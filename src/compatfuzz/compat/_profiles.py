@@ -53,10 +53,15 @@ _GATEWAY: tuple[tuple[str, str], ...] = (
 
 PROFILES: Mapping[str, tuple[PolicyEntry, ...]] = {
     "kubernetes": (),
-    "gateway-api": tuple(
-        PolicyEntry(rule, _W, f"built-in profile gateway-api: {rule} = warn "
-                    f"(kubernetes-sigs/gateway-api {why})")
-        for rule, why in _GATEWAY),
+    "gateway-api": (
+        *(PolicyEntry(rule, _W, f"built-in profile gateway-api: {rule} = warn "
+                      f"(kubernetes-sigs/gateway-api {why})")
+          for rule, why in _GATEWAY),
+        # a CEL rule removed and none added loosens validation, as a relaxed bound does
+        PolicyEntry("validations-changed", _W, "built-in profile gateway-api: "
+                    "validations-changed (rules removed only) = warn (kubernetes-sigs/"
+                    f'gateway-api {_VERSIONING}: "Loosened validation")', when="removed"),
+    ),
 }
 
 
