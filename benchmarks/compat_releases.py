@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from compatfuzz.compat import diff, load_revision
+from compatfuzz.compat import Impact, diff, load_revision
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -161,6 +161,9 @@ def run_pair(label: str, old: Path, new: Path, doc: Mapping[str, Any], *,
         "errors": dict(Counter(f["rule"] for f in errors)),
         "warnings": dict(Counter(f["rule"] for f in warned)),
         "witnessed": sum(1 for f in errors if f.get("witness") is not None),
+        # the worst impact on objects stored under OLD among the errors (issue 19, item 2)
+        "impact": str(max((Impact(f["impact"]) for f in errors if f.get("impact")),
+                          default=Impact.NONE)) if errors else "-",
         "paths": paths,
         "documented": documented["verdict"], "documented_what": documented["what"],
         "cite": documented["cite"], "note": documented.get("note", ""),
@@ -180,6 +183,8 @@ def render(rows: list[dict[str, Any]], doc: Mapping[str, Any], *, dynamic: bool,
     stricter = [r for r in rows if not r["agree"] and r["verdict"] == "breaking"]
     looser = [r for r in rows if not r["agree"] and r["verdict"] == "compatible"]
     mode = "witness search on" if dynamic else "--no-witness"
+    impacts = Counter(r["impact"] for r in rows if r["verdict"] == "breaking")
+    gate = sum(n for k, n in impacts.items() if Impact(k) < Impact.ANY_UPDATE)
     kinds: Counter[str] = Counter()
     for r in rows:
         if not r["agree"] and r["pair"] in doc["explanations"]:
@@ -202,12 +207,18 @@ def render(rows: list[dict[str, Any]], doc: Mapping[str, Any], *, dynamic: bool,
         "Kinds of disagreement (pairs): " + (", ".join(
             f"{k} {n}" for k, n in sorted(kinds.items())) or "none") + ".",
         "",
+        "What the breaking pairs break for objects already stored (the worst `impact` of "
+        "their errors, ratcheting assumed): " + (", ".join(
+            f"{k} {n}" for k, n in sorted(impacts.items(), key=lambda kv: Impact(kv[0]))))
+        + f"; {gate} of {sum(impacts.values())} would pass `--fail-on-impact any-update`, "
+        "the gate of a team that only guards its stored objects' updates.",
+        "",
         "`errors` lists the error-severity findings by rule (count); `paths` the first "
         "paths they name (`version:path`; `version:$` is a CRD-level finding, e.g. a served "
-        "version removed).",
+        "version removed); `impact` the worst of them (`docs/compat.md`, Impact).",
         "",
-        "| pair | compatfuzz | errors | paths | documented | citation | agree? |",
-        "|---|---|---|---|---|---|---|",
+        "| pair | compatfuzz | errors | paths | impact | documented | citation | agree? |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         errors = ", ".join(f"{k} ({v})" for k, v in sorted(r["errors"].items())) or "-"
@@ -220,7 +231,7 @@ def render(rows: list[dict[str, Any]], doc: Mapping[str, Any], *, dynamic: bool,
             documented += f" (note: {r['note']})"
         mark = "yes" if r["agree"] else "**no** (below)"
         out.append(f"| {r['pair']} | {r['verdict']} | {_cell(errors)} | {_cell(paths or '-')} "
-                   f"| {_cell(documented)} | {_cell(r['cite'])} | {mark} |")
+                   f"| {r['impact']} | {_cell(documented)} | {_cell(r['cite'])} | {mark} |")
     out += ["", "## Disagreements, explained", ""]
     for r in rows:
         if r["agree"]:
