@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any, TextIO
 
 from compatfuzz._commands._protoinput import is_protobuf, protobuf, split_message
@@ -83,6 +84,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
                         help="also let a $ref read files under DIR (default: only the "
                         "schema file's folder); repeatable")
+    from compatfuzz._commands.fuzz import parse_duration
+
+    server = parser.add_argument_group(
+        "API server", "try each witness on a real kube-apiserver (docs/compat.md)")
+    server.add_argument("--apiserver", choices=("none", "real"), default="none",
+                        help="real: start a kube-apiserver and etcd, create each witness "
+                        "under OLD, replace the CRD with NEW, then update it (label only), "
+                        "update the field and create it again, and report what the server "
+                        "answered beside the finding (default: none)")
+    server.add_argument("--confirm-on-server", action="store_const", const="real",
+                        dest="apiserver", help="the same as --apiserver real")
+    server.add_argument("--apiserver-assets", metavar="DIR", default=None,
+                        help="folder with kube-apiserver and etcd, after TEST_ASSET_* and "
+                        "KUBEBUILDER_ASSETS (what 'setup-envtest use -p path' prints)")
+    server.add_argument("--apiserver-start-timeout", type=parse_duration, default=90.0,
+                        metavar="90s", help="how long etcd and kube-apiserver may take to "
+                        "become ready (default 90s)")
 
 
 def _policy(args: argparse.Namespace, rules: Any = RULES) -> Policy:
@@ -142,6 +160,9 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
             line(f"         ignored: {f.ignore_reason}")
         if f.policy:
             line(f"         policy: {f.policy}")
+        if f.server is not None:
+            for text in _server_lines(f):
+                line(f"         {text}")
     fin = Finished(findings)
     confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
     ignored = sum(1 for f in findings if f.ignored)
@@ -153,11 +174,39 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     # breaks that the policy lets pass with a warning: shown, never failing
     warned = sum(1 for f in findings if f.breaking and f.severity is Severity.WARNING
                  and not f.ignored)
+    tried = [f.server.verdict for f in findings if f.server is not None]
+    on_server = ("; on the server: " + ", ".join(
+        f"{tried.count(v)} {v.replace('-', ' ')}" for v in ("confirmed", "not-confirmed",
+                                                            "not-run") if tried.count(v))
+        if tried else "")
     line(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
          f"{len(fin.breaking)} breaking "
          f"({confirmed} with a witness), {ignored} ignored"
          + (f", {warned} allowed with a warning" if warned else "")
+         + on_server
          + "".join(f"; {n}" for n in notes))
+
+
+def _server_lines(f: Finding) -> list[str]:
+    """What the real server answered for ``f``'s witness: the verdict, then each step."""
+    check = f.server
+    assert check is not None
+    request = f.witness is None or str(f.witness.side) == "request"
+    way = "OLD -> NEW" if request else "NEW -> OLD, a rollback"
+    head = {"confirmed": "confirmed",
+            "not-confirmed": "NOT CONFIRMED",
+            "not-run": "not run"}.get(check.verdict, check.verdict)
+    out = [f"server ({check.server}, {way}): {head}"
+           + (f": {_short(check.note)}" if check.note else "")]
+    for a in check.answers:
+        said = "accepted" if a.accepted else "refused"
+        out.append(f"  {a.step}: {said}" + (f": {_short(a.message)}" if a.message else ""))
+    return out
+
+
+def _short(text: str, limit: int = 220) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) -> None:
@@ -210,7 +259,8 @@ def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO) -
             "properties": {"breaking": f.breaking, "status": str(f.status),
                            "severity": str(f.severity), "policy": f.policy,
                            "old": f.old, "new": f.new,
-                           "witness": f.witness.to_json() if f.witness else None},
+                           "witness": f.witness.to_json() if f.witness else None,
+                           **({"server": f.server.to_json()} if f.server else {})},
         }
         if f.ignored:
             result["suppressions"] = [{"kind": "external",
@@ -259,6 +309,31 @@ def _file_of(spec: str) -> str:
     return spec if spec.startswith(("kubernetes:", "k8s:")) else str(split_spec(spec)[0])
 
 
+def _on_server(args: argparse.Namespace, old: Any, new: Any, events: Any) -> Any:
+    """``events`` with each witness tried on a real kube-apiserver (``--apiserver real``):
+    one control plane for the run, stopped (its files removed) however the run ends."""
+    from compatfuzz.compat import _confirm
+
+    _confirm.check_revisions(old, new)  # not CRDs: exit 2 before anything starts
+    with _confirm.control_plane(assets_dir=args.apiserver_assets,
+                                start_timeout=args.apiserver_start_timeout) as client:
+        version = _confirm.server_version(client)
+        print(f"compatfuzz diff: kube-apiserver {version} started at "
+              f"{client.endpoint.url}", file=sys.stderr)
+        _confirm.check_installable(client, old, new)
+        for event in events:
+            if not isinstance(event, Finished):
+                yield event
+                continue
+            began = time.monotonic()
+            findings = _confirm.confirm(old, new, event.findings, client, seed=args.seed,
+                                        version=version)
+            tried = sum(1 for f in findings if f.server is not None)
+            print(f"compatfuzz diff: tried {tried} witness{'' if tried == 1 else 'es'} on "
+                  f"the server in {time.monotonic() - began:.1f} s", file=sys.stderr)
+            yield Finished(findings)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         for rule in RULES.values():
@@ -292,6 +367,11 @@ def run(args: argparse.Namespace) -> int:
                   "allows); FILE#MESSAGE names a message for compatfuzz sample",
                   file=sys.stderr)
             return 2
+        if args.apiserver != "none":
+            print("compatfuzz diff: error: --apiserver real tries CRD witnesses on a "
+                  "kube-apiserver; a protobuf API has none\n  fix: drop --apiserver",
+                  file=sys.stderr)
+            return 2
         if args.policy != "kubernetes":
             print("compatfuzz diff: error: --policy applies to CRDs and schemas; a protobuf "
                   "diff follows Envoy's versioning policy\n  fix: drop --policy, and use "
@@ -311,6 +391,8 @@ def run(args: argparse.Namespace) -> int:
         events = check(old, new, direction=args.direction, policy=policy,
                        budget=args.budget, whole_budget=args.whole_budget,
                        dynamic=not args.no_dynamic, seed=args.seed)
+        if args.apiserver == "real":
+            events = _on_server(args, old, new, events)
     for event in events:
         if isinstance(event, Started):
             started = event

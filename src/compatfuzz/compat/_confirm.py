@@ -1,0 +1,507 @@
+"""Witnesses tried on a real kube-apiserver: ``compatfuzz diff --apiserver real`` (issue 19,
+item 5).
+
+A witness is compatfuzz's claim that a value valid under OLD is rejected by NEW (or, on
+the response side, the reverse). Here a real server judges it, as a cluster that upgrades
+its CRD from OLD to NEW would. For each finding with a witness, on one control plane
+for the whole run:
+
+1. the CRD of the revision that takes the witness (OLD; NEW for a response-side one) is
+   created under a group of its own (``w3.example.com``: no finding sees another's
+   objects or CRD revision), and two objects are created in it: **A**, a full object
+   (``apiVersion``, ``kind``, ``metadata.name``, the smallest value of every required
+   field, from that revision's schema) carrying the witness at its path, and **B**, the
+   same kind of object with another value there (valid under both revisions when the
+   search finds one);
+2. the CRD is replaced by the other revision, and we wait until the server *serves* it:
+   each version carries a printer column named after the step, and a Table list shows
+   it only once the server has rebuilt that CRD's serving info (the validator and the
+   table converter are built together, ``getOrCreateServingInfoFor`` in
+   ``k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_handler.go``), so no
+   answer below comes from the old schema;
+3. three requests, each answer recorded: **update (label only)** of A (validation
+   ratcheting, GA in 1.33, lets unchanged invalid values through, except ``required``
+   and what the KEP lists: ``k8s.io/apiextensions-apiserver/pkg/registry/customresource/
+   strategy.go`` ``ValidateUpdate``), **update the field** (B's value at the path
+   replaced by the witness: an update that touches the field) and **create again** (A
+   under a new name: full validation, what a restore or a GitOps re-sync does).
+
+The verdict: ``confirmed`` when the server refuses the create again (or accepts it but
+drops the witness's data: a pruning finding), ``not-confirmed`` when it takes the
+witness whole, or refuses it under OLD already (the finding or the witness is wrong, and
+that is the news), ``not-run`` when the server refuses NEW as an update of OLD (a
+removed stored version) or the object cannot be built.
+
+The CRDs are the user's own versions and schemas, without subresources (``status`` is
+then written on the main endpoint, so a status witness can be tried), printer columns
+or conversion webhook (``None``: versions differ only by name here).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import random
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compatfuzz.apiserver._real._backend import RealKind, crd_document, install
+from compatfuzz.apiserver._real._client import Client, ServerError
+from compatfuzz.compat._engine import Revision
+from compatfuzz.compat._model import Finding, ServerAnswer, ServerCheck, Side
+from compatfuzz.compat._witness import (
+    _MISSING,
+    _deref,
+    _first_dropped,
+    _known,
+    _one_value,
+    _settings,
+    prune,
+)
+from compatfuzz.errors import CompatfuzzError, InvalidArgument
+from compatfuzz.schema import CRD, Schema
+
+__all__ = ["CONFIRMED", "NOT_CONFIRMED", "NOT_RUN", "STEPS", "check_installable",
+           "check_revisions", "confirm", "control_plane", "place", "server_version"]
+
+CONFIRMED, NOT_CONFIRMED, NOT_RUN = "confirmed", "not-confirmed", "not-run"
+#: the three requests made after the CRD is replaced, in order
+STEPS = ("update (label only)", "update the field", "create again")
+#: how long a CRD revision may take to be served
+SERVE_TIMEOUT = 60.0
+_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+_LABEL = "compatfuzz.io/touched"
+
+
+@contextmanager
+def control_plane(*, assets_dir: str | Path | None = None, start_timeout: float = 90.0
+                  ) -> Iterator[Client]:
+    """Start etcd and kube-apiserver (found as envtest finds them), yield a client, and
+    stop both (removing their files) however the block is left.
+
+    Raises:
+        MissingAssets: no binaries (the message says how to get them).
+        StartError: a process did not become ready (with the tail of its log).
+    """
+    from compatfuzz.apiserver._real._assets import find_assets
+    from compatfuzz.apiserver._real._process import ControlPlane
+
+    assets = find_assets(folder=None if assets_dir is None else str(assets_dir))
+    plane = ControlPlane(assets, start_timeout=start_timeout)
+    endpoint = plane.start()
+    client = Client(endpoint)
+    try:
+        yield client
+    finally:
+        client.close()
+        plane.stop()
+
+
+def server_version(client: Client) -> str:
+    """The server's ``gitVersion`` (``v1.37.2``)."""
+    answer = client.request("GET", "/version")
+    return str((answer or {}).get("gitVersion") or "unknown")
+
+
+def check_revisions(old: Revision, new: Revision) -> None:
+    """Raise :class:`InvalidArgument` unless both revisions are whole CRDs."""
+    _crds(old, new)
+
+
+def _crds(old: Revision, new: Revision) -> tuple[CRD, CRD]:
+    if old.crd is None or new.crd is None:
+        raise InvalidArgument(
+            f"--apiserver real tries witnesses on a real kube-apiserver, which serves whole "
+            f"CRDs, but {old.label if old.crd is None else new.label} is not one (a single "
+            "schema, or FILE@VERSION)\n  fix: give two CRD files (FILE or FILE#NAME, without "
+            "@VERSION), or drop --apiserver")
+    return old.crd, new.crd
+
+
+def _document(crd: CRD, group: str, tag: str | None = None) -> dict[str, Any]:
+    """The CRD to install: ``crd``'s versions and raw schemas under ``group``, with a
+    printer column named ``tag`` in each version (see the module docstring)."""
+    versions = {v.name: v.schema.meta["openapi"] for v in crd.versions
+                if v.schema is not None and "openapi" in v.schema.meta}
+    storage = crd.storage_version or next(iter(versions))
+    doc = crd_document(group=group, kind=crd.kind, plural=crd.plural, scope=crd.scope,
+                       versions=versions, storage=storage, webhook_url=None, ca_bundle=None)
+    if tag is not None:
+        for v in doc["spec"]["versions"]:
+            v["additionalPrinterColumns"] = [
+                {"name": tag, "type": "string", "jsonPath": ".metadata.name"}]
+    return doc
+
+
+def check_installable(client: Client, old: Revision, new: Revision) -> None:
+    """Install OLD and NEW once each (groups ``old.GROUP``, ``new.GROUP``).
+
+    Raises:
+        CRDRefused: the server refuses one of them (its message says why).
+        InvalidArgument: a revision is not a whole CRD.
+    """
+    ocrd, ncrd = _crds(old, new)
+    install(client, _document(ocrd, f"old.{ocrd.group}"), source=old.label,
+            timeout=SERVE_TIMEOUT)
+    install(client, _document(ncrd, f"new.{ncrd.group}"), source=new.label,
+            timeout=SERVE_TIMEOUT)
+
+
+# -- placing a witness into a whole object ---------------------------------------------
+
+def _segments(path: str) -> list[str]:
+    return re.findall(r'\[[^\]]*\]|[^.\[]+', "" if path in ("", "$") else path)
+
+
+def _key(seg: str) -> str | None:
+    """The property name of a path segment; ``None`` for ``[*]`` (any item or key)."""
+    if seg == "[*]":
+        return None
+    if seg.startswith("["):
+        try:
+            name = json.loads(seg[1:-1])
+        except ValueError:
+            return seg[1:-1]
+        return str(name)
+    return seg
+
+
+def _get(value: Any, segs: list[str]) -> Any:
+    """The value at ``segs`` (the first item or key for ``[*]``), or ``_MISSING``."""
+    for seg in segs:
+        name = _key(seg)
+        if name is None:
+            if isinstance(value, list) and value:
+                value = value[0]
+            elif isinstance(value, dict) and value:
+                value = next(iter(value.values()))
+            else:
+                return _MISSING
+        elif isinstance(value, dict) and name in value:
+            value = value[name]
+        else:
+            return _MISSING
+    return value
+
+
+def place(schema: Schema, node: Any, current: Any, segs: list[str], leaf: Any, *,
+          seed: int = 0) -> Any:
+    """``current`` with ``leaf`` at ``segs``: containers that are missing are created as
+    the smallest value of their schema (its required fields filled), ``[*]`` is the
+    first item of a list or the first key of a map (``"key"`` when there is none)."""
+    if not segs:
+        return copy.deepcopy(leaf)
+    n = _deref(schema, node)
+    seg, rest = segs[0], segs[1:]
+    name = _key(seg)
+
+    def fill(child: Any, have: Any) -> Any:
+        if have is not _MISSING or not rest:
+            return have
+        made = _one_value(schema, child, seed)
+        return {} if made is _MISSING else made
+
+    if name is None and (isinstance(n.get("items"), Mapping) or n.get("type") == "array"):
+        items = n.get("items") if isinstance(n.get("items"), Mapping) else {}
+        out = list(current) if isinstance(current, list) else []
+        first = out[0] if out else _MISSING
+        child = place(schema, items, fill(items, first), rest, leaf, seed=seed)
+        return [child, *out[1:]]
+    out_map = dict(current) if isinstance(current, dict) else {}
+    if name is None:
+        addl = n.get("additionalProperties")
+        child_node = addl if isinstance(addl, Mapping) else {}
+        name = next(iter(out_map), "key")
+    else:
+        props, addl, _ = _known(schema, n)
+        child_node = props.get(name, addl if isinstance(addl, Mapping) else {})
+    out_map[name] = place(schema, child_node, fill(child_node, out_map.get(name, _MISSING)),
+                          rest, leaf, seed=seed)
+    return out_map
+
+
+def _find(schema: Schema, predicate: Any, budget: int, seed: int) -> Any:
+    """The smallest object of ``schema`` meeting ``predicate``, or ``_MISSING``."""
+    from hypothesis import find
+
+    from compatfuzz.strategies import from_schema
+
+    try:
+        return find(from_schema(schema), predicate, settings=_settings(budget),
+                    random=random.Random(seed))
+    except Exception:  # nothing found, or no value can be drawn: the caller falls back
+        return _MISSING
+
+
+def _valid(schema: Schema, obj: Any) -> bool:
+    try:
+        return schema.is_valid(prune(schema, schema.root, obj))
+    except RecursionError:
+        return False
+
+
+@dataclass
+class _Trial:
+    index: int
+    finding: Finding
+    writer: CRD  # the revision that takes the witness
+    reader: CRD  # the revision that judges it
+    version: str
+    group: str
+    a: dict[str, Any] | None = None  # the object holding the witness
+    b: dict[str, Any] | None = None  # another value at the path (for "update the field")
+    answers: list[ServerAnswer] = field(default_factory=list)
+    verdict: str = ""
+    note: str = ""
+
+    @property
+    def segs(self) -> list[str]:
+        assert self.finding.witness is not None
+        return _segments(self.finding.witness.path)
+
+    def stop(self, verdict: str, note: str) -> None:
+        if not self.verdict:
+            self.verdict, self.note = verdict, note
+
+
+def _objects(trial: _Trial, seed: int, budget: int) -> None:
+    """Build A (the witness in a whole object) and B (another value at its path)."""
+    witness = trial.finding.witness
+    assert witness is not None
+    wv, rv = trial.writer.version(trial.version), trial.reader.version(trial.version)
+    writer, reader = wv.schema, rv.schema
+    assert writer is not None and reader is not None
+    segs = trial.segs
+
+    def bare(obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = dict(obj) if isinstance(obj, dict) else {}
+        for key in ("apiVersion", "kind", "metadata"):
+            out.pop(key, None)
+        return out
+
+    def holding(base: Any) -> Any:
+        return place(writer, writer.root, bare(base), segs, witness.value, seed=seed)
+
+    base = _one_value(writer, writer.root, seed)
+    a = holding(base)
+    if not _valid(writer, a):  # a rule across fields: search a base that takes it
+        found = _find(writer, lambda b: _valid(writer, holding(b)), budget, seed)
+        if found is not _MISSING:
+            base, a = found, holding(found)
+    trial.a = a
+
+    def differs(b: Any) -> bool:
+        return _get(bare(b), segs) != witness.value
+
+    def fits(b: Any) -> bool:
+        # valid under both revisions, with the field's parent there: B's own errors
+        # must not be what the server refuses when the update touches the field
+        return (differs(b) and _get(bare(b), segs[:-1]) is not _MISSING
+                and _valid(reader, bare(b)))
+
+    other = base if base is not _MISSING and fits(base) else _MISSING
+    if other is _MISSING:
+        other = _find(writer, fits, budget, seed + 1)
+    if other is _MISSING and base is not _MISSING and differs(base):
+        other = base
+    trial.b = None if other is _MISSING else bare(other)
+
+
+# -- the requests ---------------------------------------------------------------------
+
+def _kind(client: Client, trial: _Trial) -> RealKind:
+    return RealKind(client, group=trial.group, plural=trial.writer.plural,
+                    namespaced=trial.writer.scope == "Namespaced",
+                    storage=trial.writer.storage_version or trial.version)
+
+
+def _object(kind: RealKind, trial: _Trial, body: dict[str, Any], name: str
+            ) -> dict[str, Any]:
+    obj = {**body, "apiVersion": f"{trial.group}/{trial.version}",
+           "kind": trial.writer.kind}
+    return kind.prepare(obj, name)
+
+
+def _send(step: str, call: Any, sent: dict[str, Any]) -> ServerAnswer:
+    """One request: refused (the server's message) or accepted (naming a field the
+    server dropped from what was sent, if any)."""
+    try:
+        answer = call()
+    except ServerError as exc:
+        return ServerAnswer(step, False, exc.explanation())
+    dropped = _first_dropped(sent, answer)
+    return ServerAnswer(step, True, f"dropped {dropped}" if dropped else "")
+
+
+def _name(trial: _Trial, what: str) -> str:
+    return f"w{trial.index}-{what}"
+
+
+def _serve(client: Client, trials: list[_Trial], docs: Mapping[int, dict[str, Any]],
+           tag: str) -> None:
+    """Wait until every trial's CRD is served with the printer column ``tag``."""
+    waiting = {t.index: t for t in trials if t.index in docs and not t.verdict}
+    deadline = time.monotonic() + SERVE_TIMEOUT
+    while waiting:
+        for index, trial in list(waiting.items()):
+            kind = _kind(client, trial)
+            path = kind._path(trial.version) + "?limit=1"
+            try:
+                table = client.request("GET", path, accept=_TABLE)
+            except ServerError as exc:
+                if exc.code in (404, 503):
+                    continue
+                raise
+            columns = [c.get("name") for c in (table or {}).get("columnDefinitions") or []]
+            if f"{tag}-{index}" in columns:
+                del waiting[index]
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            for trial in waiting.values():
+                trial.stop(NOT_RUN, f"the server did not serve the {tag} CRD within "
+                           f"{SERVE_TIMEOUT:g} s")
+            return
+        time.sleep(0.05)
+
+
+def _create_crds(client: Client, trials: list[_Trial]) -> None:
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    docs = {}
+    for t in trials:
+        doc = _document(t.writer, t.group, f"writer-{t.index}")
+        try:
+            client.request("POST", path, doc)
+        except ServerError as exc:
+            t.stop(NOT_RUN, f"the server refuses the CRD: {exc.explanation()}")
+            continue
+        docs[t.index] = doc
+    _serve(client, trials, docs, "writer")
+
+
+def _replace_crds(client: Client, trials: list[_Trial]) -> None:
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    docs = {}
+    for t in trials:
+        if t.verdict:
+            continue
+        doc = _document(t.reader, t.group, f"reader-{t.index}")
+        name = doc["metadata"]["name"]
+        try:
+            current = client.request("GET", f"{path}/{name}")
+            doc["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            client.request("PUT", f"{path}/{name}", doc)
+        except ServerError as exc:
+            t.stop(NOT_RUN, f"the server refuses {_rev(t, 'reader')} as an update of "
+                   f"{_rev(t, 'writer')}: {exc.explanation()}")
+            continue
+        docs[t.index] = doc
+    _serve(client, trials, docs, "reader")
+
+
+def _rev(trial: _Trial, who: str) -> str:
+    request = trial.finding.witness is None or trial.finding.witness.side is Side.REQUEST
+    return ("OLD" if request else "NEW") if who == "writer" else ("NEW" if request else "OLD")
+
+
+def confirm(old: Revision, new: Revision, findings: Iterable[Finding], client: Client, *,
+            seed: int = 0, budget: int = 50, version: str = "") -> tuple[Finding, ...]:
+    """``findings``, each one with a witness carrying what ``client``'s server answered
+    (:class:`~compatfuzz.compat._model.ServerCheck`); the others unchanged.
+
+    ``budget`` bounds the search for a base object that takes the witness (a rule across
+    fields) and for B. ``version`` is the server's, recorded in each check.
+
+    Raises:
+        InvalidArgument: a revision is not a whole CRD.
+        ServerError: the server failed a request in a way no finding explains (a 5xx).
+    """
+    ocrd, ncrd = _crds(old, new)
+    findings = tuple(findings)
+    trials: list[_Trial] = []
+    for i, f in enumerate(findings):
+        w = f.witness
+        if w is None:
+            continue
+        writer, reader = (ocrd, ncrd) if w.side is Side.REQUEST else (ncrd, ocrd)
+        versions = {v.name for v in ocrd.versions} & {v.name for v in ncrd.versions}
+        if f.version not in versions:
+            continue
+        trial = _Trial(len(trials) + 1, f, writer, reader, f.version,
+                       f"w{len(trials) + 1}.{ocrd.group}")
+        try:
+            _objects(trial, seed + i, budget)
+        except CompatfuzzError as exc:
+            trial.stop(NOT_RUN, f"no whole object could hold the witness: {exc}")
+        trials.append(trial)
+    if trials:
+        _run(client, trials)
+    by_finding = {id(t.finding): t for t in trials}
+    out = []
+    for f in findings:
+        t = by_finding.get(id(f))
+        if t is None:
+            out.append(f)
+            continue
+        out.append(f.evolve(server=ServerCheck(t.verdict or NOT_RUN, tuple(t.answers),
+                                               t.note, version)))
+    return tuple(out)
+
+
+def _run(client: Client, trials: list[_Trial]) -> None:
+    _create_crds(client, trials)
+    for t in trials:  # A and B under the revision that takes the witness
+        if t.verdict or t.a is None:
+            t.stop(NOT_RUN, "no whole object could hold the witness")
+            continue
+        kind = _kind(client, t)
+        sent = _object(kind, t, t.a, _name(t, "a"))
+        made = _send(f"create under {_rev(t, 'writer')}",
+                     functools.partial(kind.create, sent, t.version), sent)
+        t.answers.append(made)
+        if not made.accepted:
+            t.stop(NOT_CONFIRMED, f"the server refuses the witness under "
+                   f"{_rev(t, 'writer')} already: compatfuzz's model of "
+                   f"{_rev(t, 'writer')} and the server disagree")
+            continue
+        if t.b is not None:
+            other = _object(kind, t, t.b, _name(t, "b"))
+            try:
+                kind.create(other, t.version)
+            except ServerError as exc:
+                t.b = None
+                t.note = f"B (another value at the path) refused: {exc.explanation()}"
+    _replace_crds(client, trials)
+    for t in trials:
+        if t.verdict:
+            continue
+        kind = _kind(client, t)
+        a = kind.get(_name(t, "a"), t.version)
+        meta = dict(a.get("metadata") or {})
+        meta["labels"] = {**(meta.get("labels") or {}), _LABEL: "label"}
+        touched = {**a, "metadata": meta}
+        # dropped: against A as first sent, since a read under NEW prunes already
+        t.answers.append(_send(STEPS[0], functools.partial(kind.update, touched, t.version),
+                               _object(kind, t, t.a or {}, _name(t, "a"))))
+        if t.b is not None:
+            b = kind.get(_name(t, "b"), t.version)
+            schema = t.writer.version(t.version).schema
+            assert schema is not None and t.finding.witness is not None
+            changed = place(schema, schema.root, b, t.segs, t.finding.witness.value)
+            t.answers.append(_send(STEPS[1], functools.partial(kind.update, changed, t.version),
+                                   changed))
+        again = _object(kind, t, t.a or {}, _name(t, "again"))
+        last = _send(STEPS[2], functools.partial(kind.create, again, t.version),
+                     again)
+        t.answers.append(last)
+        if not last.accepted or last.message.startswith("dropped"):
+            t.stop(CONFIRMED, t.note)
+        else:
+            t.stop(NOT_CONFIRMED, "the server accepted the witness on create again: the "
+                   "finding or its witness is wrong")
