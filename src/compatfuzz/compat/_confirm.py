@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
 import random
 import re
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compatfuzz.apiserver._real._backend import RealKind, crd_document, install
+from compatfuzz.apiserver._real._backend import CRDRefused, RealKind, crd_document, install
 from compatfuzz.apiserver._real._client import Client, ServerError
 from compatfuzz.compat._engine import Revision
 from compatfuzz.compat._model import Finding, ServerAnswer, ServerCheck, Side
@@ -77,6 +78,7 @@ STEPS = ("update (label only)", "update the field", "create again")
 SERVE_TIMEOUT = 60.0
 _TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 _LABEL = "compatfuzz.io/touched"
+_groups = itertools.count(1)
 
 
 @contextmanager
@@ -140,17 +142,21 @@ def _document(crd: CRD, group: str, tag: str | None = None) -> dict[str, Any]:
 
 
 def check_installable(client: Client, old: Revision, new: Revision) -> None:
-    """Install OLD and NEW once each (groups ``old.GROUP``, ``new.GROUP``).
+    """Install OLD and NEW once each (groups ``oldN.GROUP``, ``newN.GROUP``), so a CRD the
+    server refuses stops the run before any finding is tried.
 
     Raises:
         CRDRefused: the server refuses one of them (its message says why).
         InvalidArgument: a revision is not a whole CRD.
     """
-    ocrd, ncrd = _crds(old, new)
-    install(client, _document(ocrd, f"old.{ocrd.group}"), source=old.label,
-            timeout=SERVE_TIMEOUT)
-    install(client, _document(ncrd, f"new.{ncrd.group}"), source=new.label,
-            timeout=SERVE_TIMEOUT)
+    for revision, crd, prefix in zip((old, new), _crds(old, new), ("old", "new"),
+                                     strict=True):
+        probe = f"{prefix}{next(_groups)}.{crd.group}"
+        try:
+            install(client, _document(crd, probe), source=revision.label,
+                    timeout=SERVE_TIMEOUT)
+        except CRDRefused as exc:  # name the user's CRD, not the probe's group
+            raise CRDRefused(str(exc).replace(probe, crd.group)) from None
 
 
 # -- placing a witness into a whole object ---------------------------------------------
@@ -297,7 +303,7 @@ def _objects(trial: _Trial, seed: int, budget: int) -> None:
     trial.a = a
 
     def differs(b: Any) -> bool:
-        return _get(bare(b), segs) != witness.value
+        return bool(_get(bare(b), segs) != witness.value)
 
     def fits(b: Any) -> bool:
         # valid under both revisions, with the field's parent there: B's own errors
@@ -433,8 +439,8 @@ def confirm(old: Revision, new: Revision, findings: Iterable[Finding], client: C
         versions = {v.name for v in ocrd.versions} & {v.name for v in ncrd.versions}
         if f.version not in versions:
             continue
-        trial = _Trial(len(trials) + 1, f, writer, reader, f.version,
-                       f"w{len(trials) + 1}.{ocrd.group}")
+        number = next(_groups)  # unique on the server across calls: w1, w2, ...
+        trial = _Trial(number, f, writer, reader, f.version, f"w{number}.{ocrd.group}")
         try:
             _objects(trial, seed + i, budget)
         except CompatfuzzError as exc:
