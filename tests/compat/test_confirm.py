@@ -29,6 +29,7 @@ from compatfuzz.cli import main
 from compatfuzz.compat import Finding, Side, Status, Witness, diff, load_revision
 from compatfuzz.compat._confirm import (
     CONFIRMED,
+    INCONCLUSIVE,
     NOT_CONFIRMED,
     NOT_RUN,
     check_installable,
@@ -166,15 +167,23 @@ def test_a_witness_the_server_takes_is_reported_not_confirmed(client: Client) ->
         Finding("bound-tightened", "spec.replicas", 10, 5, "made up", frozenset(
             {Side.REQUEST}), breaking=True, status=Status.CONFIRMED, version="v1",
             witness=Witness(Side.REQUEST, "spec.replicas", 11, "made up")),
+        # refused by NEW, but for spec.mode: nothing shows replicas: 3 breaks
+        Finding("bound-tightened", "spec.replicas", 10, 5, "made up", frozenset(
+            {Side.REQUEST}), breaking=True, status=Status.CONFIRMED, version="v1",
+            witness=Witness(Side.REQUEST, "spec", {"replicas": 3, "mode": "Legacy"},
+                            "made up")),
     ]
-    taken, refused = confirm(old, new, wrong, client)
+    taken, refused, other = confirm(old, new, wrong, client)
     assert taken.server is not None and refused.server is not None
+    assert other.server is not None and other.server.verdict == INCONCLUSIVE
+    assert "but for spec.mode, not spec.replicas" in other.server.note
     assert taken.server.verdict == NOT_CONFIRMED
     assert "accepted the witness on create again" in taken.server.note
     assert [a.accepted for a in taken.server.answers] == [True, True, True, True]
     assert refused.server.verdict == NOT_CONFIRMED
     assert "refuses the witness under OLD already" in refused.server.note
     assert "less than or equal to 10" in refused.server.answers[0].message
+    assert refused.server.answers[0].fields == ("spec.replicas",)
 
 
 def test_a_crd_change_the_server_refuses_as_an_update_is_not_run(

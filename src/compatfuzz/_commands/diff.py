@@ -177,7 +177,8 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     tried = [f.server.verdict for f in findings if f.server is not None]
     on_server = ("; on the server: " + ", ".join(
         f"{tried.count(v)} {v.replace('-', ' ')}" for v in ("confirmed", "not-confirmed",
-                                                            "not-run") if tried.count(v))
+                                                            "inconclusive", "not-run")
+        if tried.count(v))
         if tried else "")
     line(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
          f"{len(fin.breaking)} breaking "
@@ -195,6 +196,7 @@ def _server_lines(f: Finding) -> list[str]:
     way = "OLD -> NEW" if request else "NEW -> OLD, a rollback"
     head = {"confirmed": "confirmed",
             "not-confirmed": "NOT CONFIRMED",
+            "inconclusive": "inconclusive",
             "not-run": "not run"}.get(check.verdict, check.verdict)
     out = [f"server ({check.server}, {way}): {head}"
            + (f": {_short(check.note)}" if check.note else "")]

@@ -26,11 +26,13 @@ for the whole run:
    replaced by the witness: an update that touches the field) and **create again** (A
    under a new name: full validation, what a restore or a GitOps re-sync does).
 
-The verdict: ``confirmed`` when the server refuses the create again (or accepts it but
-drops the witness's data: a pruning finding), ``not-confirmed`` when it takes the
-witness whole, or refuses it under OLD already (the finding or the witness is wrong, and
-that is the news), ``not-run`` when the server refuses NEW as an update of OLD (a
-removed stored version) or the object cannot be built.
+The verdict: ``confirmed`` when the server refuses the create again naming the finding's
+field (or accepts it but drops the witness's data: a pruning finding), ``not-confirmed``
+when it takes the witness whole, or refuses it under OLD already (the finding or the
+witness is wrong, and that is the news), ``inconclusive`` when it refuses it for other
+fields only (a witness that breaks more than its finding: a CEL rule is then not even
+evaluated), ``not-run`` when the server refuses NEW as an update of OLD (a removed
+stored version, a scope change) or the object cannot be built.
 
 The CRDs are the user's own versions and schemas, without subresources (``status`` is
 then written on the main endpoint, so a status witness can be tried), printer columns
@@ -39,6 +41,7 @@ or conversion webhook (``None``: versions differ only by name here).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import itertools
@@ -63,15 +66,17 @@ from compatfuzz.compat._witness import (
     _known,
     _one_value,
     _settings,
+    _size,
     prune,
 )
 from compatfuzz.errors import CompatfuzzError, InvalidArgument
 from compatfuzz.schema import CRD, Schema
 
-__all__ = ["CONFIRMED", "NOT_CONFIRMED", "NOT_RUN", "STEPS", "check_installable",
+__all__ = ["CONFIRMED", "INCONCLUSIVE", "NOT_CONFIRMED", "NOT_RUN", "STEPS", "check_installable",
            "check_revisions", "confirm", "control_plane", "place", "server_version"]
 
 CONFIRMED, NOT_CONFIRMED, NOT_RUN = "confirmed", "not-confirmed", "not-run"
+INCONCLUSIVE = "inconclusive"
 #: the three requests made after the CRD is replaced, in order
 STEPS = ("update (label only)", "update the field", "create again")
 #: how long a CRD revision may take to be served
@@ -276,7 +281,41 @@ class _Trial:
             self.verdict, self.note = verdict, note
 
 
-def _objects(trial: _Trial, seed: int, budget: int) -> None:
+def _bare(obj: Any) -> dict[str, Any]:
+    """``obj`` without what the server owns or we set (``apiVersion``, ``kind``,
+    ``metadata``)."""
+    out: dict[str, Any] = dict(obj) if isinstance(obj, dict) else {}
+    for key in ("apiVersion", "kind", "metadata"):
+        out.pop(key, None)
+    return out
+
+
+def _pool(writer: Schema, reader: Schema, budget: int, seed: int) -> list[dict[str, Any]]:
+    """Up to 16 objects valid under both revisions, drawn from the writer's schema,
+    smallest first: the B of every finding of one version and side comes from here (one
+    search per version, not one per finding)."""
+    from hypothesis import HealthCheck, Phase, find, settings
+
+    from compatfuzz.strategies import from_schema
+
+    found: list[dict[str, Any]] = []
+
+    def collect(value: Any) -> bool:
+        obj = _bare(value)
+        if _valid(writer, obj) and _valid(reader, obj):
+            found.append(obj)
+        return len(found) >= 16
+
+    # fewer than 16, or nothing can be drawn: what was found serves
+    with contextlib.suppress(Exception):
+        find(from_schema(writer), collect, random=random.Random(seed), settings=settings(
+            max_examples=budget, phases=[Phase.generate], database=None, deadline=None,
+            suppress_health_check=list(HealthCheck)))
+    return sorted(found, key=_size)
+
+
+def _objects(trial: _Trial, seed: int, budget: int,
+             pools: dict[tuple[int, int], list[dict[str, Any]]]) -> None:
     """Build A (the witness in a whole object) and B (another value at its path)."""
     witness = trial.finding.witness
     assert witness is not None
@@ -285,14 +324,8 @@ def _objects(trial: _Trial, seed: int, budget: int) -> None:
     assert writer is not None and reader is not None
     segs = trial.segs
 
-    def bare(obj: Any) -> dict[str, Any]:
-        out: dict[str, Any] = dict(obj) if isinstance(obj, dict) else {}
-        for key in ("apiVersion", "kind", "metadata"):
-            out.pop(key, None)
-        return out
-
     def holding(base: Any) -> Any:
-        return place(writer, writer.root, bare(base), segs, witness.value, seed=seed)
+        return place(writer, writer.root, _bare(base), segs, witness.value, seed=seed)
 
     base = _one_value(writer, writer.root, seed)
     a = holding(base)
@@ -303,20 +336,17 @@ def _objects(trial: _Trial, seed: int, budget: int) -> None:
     trial.a = a
 
     def differs(b: Any) -> bool:
-        return bool(_get(bare(b), segs) != witness.value)
+        return bool(_get(_bare(b), segs) != witness.value)
 
-    def fits(b: Any) -> bool:
-        # valid under both revisions, with the field's parent there: B's own errors
-        # must not be what the server refuses when the update touches the field
-        return (differs(b) and _get(bare(b), segs[:-1]) is not _MISSING
-                and _valid(reader, bare(b)))
-
-    other = base if base is not _MISSING and fits(base) else _MISSING
-    if other is _MISSING:
-        other = _find(writer, fits, budget, seed + 1)
-    if other is _MISSING and base is not _MISSING and differs(base):
-        other = base
-    trial.b = None if other is _MISSING else bare(other)
+    key = (id(writer), id(reader))
+    if key not in pools:
+        pools[key] = _pool(writer, reader, budget, seed)
+    # valid under both revisions, with the field's parent there: B's own errors must
+    # not be what the server refuses when the update touches the field
+    ranked = ([b for b in pools[key] if differs(b) and _get(b, segs[:-1]) is not _MISSING]
+              + [b for b in pools[key] if differs(b)]
+              + ([_bare(base)] if base is not _MISSING and differs(base) else []))
+    trial.b = ranked[0] if ranked else None
 
 
 # -- the requests ---------------------------------------------------------------------
@@ -340,7 +370,12 @@ def _send(step: str, call: Any, sent: dict[str, Any]) -> ServerAnswer:
     try:
         answer = call()
     except ServerError as exc:
-        return ServerAnswer(step, False, exc.explanation())
+        fields = []
+        details = exc.status.get("details")
+        for cause in (details.get("causes") if isinstance(details, dict) else None) or []:
+            if isinstance(cause, dict) and cause.get("field") not in (None, "", "<nil>"):
+                fields.append(str(cause["field"]))
+        return ServerAnswer(step, False, exc.explanation(), tuple(fields))
     dropped = _first_dropped(sent, answer)
     return ServerAnswer(step, True, f"dropped {dropped}" if dropped else "")
 
@@ -431,6 +466,7 @@ def confirm(old: Revision, new: Revision, findings: Iterable[Finding], client: C
     ocrd, ncrd = _crds(old, new)
     findings = tuple(findings)
     trials: list[_Trial] = []
+    pools: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for i, f in enumerate(findings):
         w = f.witness
         if w is None:
@@ -442,11 +478,12 @@ def confirm(old: Revision, new: Revision, findings: Iterable[Finding], client: C
         number = next(_groups)  # unique on the server across calls: w1, w2, ...
         trial = _Trial(number, f, writer, reader, f.version, f"w{number}.{ocrd.group}")
         try:
-            _objects(trial, seed + i, budget)
+            _objects(trial, seed + i, budget, pools)
         except CompatfuzzError as exc:
             trial.stop(NOT_RUN, f"no whole object could hold the witness: {exc}")
         trials.append(trial)
     if trials:
+        client.close()  # idle while the objects were built: the server may have hung up
         _run(client, trials)
     by_finding = {id(t.finding): t for t in trials}
     out = []
@@ -506,8 +543,49 @@ def _run(client: Client, trials: list[_Trial]) -> None:
         last = _send(STEPS[2], functools.partial(kind.create, again, t.version),
                      again)
         t.answers.append(last)
-        if not last.accepted or last.message.startswith("dropped"):
-            t.stop(CONFIRMED, t.note)
-        else:
+        if last.accepted and last.message.startswith("dropped"):
+            t.stop(CONFIRMED, t.note)  # data loss: the pruning finding's whole claim
+        elif last.accepted:
             t.stop(NOT_CONFIRMED, "the server accepted the witness on create again: the "
                    "finding or its witness is wrong")
+        elif _names(t.finding, last):
+            t.stop(CONFIRMED, t.note)
+        else:
+            named = ", ".join(dict.fromkeys(last.fields)) or "no field"
+            t.stop(INCONCLUSIVE, f"the server refused the witness, but for {named}, not "
+                   f"{t.finding.path}" + (": it did not check its CEL rules, the object "
+                                          "being invalid otherwise" if _UNCHECKED
+                                          in last.message else ""))
+
+
+#: what kube-apiserver adds when schema errors kept it from evaluating CEL rules
+#: (``hasBlockingErr`` in ``k8s.io/apiextensions-apiserver/pkg/registry/customresource/
+#: strategy.go``; its cause has no field: ``<nil>``)
+_UNCHECKED = "some validation rules were not checked"
+
+
+def _norm(path: str) -> list[str]:
+    """A field path as segments, list indexes as ``[*]`` (``spec.items[0].x`` is
+    ``spec.items[*].x``), names in brackets as plain names."""
+    out = []
+    for seg in _segments(re.sub(r"\[\d+\]", "[*]", path)):
+        name = _key(seg)
+        out.append("[*]" if name is None else name)
+    return out
+
+
+def _names(f: Finding, answer: ServerAnswer) -> bool:
+    """Whether the server's refusal is about ``f``: one of its field errors is at the
+    finding's path or the witness's (``[*]`` matching any key or index); for a CEL rule
+    (whose ``fieldPath`` may point lower), below the rule's path when its rules ran."""
+    wanted = [_norm(f.path)] + ([_norm(f.witness.path)] if f.witness is not None else [])
+    for field_path in answer.fields:
+        got = _norm(field_path)
+        for want in wanted:
+            if len(got) < len(want) or not all(
+                    w == g or "[*]" in (w, g) for w, g in zip(want, got, strict=False)):
+                continue
+            if len(got) == len(want) or (f.rule == "validations-changed"
+                                         and _UNCHECKED not in answer.message):
+                return True
+    return False

@@ -213,19 +213,22 @@ class ServerAnswer:
     step: str
     accepted: bool
     message: str = ""
+    fields: tuple[str, ...] = ()  # the field paths a refusal names (its causes)
 
     def to_json(self) -> dict[str, Any]:
-        return {"step": self.step, "accepted": self.accepted, "message": self.message}
+        return {"step": self.step, "accepted": self.accepted, "message": self.message,
+                "fields": list(self.fields)}
 
 
 @dataclass(frozen=True)
 class ServerCheck:
     """A witness tried on a real kube-apiserver (``diff --apiserver real``, issue 19 item 5).
 
-    ``verdict`` is ``confirmed`` (the server refused the witness on create again, or
-    dropped its data), ``not-confirmed`` (the server took the witness: the finding or its
-    witness is wrong) or ``not-run`` (``note`` says why: the server refused the witness
-    under the revision that should take it, or refused NEW as an update of OLD).
+    ``verdict`` is ``confirmed`` (the server refused the witness on create again, naming
+    the finding's field, or dropped its data), ``not-confirmed`` (the server took the
+    witness, or refused it under the revision that should take it: the finding or its
+    witness is wrong), ``inconclusive`` (refused for other fields only) or ``not-run``
+    (``note`` says why, e.g. the server refused NEW as an update of OLD).
     """
 
     verdict: str
