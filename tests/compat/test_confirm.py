@@ -238,6 +238,12 @@ spec:
                   properties:
                     name: {type: string, minLength: 1}
                     size: {type: integer}
+              provider:
+                type: object
+                maxProperties: 1
+                properties:
+                  aws: {type: object, properties: {region: {type: string}}}
+                  vault: {type: object, properties: {path: {type: string}}}
               labels:
                 type: object
                 additionalProperties:
@@ -270,6 +276,17 @@ def test_a_witness_placed_deep_in_an_empty_object_keeps_it_valid(
     obj = place(nested, nested.root, {}, _segments(path), value)
     assert _get(obj, _segments(path)) == value
     # the containers on the way hold their required fields, so the object is valid
+    assert nested.is_valid(obj), obj
+
+
+def test_a_witness_in_a_one_of_n_object_replaces_the_sibling_the_base_chose(
+        nested: Any) -> None:
+    # external-secrets' SecretStore: spec.provider holds one provider (maxProperties: 1)
+    from compatfuzz.compat._confirm import _segments
+
+    base = {"spec": {"items": [{"name": "a"}], "provider": {"aws": {"region": "x"}}}}
+    obj = place(nested, nested.root, base, _segments("spec.provider.vault.path"), "p")
+    assert obj["spec"]["provider"] == {"vault": {"path": "p"}}
     assert nested.is_valid(obj), obj
 
 

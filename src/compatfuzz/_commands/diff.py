@@ -319,21 +319,35 @@ def _on_server(args: argparse.Namespace, old: Any, new: Any, events: Any) -> Any
     _confirm.check_revisions(old, new)  # not CRDs: exit 2 before anything starts
     with _confirm.control_plane(assets_dir=args.apiserver_assets,
                                 start_timeout=args.apiserver_start_timeout) as client:
-        version = _confirm.server_version(client)
-        print(f"compatfuzz diff: kube-apiserver {version} started at "
-              f"{client.endpoint.url}", file=sys.stderr)
-        _confirm.check_installable(client, old, new)
+        try:
+            version = _confirm.server_version(client)
+            print(f"compatfuzz diff: kube-apiserver {version} started at "
+                  f"{client.endpoint.url}", file=sys.stderr)
+            _confirm.check_installable(client, old, new)
+        except OSError as exc:
+            raise _lost(client, exc) from None
         for event in events:
             if not isinstance(event, Finished):
                 yield event
                 continue
             began = time.monotonic()
-            findings = _confirm.confirm(old, new, event.findings, client, seed=args.seed,
-                                        version=version)
+            try:
+                findings = _confirm.confirm(old, new, event.findings, client,
+                                            seed=args.seed, version=version)
+            except OSError as exc:
+                raise _lost(client, exc) from None
             tried = sum(1 for f in findings if f.server is not None)
             print(f"compatfuzz diff: tried {tried} witness{'' if tried == 1 else 'es'} on "
                   f"the server in {time.monotonic() - began:.1f} s", file=sys.stderr)
             yield Finished(findings)
+
+
+def _lost(client: Any, exc: OSError) -> Exception:
+    from compatfuzz.compat._confirm import ServerLost
+
+    return ServerLost(f"lost the connection to kube-apiserver at {client.endpoint.url}: "
+                      f"{type(exc).__name__}: {exc}\n  fix: run again; a machine short of "
+                      "memory may have killed it (see the kernel log)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -72,8 +72,9 @@ from compatfuzz.compat._witness import (
 from compatfuzz.errors import CompatfuzzError, InvalidArgument
 from compatfuzz.schema import CRD, Schema
 
-__all__ = ["CONFIRMED", "INCONCLUSIVE", "NOT_CONFIRMED", "NOT_RUN", "STEPS", "check_installable",
-           "check_revisions", "confirm", "control_plane", "place", "server_version"]
+__all__ = ["CONFIRMED", "INCONCLUSIVE", "NOT_CONFIRMED", "NOT_RUN", "STEPS", "ServerLost",
+           "check_installable", "check_revisions", "confirm", "control_plane", "place",
+           "server_version"]
 
 CONFIRMED, NOT_CONFIRMED, NOT_RUN = "confirmed", "not-confirmed", "not-run"
 INCONCLUSIVE = "inconclusive"
@@ -84,6 +85,10 @@ SERVE_TIMEOUT = 60.0
 _TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 _LABEL = "compatfuzz.io/touched"
 _groups = itertools.count(1)
+
+
+class ServerLost(CompatfuzzError):
+    """The connection to kube-apiserver broke in the middle of the run."""
 
 
 @contextmanager
@@ -232,6 +237,15 @@ def place(schema: Schema, node: Any, current: Any, segs: list[str], leaf: Any, *
     else:
         props, addl, _ = _known(schema, n)
         child_node = props.get(name, addl if isinstance(addl, Mapping) else {})
+    limit = n.get("maxProperties")
+    if isinstance(limit, int) and name not in out_map:
+        # a one-of-N object (``maxProperties: 1``, external-secrets' provider): the
+        # witness's field replaces a sibling the smallest value chose
+        keep = set(n.get("required") or ())
+        for other in [k for k in out_map if k not in keep]:
+            if len(out_map) < limit:
+                break
+            del out_map[other]
     out_map[name] = place(schema, child_node, fill(child_node, out_map.get(name, _MISSING)),
                           rest, leaf, seed=seed)
     return out_map
@@ -267,6 +281,7 @@ class _Trial:
     group: str
     a: dict[str, Any] | None = None  # the object holding the witness
     b: dict[str, Any] | None = None  # another value at the path (for "update the field")
+    a_valid: bool = True  # whether compatfuzz's model of the writer takes A
     answers: list[ServerAnswer] = field(default_factory=list)
     verdict: str = ""
     note: str = ""
@@ -334,6 +349,7 @@ def _objects(trial: _Trial, seed: int, budget: int,
         if found is not _MISSING:
             base, a = found, holding(found)
     trial.a = a
+    trial.a_valid = _valid(writer, a)
 
     def differs(b: Any) -> bool:
         return bool(_get(_bare(b), segs) != witness.value)
@@ -508,6 +524,11 @@ def _run(client: Client, trials: list[_Trial]) -> None:
         made = _send(f"create under {_rev(t, 'writer')}",
                      functools.partial(kind.create, sent, t.version), sent)
         t.answers.append(made)
+        if not made.accepted and not t.a_valid:
+            t.stop(NOT_RUN, f"no whole object that compatfuzz's model of "
+                   f"{_rev(t, 'writer')} takes could hold the witness, and the server "
+                   "refused the one tried")
+            continue
         if not made.accepted:
             t.stop(NOT_CONFIRMED, f"the server refuses the witness under "
                    f"{_rev(t, 'writer')} already: compatfuzz's model of "
@@ -525,7 +546,14 @@ def _run(client: Client, trials: list[_Trial]) -> None:
         if t.verdict:
             continue
         kind = _kind(client, t)
-        a = kind.get(_name(t, "a"), t.version)
+        try:
+            a = kind.get(_name(t, "a"), t.version)
+        except ServerError as exc:  # a stored object NEW cannot serve: that is the answer
+            t.answers.append(ServerAnswer(f"read under {_rev(t, 'reader')}", False,
+                                          exc.explanation()))
+            t.stop(NOT_RUN, f"the server cannot read the object stored under "
+                   f"{_rev(t, 'writer')} once the CRD is {_rev(t, 'reader')}")
+            continue
         meta = dict(a.get("metadata") or {})
         meta["labels"] = {**(meta.get("labels") or {}), _LABEL: "label"}
         touched = {**a, "metadata": meta}
@@ -533,7 +561,13 @@ def _run(client: Client, trials: list[_Trial]) -> None:
         t.answers.append(_send(STEPS[0], functools.partial(kind.update, touched, t.version),
                                _object(kind, t, t.a or {}, _name(t, "a"))))
         if t.b is not None:
-            b = kind.get(_name(t, "b"), t.version)
+            try:
+                b = kind.get(_name(t, "b"), t.version)
+            except ServerError as exc:
+                b = None
+                t.answers.append(ServerAnswer(STEPS[1], False, "not run: B cannot be read: "
+                                              + exc.explanation()))
+        if t.b is not None and b is not None:
             schema = t.writer.version(t.version).schema
             assert schema is not None and t.finding.witness is not None
             changed = place(schema, schema.root, b, t.segs, t.finding.witness.value)
