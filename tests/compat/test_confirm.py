@@ -154,6 +154,9 @@ def test_the_answers_are_in_json_sarif_and_text(confirmed: dict[str, Finding]) -
     assert "server (test, NEW -> OLD, a rollback): confirmed" in text
     assert "  update (label only): accepted\n" in text
     assert "on the server: 6 confirmed" in text
+    # the server's "some validation rules were not checked" cause, said shortly
+    assert 'supported values: "Fast", "Safe" (CEL rules not checked)' in text
+    assert "<nil>" not in text
 
 
 def test_a_witness_the_server_takes_is_reported_not_confirmed(client: Client) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from typing import Any, TextIO
@@ -202,8 +203,19 @@ def _server_lines(f: Finding) -> list[str]:
            + (f": {_short(check.note)}" if check.note else "")]
     for a in check.answers:
         said = "accepted" if a.accepted else "refused"
-        out.append(f"  {a.step}: {said}" + (f": {_short(a.message)}" if a.message else ""))
+        # the server's own note that CEL rules were skipped: one short remark instead
+        # (the JSON and SARIF keep the whole message)
+        message, skipped = _UNCHECKED.subn("", a.message)
+        if skipped:
+            message = message.replace("[", "", 1).rstrip("]") + " (CEL rules not checked)" \
+                if message.count("[") == 1 else message + " (CEL rules not checked)"
+        out.append(f"  {a.step}: {said}" + (f": {_short(message)}" if message else ""))
     return out
+
+
+_UNCHECKED = re.compile(r',? ?<nil>: Invalid value: "?null"?: some validation rules were not '
+                        r"checked because the object was invalid; correct the existing errors "
+                        r"to complete validation")
 
 
 def _short(text: str, limit: int = 220) -> str:

@@ -62,6 +62,7 @@ from compatfuzz.compat._model import Finding, ServerAnswer, ServerCheck, Side
 from compatfuzz.compat._witness import (
     _MISSING,
     _deref,
+    _error_path,
     _first_dropped,
     _known,
     _one_value,
@@ -281,7 +282,8 @@ class _Trial:
     group: str
     a: dict[str, Any] | None = None  # the object holding the witness
     b: dict[str, Any] | None = None  # another value at the path (for "update the field")
-    a_valid: bool = True  # whether compatfuzz's model of the writer takes A
+    # where compatfuzz's model of the writer finds A invalid ([] if it takes it)
+    a_errors: list[str] = field(default_factory=list)
     answers: list[ServerAnswer] = field(default_factory=list)
     verdict: str = ""
     note: str = ""
@@ -349,7 +351,8 @@ def _objects(trial: _Trial, seed: int, budget: int,
         if found is not _MISSING:
             base, a = found, holding(found)
     trial.a = a
-    trial.a_valid = _valid(writer, a)
+    trial.a_errors = [_error_path(e.absolute_path) for e in
+                      writer.validator.iter_errors(prune(writer, writer.root, a))]
 
     def differs(b: Any) -> bool:
         return bool(_get(_bare(b), segs) != witness.value)
@@ -524,7 +527,10 @@ def _run(client: Client, trials: list[_Trial]) -> None:
         made = _send(f"create under {_rev(t, 'writer')}",
                      functools.partial(kind.create, sent, t.version), sent)
         t.answers.append(made)
-        if not made.accepted and not t.a_valid:
+        wpath = _segments(t.finding.witness.path if t.finding.witness else "")
+        blamed = [p for p in t.a_errors
+                  if _norm(p)[:len(wpath)] == [_key(x) or "[*]" for x in wpath]]
+        if not made.accepted and t.a_errors and not blamed:
             t.stop(NOT_RUN, f"no whole object that compatfuzz's model of "
                    f"{_rev(t, 'writer')} takes could hold the witness, and the server "
                    "refused the one tried")
