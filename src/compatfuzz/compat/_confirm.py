@@ -410,8 +410,9 @@ def _serve(client: Client, trials: list[_Trial], docs: Mapping[int, dict[str, An
     deadline = time.monotonic() + SERVE_TIMEOUT
     while waiting:
         for index, trial in list(waiting.items()):
-            kind = _kind(client, trial)
-            path = kind._path(trial.version) + "?limit=1"
+            ns = (f"/namespaces/{client.endpoint.namespace}"
+                  if trial.writer.scope == "Namespaced" else "")
+            path = f"/apis/{trial.group}/{trial.version}{ns}/{trial.writer.plural}?limit=1"
             try:
                 table = client.request("GET", path, accept=_TABLE)
             except ServerError as exc:
