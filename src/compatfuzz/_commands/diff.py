@@ -218,7 +218,7 @@ _UNCHECKED = re.compile(r',? ?<nil>: Invalid value: "?null"?: some validation ru
                         r"to complete validation")
 
 
-def _short(text: str, limit: int = 220) -> str:
+def _short(text: str, limit: int = 400) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
