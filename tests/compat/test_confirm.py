@@ -134,7 +134,7 @@ def test_a_removed_field_is_accepted_and_dropped_by_the_server(
 
 
 def test_the_answers_are_in_json_sarif_and_text(confirmed: dict[str, Finding]) -> None:
-    from compatfuzz._commands.diff import render_sarif, render_text
+    from compatfuzz._commands.diff import render_github, render_sarif, render_text
     from compatfuzz.compat import Direction, Started
 
     f = confirmed["bound-tightened"]
@@ -157,6 +157,9 @@ def test_the_answers_are_in_json_sarif_and_text(confirmed: dict[str, Finding]) -
     # the server's "some validation rules were not checked" cause, said shortly
     assert 'supported values: "Fast", "Safe" (CEL rules not checked)' in text
     assert "<nil>" not in text
+    out = io.StringIO()
+    render_github(started, (f,), out)
+    assert "(real server: server (test, OLD -> NEW): confirmed)" in out.getvalue()
 
 
 def test_a_witness_the_server_takes_is_reported_not_confirmed(client: Client) -> None:

@@ -236,6 +236,8 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO) 
             msg += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
         if f.policy:
             msg += f" (policy: {f.policy})"
+        if f.server is not None:
+            msg += f" (real server: {' '.join(_server_lines(f)[:1])})"
         msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         title = f"compatfuzz {f.rule}".replace(",", "%2C").replace("::", "%3A%3A")
         line = finding_line(started.new, f)
