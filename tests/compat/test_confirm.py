@@ -213,6 +213,47 @@ def test_a_crd_the_server_refuses_names_it(client: Client, tmp_path: Path) -> No
         check_installable(client, bad, bad)
 
 
+_TWO_VERSIONS = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.example.com}
+spec:
+  group: example.com
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  scope: Namespaced
+  versions:
+  - {name: v1beta1, served: true, storage: STORE_BETA, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v1, served: true, storage: STORE_V1, schema: {openAPIV3Schema: {type: object}}}
+"""
+
+
+@pytest.mark.parametrize("stored_in", ["v1", "v1beta1"])
+def test_a_removed_version_is_tried_too(client: Client, tmp_path: Path,
+                                        stored_in: str) -> None:
+    old_text = (_TWO_VERSIONS.replace("STORE_BETA", str(stored_in == "v1beta1").lower())
+                .replace("STORE_V1", str(stored_in == "v1").lower()))
+    new_text = "\n".join(line for line in old_text.splitlines()
+                         if "v1beta1" not in line).replace("STORE_V1", "true")
+    new_text = new_text.replace("storage: false", "storage: true")
+    (tmp_path / "old.yaml").write_text(old_text)
+    (tmp_path / "new.yaml").write_text(new_text + "\n")
+    old, new = load_revision(tmp_path / "old.yaml"), load_revision(tmp_path / "new.yaml")
+    findings = confirm(old, new, diff(old, new).findings, client)
+    gone = next(f for f in findings if f.rule == "version-removed")
+    assert gone.server is not None
+    if stored_in == "v1":
+        # served only: NEW drops it, the object stays readable in v1
+        assert gone.server.verdict == CONFIRMED, gone.server
+        answers = _answers(gone)
+        assert answers["read as v1"] == (True, "")
+        assert not answers["read as v1beta1"][0]
+        assert not answers["create again as v1beta1"][0]
+    else:
+        # the storage version: the server refuses NEW until the stored objects migrate
+        assert gone.server.verdict == NOT_RUN, gone.server
+        assert "status.storedVersions" in gone.server.note
+
+
 # -- placing a witness (no server) -------------------------------------------------------
 
 _NESTED = """\
@@ -307,7 +348,7 @@ def test_the_cli_records_the_server_s_answers(asset_env: Assets,
     verdicts = {f["rule"]: f["server"]["verdict"] for f in data["findings"]}
     assert set(verdicts.values()) == {"confirmed"} and len(verdicts) == 6
     assert "kube-apiserver v1." in captured.err
-    assert "tried 6 witnesses on the server" in captured.err
+    assert "tried 6 findings on the server" in captured.err
 
 
 def test_bad_starts_and_inputs_exit_2_with_the_reason(

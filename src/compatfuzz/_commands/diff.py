@@ -351,7 +351,7 @@ def _on_server(args: argparse.Namespace, old: Any, new: Any, events: Any) -> Any
             except OSError as exc:
                 raise _lost(client, exc) from None
             tried = sum(1 for f in findings if f.server is not None)
-            print(f"compatfuzz diff: tried {tried} witness{'' if tried == 1 else 'es'} on "
+            print(f"compatfuzz diff: tried {tried} finding{'' if tried == 1 else 's'} on "
                   f"the server in {time.monotonic() - began:.1f} s", file=sys.stderr)
             yield Finished(findings)
 

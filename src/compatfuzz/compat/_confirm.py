@@ -34,6 +34,11 @@ fields only (a witness that breaks more than its finding: a CEL rule is then not
 evaluated), ``not-run`` when the server refuses NEW as an update of OLD (a removed
 stored version, a scope change) or the object cannot be built.
 
+A ``version-removed`` finding has no witness; its trial is an object of OLD created in
+the removed version, then, once the CRD is NEW, read in it and in NEW's storage version
+and created again in it (``confirmed`` when the server no longer serves it; ``not-run``
+when it refuses NEW as an update because the version is in ``status.storedVersions``).
+
 The CRDs are the user's own versions and schemas, without subresources (``status`` is
 then written on the main endpoint, so a status witness can be tried), printer columns
 or conversion webhook (``None``: versions differ only by name here).
@@ -287,6 +292,14 @@ class _Trial:
     answers: list[ServerAnswer] = field(default_factory=list)
     verdict: str = ""
     note: str = ""
+    removed: bool = False  # a version-removed finding: no witness, the version itself
+
+    def served(self, crd: CRD) -> str:
+        """The version to list ``crd``'s objects in: the trial's, unless ``crd`` no
+        longer has it (then its storage version)."""
+        names = {v.name for v in crd.versions if v.served}
+        return self.version if self.version in names else (crd.storage_version
+                                                            or self.version)
 
     @property
     def segs(self) -> list[str]:
@@ -407,12 +420,14 @@ def _serve(client: Client, trials: list[_Trial], docs: Mapping[int, dict[str, An
            tag: str) -> None:
     """Wait until every trial's CRD is served with the printer column ``tag``."""
     waiting = {t.index: t for t in trials if t.index in docs and not t.verdict}
+    crds = {t.index: (t.writer if tag == "writer" else t.reader) for t in waiting.values()}
     deadline = time.monotonic() + SERVE_TIMEOUT
     while waiting:
         for index, trial in list(waiting.items()):
             ns = (f"/namespaces/{client.endpoint.namespace}"
                   if trial.writer.scope == "Namespaced" else "")
-            path = f"/apis/{trial.group}/{trial.version}{ns}/{trial.writer.plural}?limit=1"
+            path = (f"/apis/{trial.group}/{trial.served(crds[index])}{ns}/"
+                    f"{trial.writer.plural}?limit=1")
             try:
                 table = client.request("GET", path, accept=_TABLE)
             except ServerError as exc:
@@ -473,8 +488,9 @@ def _rev(trial: _Trial, who: str) -> str:
 
 def confirm(old: Revision, new: Revision, findings: Iterable[Finding], client: Client, *,
             seed: int = 0, budget: int = 50, version: str = "") -> tuple[Finding, ...]:
-    """``findings``, each one with a witness carrying what ``client``'s server answered
-    (:class:`~compatfuzz.compat._model.ServerCheck`); the others unchanged.
+    """``findings``, each one with a witness (and each ``version-removed`` one) carrying
+    what ``client``'s server answered (:class:`~compatfuzz.compat._model.ServerCheck`);
+    the others unchanged.
 
     ``budget`` bounds the search for a base object that takes the witness (a rule across
     fields) and for B. ``version`` is the server's, recorded in each check.
@@ -489,6 +505,11 @@ def confirm(old: Revision, new: Revision, findings: Iterable[Finding], client: C
     pools: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for i, f in enumerate(findings):
         w = f.witness
+        if f.rule == "version-removed" and w is None:
+            trial = _removed_trial(f, ocrd, ncrd, seed + i)
+            if trial is not None:
+                trials.append(trial)
+            continue
         if w is None:
             continue
         writer, reader = (ocrd, ncrd) if w.side is Side.REQUEST else (ncrd, ocrd)
@@ -517,6 +538,44 @@ def confirm(old: Revision, new: Revision, findings: Iterable[Finding], client: C
     return tuple(out)
 
 
+def _removed_trial(f: Finding, ocrd: CRD, ncrd: CRD, seed: int) -> _Trial | None:
+    """A trial of a served version NEW removes: an object of OLD in that version is
+    created, then read and created again in it once the CRD is NEW."""
+    old_versions = {v.name: v for v in ocrd.versions if v.served and v.schema is not None}
+    gone = old_versions.get(f.version)
+    if gone is None or gone.schema is None or f.version in {
+            v.name for v in ncrd.versions if v.served}:
+        return None
+    number = next(_groups)
+    trial = _Trial(number, f, ocrd, ncrd, f.version, f"w{number}.{ocrd.group}",
+                   removed=True)
+    value = _one_value(gone.schema, gone.schema.root, seed)
+    trial.a = _bare(value) if value is not _MISSING else {}
+    return trial
+
+
+def _try_removed(t: _Trial, kind: RealKind) -> None:
+    """After NEW: read the object in the removed version and in NEW's storage version,
+    then create it again in the removed version."""
+    storage = t.reader.storage_version or t.version
+    for step, call in (
+            (f"read as {t.version}", functools.partial(kind.get, _name(t, "a"), t.version)),
+            (f"read as {storage}", functools.partial(kind.get, _name(t, "a"), storage))):
+        try:
+            call()
+        except ServerError as exc:
+            t.answers.append(ServerAnswer(step, False, exc.explanation()))
+        else:
+            t.answers.append(ServerAnswer(step, True))
+    again = _object(kind, t, t.a or {}, _name(t, "again"))
+    t.answers.append(_send(f"create again as {t.version}",
+                           functools.partial(kind.create, again, t.version), again))
+    if t.answers[1].accepted and t.answers[-1].accepted:
+        t.stop(NOT_CONFIRMED, f"the server still serves {t.version} once the CRD is NEW")
+    else:
+        t.stop(CONFIRMED, "")
+
+
 def _run(client: Client, trials: list[_Trial]) -> None:
     _create_crds(client, trials)
     for t in trials:  # A and B under the revision that takes the witness
@@ -528,6 +587,9 @@ def _run(client: Client, trials: list[_Trial]) -> None:
         made = _send(f"create under {_rev(t, 'writer')}",
                      functools.partial(kind.create, sent, t.version), sent)
         t.answers.append(made)
+        if t.removed and not made.accepted:
+            t.stop(NOT_RUN, f"the server refuses OLD's smallest object in {t.version}")
+            continue
         wpath = _segments(t.finding.witness.path if t.finding.witness else "")
         blamed = [p for p in t.a_errors
                   if _norm(p)[:len(wpath)] == [_key(x) or "[*]" for x in wpath]]
@@ -553,6 +615,9 @@ def _run(client: Client, trials: list[_Trial]) -> None:
         if t.verdict:
             continue
         kind = _kind(client, t)
+        if t.removed:
+            _try_removed(t, kind)
+            continue
         try:
             a = kind.get(_name(t, "a"), t.version)
         except ServerError as exc:  # a stored object NEW cannot serve: that is the answer
