@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "semantic": {"schema"},
     "apiserver": {"schema", "strategies"},
     "roundtrip": {"schema", "strategies", "semantic", "apiserver"},
-    "compat": {"schema", "strategies", "semantic"},
+    "compat": {"schema", "strategies", "semantic", "apiserver"},
     "protobuf": {"schema", "strategies", "semantic", "roundtrip", "compat"},
 }
 PARTS = set(ALLOWED) | {"cli", "pytest_plugin", "_commands"}

@@ -14,6 +14,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from typing import Any, TextIO
 
 from compatfuzz._commands._protoinput import is_protobuf, protobuf, split_message
@@ -106,6 +107,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
                         help="also let a $ref read files under DIR (default: only the "
                         "schema file's folder); repeatable")
+    from compatfuzz._commands.fuzz import parse_duration
+
+    server = parser.add_argument_group(
+        "API server", "try each witness on a real kube-apiserver (docs/compat.md)")
+    server.add_argument("--apiserver", choices=("none", "real"), default="none",
+                        help="real: start a kube-apiserver and etcd, create each witness "
+                        "under OLD, replace the CRD with NEW, then update it (label only), "
+                        "update the field and create it again, and report what the server "
+                        "answered beside the finding (default: none)")
+    server.add_argument("--confirm-on-server", action="store_const", const="real",
+                        dest="apiserver", help="the same as --apiserver real")
+    server.add_argument("--apiserver-assets", metavar="DIR", default=None,
+                        help="folder with kube-apiserver and etcd, after TEST_ASSET_* and "
+                        "KUBEBUILDER_ASSETS (what 'setup-envtest use -p path' prints)")
+    server.add_argument("--apiserver-start-timeout", type=parse_duration, default=90.0,
+                        metavar="90s", help="how long etcd and kube-apiserver may take to "
+                        "become ready (default 90s)")
 
 
 def _apply_config(args: argparse.Namespace) -> str | None:
@@ -192,6 +210,9 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
             below = (f" (below --fail-on-impact {fail_on_impact}: does not fail)"
                      if f.breaking and gate.below_gate(f) else "")
             line(f"         impact: {f.impact}{below}: {f.impact_note}")
+        if f.server is not None:
+            for text in _server_lines(f):
+                line(f"         {text}")
     fin = gate
     confirmed = sum(1 for f in fin.breaking if f.status is Status.CONFIRMED)
     ignored = sum(1 for f in findings if f.ignored)
@@ -205,12 +226,53 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
                  and not f.ignored)
     gated = sum(1 for f in findings if f.breaking and f.severity is Severity.ERROR
                 and not f.ignored and fin.below_gate(f))
+    tried = [f.server.verdict for f in findings if f.server is not None]
+    on_server = ("; on the server: " + ", ".join(
+        f"{tried.count(v)} {v.replace('-', ' ')}" for v in ("confirmed", "not-confirmed",
+                                                            "inconclusive", "not-run")
+        if tried.count(v))
+        if tried else "")
     line(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
          f"{len(fin.breaking)} breaking "
          f"({confirmed} with a witness), {ignored} ignored"
          + (f", {warned} allowed with a warning" if warned else "")
          + (f", {gated} below --fail-on-impact {fail_on_impact}" if gated else "")
+         + on_server
          + "".join(f"; {n}" for n in notes))
+
+
+def _server_lines(f: Finding) -> list[str]:
+    """What the real server answered for ``f``'s witness: the verdict, then each step."""
+    check = f.server
+    assert check is not None
+    request = f.witness is None or str(f.witness.side) == "request"
+    way = "OLD -> NEW" if request else "NEW -> OLD, a rollback"
+    head = {"confirmed": "confirmed",
+            "not-confirmed": "NOT CONFIRMED",
+            "inconclusive": "inconclusive",
+            "not-run": "not run"}.get(check.verdict, check.verdict)
+    out = [f"server ({check.server}, {way}): {head}"
+           + (f": {_short(check.note)}" if check.note else "")]
+    for a in check.answers:
+        said = "accepted" if a.accepted else "refused"
+        # the server's own note that CEL rules were skipped: one short remark instead
+        # (the JSON and SARIF keep the whole message)
+        message, skipped = _UNCHECKED.subn("", a.message)
+        if skipped:
+            message = message.replace("[", "", 1).rstrip("]") + " (CEL rules not checked)" \
+                if message.count("[") == 1 else message + " (CEL rules not checked)"
+        out.append(f"  {a.step}: {said}" + (f": {_short(message)}" if message else ""))
+    return out
+
+
+_UNCHECKED = re.compile(r',? ?<nil>: Invalid value: "?null"?: some validation rules were not '
+                        r"checked because the object was invalid; correct the existing errors "
+                        r"to complete validation")
+
+
+def _short(text: str, limit: int = 400) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
@@ -232,6 +294,8 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO, 
             msg += f" (policy: {f.policy})"
         if f.impact is not None:
             msg += f" (impact: {f.impact}: {f.impact_note})"
+        if f.server is not None:
+            msg += f" (real server: {' '.join(_server_lines(f)[:1])})"
         msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         title = f"compatfuzz {f.rule}".replace(",", "%2C").replace("::", "%3A%3A")
         line = finding_line(started.new, f)
@@ -278,7 +342,8 @@ def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO, *
                            "impact": str(f.impact) if f.impact is not None else None,
                            "impact_note": f.impact_note,
                            "old": f.old, "new": f.new,
-                           "witness": f.witness.to_json() if f.witness else None},
+                           "witness": f.witness.to_json() if f.witness else None,
+                           **({"server": f.server.to_json()} if f.server else {})},
         }
         if f.ignored:
             result["suppressions"] = [{"kind": "external",
@@ -363,6 +428,45 @@ def _ratcheting(args: argparse.Namespace) -> bool | None:
     return bool(args.assume_ratcheting)
 
 
+def _on_server(args: argparse.Namespace, old: Any, new: Any, events: Any) -> Any:
+    """``events`` with each witness tried on a real kube-apiserver (``--apiserver real``):
+    one control plane for the run, stopped (its files removed) however the run ends."""
+    from compatfuzz.compat import _confirm
+
+    _confirm.check_revisions(old, new)  # not CRDs: exit 2 before anything starts
+    with _confirm.control_plane(assets_dir=args.apiserver_assets,
+                                start_timeout=args.apiserver_start_timeout) as client:
+        try:
+            version = _confirm.server_version(client)
+            print(f"compatfuzz diff: kube-apiserver {version} started at "
+                  f"{client.endpoint.url}", file=sys.stderr)
+            _confirm.check_installable(client, old, new)
+        except OSError as exc:
+            raise _lost(client, exc) from None
+        for event in events:
+            if not isinstance(event, Finished):
+                yield event
+                continue
+            began = time.monotonic()
+            try:
+                findings = _confirm.confirm(old, new, event.findings, client,
+                                            seed=args.seed, version=version)
+            except OSError as exc:
+                raise _lost(client, exc) from None
+            tried = sum(1 for f in findings if f.server is not None)
+            print(f"compatfuzz diff: tried {tried} finding{'' if tried == 1 else 's'} on "
+                  f"the server in {time.monotonic() - began:.1f} s", file=sys.stderr)
+            yield Finished(findings, event.fail_on_impact)
+
+
+def _lost(client: Any, exc: OSError) -> Exception:
+    from compatfuzz.compat._confirm import ServerLost
+
+    return ServerLost(f"lost the connection to kube-apiserver at {client.endpoint.url}: "
+                      f"{type(exc).__name__}: {exc}\n  fix: run again; a machine short of "
+                      "memory may have killed it (see the kernel log)")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         for rule in RULES.values():
@@ -400,6 +504,11 @@ def run(args: argparse.Namespace) -> int:
                   "allows); FILE#MESSAGE names a message for compatfuzz sample",
                   file=sys.stderr)
             return 2
+        if args.apiserver != "none":
+            print("compatfuzz diff: error: --apiserver real tries CRD witnesses on a "
+                  "kube-apiserver; a protobuf API has none\n  fix: drop --apiserver",
+                  file=sys.stderr)
+            return 2
         if args.policy not in (None, "kubernetes"):
             print("compatfuzz diff: error: --policy applies to CRDs and schemas; a protobuf "
                   "diff follows Envoy's versioning policy\n  fix: drop --policy, and use "
@@ -430,6 +539,8 @@ def run(args: argparse.Namespace) -> int:
                        budget=args.budget, whole_budget=args.whole_budget,
                        dynamic=not args.no_dynamic, seed=args.seed,
                        ratcheting=ratcheting, fail_on_impact=gate)
+        if args.apiserver == "real":
+            events = _on_server(args, old, new, events)
     for event in events:
         if isinstance(event, Started):
             started = event

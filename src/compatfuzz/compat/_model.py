@@ -28,6 +28,8 @@ __all__ = [
     "Note",
     "PairStarted",
     "Rule",
+    "ServerAnswer",
+    "ServerCheck",
     "Severity",
     "Side",
     "Started",
@@ -262,6 +264,43 @@ class Witness:
 
 
 @dataclass(frozen=True)
+class ServerAnswer:
+    """What a real kube-apiserver answered to one step of a witness confirmation
+    (``compat/_confirm.py``): accepted (``message`` names a field it dropped, if any) or
+    refused (``message`` is the server's ``Status`` message)."""
+
+    step: str
+    accepted: bool
+    message: str = ""
+    fields: tuple[str, ...] = ()  # the field paths a refusal names (its causes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.step, "accepted": self.accepted, "message": self.message,
+                "fields": list(self.fields)}
+
+
+@dataclass(frozen=True)
+class ServerCheck:
+    """A witness tried on a real kube-apiserver (``diff --apiserver real``, issue 19 item 5).
+
+    ``verdict`` is ``confirmed`` (the server refused the witness on create again, naming
+    the finding's field, or dropped its data), ``not-confirmed`` (the server took the
+    witness, or refused it under the revision that should take it: the finding or its
+    witness is wrong), ``inconclusive`` (refused for other fields only) or ``not-run``
+    (``note`` says why, e.g. the server refused NEW as an update of OLD).
+    """
+
+    verdict: str
+    answers: tuple[ServerAnswer, ...] = ()
+    note: str = ""
+    server: str = ""  # the server's version, e.g. v1.37.2
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "server": self.server, "note": self.note,
+                "answers": [a.to_json() for a in self.answers]}
+
+
+@dataclass(frozen=True)
 class Finding:
     """One difference between OLD and NEW, with what it breaks and how sure we are.
 
@@ -292,6 +331,8 @@ class Finding:
     impact: Impact | None = field(default=None, compare=False)
     # Why, in one line, naming the value whose change the server refuses.
     impact_note: str = field(default="", compare=False)
+    # What a real kube-apiserver said of the witness (``diff --apiserver real``).
+    server: ServerCheck | None = field(default=None, compare=False)
     # Severity the rule suggests for this particular finding (None: the rule's default).
     suggested: Severity | None = field(default=None, repr=False, compare=False)
     # Private search context (subschemas at this path); not part of equality or output.
@@ -328,6 +369,7 @@ class Finding:
             "impact": str(self.impact) if self.impact is not None else None,
             **({"impact_note": self.impact_note} if self.impact_note else {}),
             **({"policy": self.policy} if self.policy else {}),
+            **({"server": self.server.to_json()} if self.server else {}),
             **({"ignore_reason": self.ignore_reason} if self.ignore_reason else {}),
         }
 

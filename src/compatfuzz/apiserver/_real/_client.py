@@ -83,14 +83,16 @@ class Client:
             self._local.conn = None
 
     def request(self, method: str, path: str, body: Any = None,
-                content_type: str = "application/json") -> Any:
-        """Send one request; return the decoded JSON answer.
+                content_type: str = "application/json",
+                accept: str = "application/json") -> Any:
+        """Send one request; return the decoded JSON answer (``accept`` asks for another
+        rendering, e.g. a ``meta.k8s.io`` Table).
 
         Raises:
             ServerError: a non-2xx answer.
         """
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if data is not None:
             headers["Content-Type"] = content_type
         for attempt in (1, 2):  # a kept-alive connection the server closed: once more
