@@ -254,6 +254,23 @@ def test_a_removed_version_is_tried_too(client: Client, tmp_path: Path,
         assert "status.storedVersions" in gone.server.note
 
 
+
+def test_a_version_new_stops_serving_is_not_served_on_the_server(
+        client: Client, tmp_path: Path) -> None:
+    """``served: false`` in NEW (external-secrets v0.17.0's v1beta1): the CRD installed
+    for NEW must not serve it either, or the removal reads NOT CONFIRMED."""
+    old_text = _TWO_VERSIONS.replace("STORE_BETA", "false").replace("STORE_V1", "true")
+    new_text = old_text.replace("{name: v1beta1, served: true", "{name: v1beta1, served: false")
+    (tmp_path / "old.yaml").write_text(old_text)
+    (tmp_path / "new.yaml").write_text(new_text)
+    old, new = load_revision(tmp_path / "old.yaml"), load_revision(tmp_path / "new.yaml")
+    findings = confirm(old, new, diff(old, new).findings, client)
+    gone = next(f for f in findings if f.rule == "version-removed")
+    assert gone.server is not None and gone.server.verdict == CONFIRMED, gone.server
+    answers = _answers(gone)
+    assert answers["read as v1"] == (True, "")
+    assert not answers["read as v1beta1"][0]
+
 # -- placing a witness (no server) -------------------------------------------------------
 
 _NESTED = """\

@@ -150,6 +150,11 @@ def _document(crd: CRD, group: str, tag: str | None = None) -> dict[str, Any]:
     storage = crd.storage_version or next(iter(versions))
     doc = crd_document(group=group, kind=crd.kind, plural=crd.plural, scope=crd.scope,
                        versions=versions, storage=storage, webhook_url=None, ca_bundle=None)
+    # a version the file serves no more (``served: false``) stays unserved: that is what
+    # a version-removed finding of a deprecated version is about
+    served = {v.name: v.served for v in crd.versions}
+    for v in doc["spec"]["versions"]:
+        v["served"] = served.get(v["name"], True)
     if tag is not None:
         for v in doc["spec"]["versions"]:
             v["additionalPrinterColumns"] = [

@@ -100,6 +100,8 @@ def install(client: Client, document: dict[str, Any], *, source: str = "",
 
 def _served(client: Client, spec: Mapping[str, Any]) -> bool:
     for version in spec["versions"]:
+        if not version.get("served", True):
+            continue  # a 404 is what such a version answers
         try:
             client.request("GET", f"/apis/{spec['group']}/{version['name']}/"
                            f"{spec['names']['plural']}?limit=1")
