@@ -177,3 +177,97 @@ def test_no_witness_is_the_static_mode(tmp_path: Path,
     assert main(["diff", str(old), str(new), "--no-witness"]) == 1
     out = capsys.readouterr().out
     assert "2 breaking (0 with a witness)" in out and "not-checked" in out
+
+
+# a required list whose items a CEL rule filters: costly to draw afresh in every example
+RULED = {"type": "array", "minItems": 1,
+         "items": {"type": "string", "pattern": "^[a-z]{1,8}$"},
+         "x-kubernetes-validations": [{"rule": "self.all(x, x != 'kops')"}]}
+
+
+def test_a_field_the_writer_requires_that_is_the_same_is_drawn_as_one_fixed_value() -> None:
+    """Required on the writer's side and the same on both: any value the writer allows
+    will do, so the search draws one (valid) value instead of a new one per example."""
+    old = obj({"req": RULED, "x": {"type": "integer", "maximum": 9}}, required=["req"])
+    new = obj({"req": RULED, "x": {"type": "integer", "maximum": 3}}, required=["req"])
+    w, r = Schema(root=old, kubernetes=True), Schema(root=new, kubernetes=True)
+    g = focus(w, w, r)
+    fixed = g.root["properties"]["req"]
+    assert set(fixed) == {"const"}
+    assert Schema(root=RULED, kubernetes=True).is_valid(fixed["const"])
+    assert fixed["const"] and "kops" not in fixed["const"]
+    assert g.root["properties"]["x"] == old["properties"]["x"]  # what changed is drawn
+    # the same value every time (reproducible), and a copy the caller may change
+    again = focus(w, w, r).root["properties"]["req"]["const"]
+    assert again == fixed["const"] and again is not fixed["const"]
+
+
+def test_a_field_only_the_reader_requires_is_not_fixed() -> None:
+    """Leaving it out is the witness of ``required-added``: it must stay optional."""
+    old = obj({"a": RULED, "x": {"type": "integer"}})
+    new = obj({"a": RULED, "x": {"type": "integer"}}, required=["a"])
+    w, r = Schema(root=old, kubernetes=True), Schema(root=new, kubernetes=True)
+    assert focus(w, w, r).root["properties"]["a"] == RULED
+    assert diff(old, new, whole_budget=0).findings[0].witness.value == {}
+
+
+def test_the_fixed_value_belongs_to_its_own_revision() -> None:
+    """The same ``$ref`` text in two revisions whose ``$defs`` differ: each gets a value
+    of its own definition (a cache keyed on the field's text alone would hand one
+    revision's value to the other)."""
+    integer, string = {"type": "integer", "minimum": 5}, {"type": "string", "minLength": 3}
+    for t in (integer, string, integer):
+        defs = {"$defs": {"T": t}}
+        old = obj({"req": {"$ref": "#/$defs/T"}, "x": {"type": "integer", "maximum": 9}},
+                  required=["req"], **defs)
+        new = obj({"req": {"$ref": "#/$defs/T"}, "x": {"type": "integer", "maximum": 3}},
+                  required=["req"], **defs)
+        w, r = Schema(root=old), Schema(root=new)
+        value = focus(w, w, r).root["properties"]["req"]["const"]
+        assert Schema(root={**t}).is_valid(value), (t, value)
+
+
+def test_the_whole_schema_search_finds_a_break_beside_a_fixed_field(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "walk_with_aliases", lambda *a, **k: ([], []))
+    old = obj({"spec": obj({"req": RULED, "x": {"type": "integer", "maximum": 9}},
+                           required=["req"])}, required=["spec"])
+    new = obj({"spec": obj({"req": RULED, "x": {"type": "integer", "maximum": 3}},
+                           required=["req"])}, required=["spec"])
+    w = Schema(root=old, kubernetes=True)
+    r = diff(w, Schema(root=new, kubernetes=True), whole_budget=100, direction="request")
+    [f] = r.findings
+    assert (f.rule, f.path, f.status) == ("witness-only", "spec.x", Status.CONFIRMED)
+    assert f.witness.value["spec"]["x"] == 4 and w.is_valid(f.witness.value)
+
+
+def test_a_crd_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load_revision`` parses the documents it has already read into CRDs, instead of
+    handing the path to ``load_crds`` to read and parse again (Kyverno: 1.4 MB twice)."""
+    import compatfuzz.schema as schema_mod
+    from compatfuzz.compat import load_revision
+    from compatfuzz.schema import _load, load_crds
+
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"kind": "Widget", "plural": "widgets"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": obj(
+                                      {"spec": obj({"x": {"type": "integer"}})})}}]}}
+    path = tmp_path / "crd.yaml"
+    path.write_text(json.dumps(crd))
+    expected = load_crds(path)[0]
+    reads: list[Any] = []
+    real = schema_mod.read_documents
+
+    def counting(p: Any) -> list[Any]:
+        reads.append(p)
+        return real(p)
+
+    monkeypatch.setattr(schema_mod, "read_documents", counting)
+    monkeypatch.setattr(_load, "read_documents", counting)
+    rev = load_revision(str(path))
+    assert len(reads) == 1
+    assert rev.crd is not None and rev.crd.source == expected.source == str(path)
+    assert rev.schemas()["v1"].root == expected.versions[0].schema.root

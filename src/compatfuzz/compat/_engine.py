@@ -103,6 +103,7 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
         InvalidArgument: a CRD file holds several CRDs, or ``@VERSION`` does not exist.
     """
     from compatfuzz import schema as schema_mod
+    from compatfuzz.schema._load import crds_from_documents
     from compatfuzz.schema._spec import parse_spec, spec_hint
 
     text = str(spec)
@@ -137,7 +138,9 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
                                                                 ref_roots=ref_roots))
         except SchemaLoadError as exc:
             raise spec_hint(exc, str(path)) from None
-    crds: list[CRD] = schema_mod.load_crds(path)
+    # the documents already read: load_crds(path) would read and parse the file again
+    # (a second second for Kyverno's 1.4 MB ClusterPolicy, issue 19, item 6)
+    crds: list[CRD] = crds_from_documents(docs, source=str(path))
     if definition is not None:
         crds = [c for c in crds if definition in (c.name, c.kind, c.plural)]
         if not crds:

@@ -26,12 +26,23 @@ count-based witness needs (``spec: {minProperties: 1}`` in Cluster API keeps one
 An array whose bounds are the same on both sides is drawn with at most two items (or
 its ``minItems``): a break inside an item needs one, and a list of 2000 machine
 deployments with patterned names cost a quarter of a second per example.
+
+A field the writer requires whose schema is the same on both sides must be there but
+cannot break either, for the same reason: any value the writer allows will do, so it is
+drawn as one fixed value (:func:`_filler`, the simplest the generator makes, CEL rules
+included) instead of afresh in every example. Karpenter's required ``requirements``
+list, with five CEL rules on each key, cost 50 ms per example of a search about
+``nodeClassRef`` beside it (issue 19, item 6). A field only the reader requires stays
+as it is: leaving it out is the witness of ``required-added``.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from compatfuzz.compat._static import join
@@ -59,6 +70,40 @@ def _plain(node: Any) -> Any:
     if isinstance(node, list):
         return [_plain(v) for v in node]
     return node
+
+
+_NONE = object()
+
+
+def _filler(gen: Schema, node: Mapping[str, Any]) -> Any:
+    """One value ``node`` (a subschema of ``gen``, local ``$ref`` resolved in ``gen``)
+    allows: the first, simplest, value the generator draws that its validator accepts,
+    or ``_NONE`` if none of ten is. Always the same value for the same schema (the
+    generator's first example is its simplest), so a search stays reproducible."""
+    defs = gen.root.get("$defs")
+    root = dict(node) if defs is None else {**node, "$defs": defs}
+    key = json.dumps(root, sort_keys=True, default=str)
+    value = _filler_of(key, gen.kubernetes)
+    return value if value is _NONE else copy.deepcopy(value)  # witnesses own their values
+
+
+@lru_cache(maxsize=256)
+def _filler_of(key: str, kubernetes: bool) -> Any:
+    """:func:`_filler` by the schema's JSON text: the whole subschema and its ``$defs``
+    are the key, so a value is only ever reused for the same schema."""
+    from hypothesis import HealthCheck, Phase, find, settings
+
+    from compatfuzz.strategies import from_schema
+
+    schema = Schema(root=json.loads(key), kubernetes=kubernetes)
+    try:
+        return find(from_schema(schema, kubernetes=kubernetes), schema.is_valid,
+                    settings=settings(max_examples=10, database=None, deadline=None,
+                                      phases=[Phase.generate],
+                                      suppress_health_check=list(HealthCheck)),
+                    random=random.Random(0))
+    except Exception:  # no value (or no strategy): the field is drawn as before
+        return _NONE
 
 
 _UNIONS = frozenset({"allOf", "anyOf", "oneOf", "not"})
@@ -157,6 +202,9 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                            if isinstance(n, int)], default=0)
             same = [k for k in gp if k in wp and k in rp and k not in required
                     and wp[k] == rp[k] and (same_defs or not has_ref(wp[k]))]
+            # required by the writer (so always there), the same on both sides: fixed
+            fixed = {k for k in gp if k in wp and k in rp and k in (w.get("required") or ())
+                     and wp[k] == rp[k] and (same_defs or not has_ref(wp[k]))}
             # the fillers kept for counting are the smallest schemas (a boolean, not a
             # list of 32 patterned strings)
             kept = set(sorted(same, key=lambda k: (len(json.dumps(wp[k], default=str)), k)
@@ -176,6 +224,12 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                     if k in same and k not in kept:
                         changed = True
                         continue
+                    if k in fixed:
+                        value = _filler(gen, v)
+                        if value is not _NONE:
+                            props[k] = {"const": value}
+                            changed = True
+                            continue
                     props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k))
                 else:
                     props[k] = v
