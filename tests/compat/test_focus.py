@@ -271,3 +271,27 @@ def test_a_crd_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert len(reads) == 1
     assert rev.crd is not None and rev.crd.source == expected.source == str(path)
     assert rev.schemas()["v1"].root == expected.versions[0].schema.root
+
+
+def test_list_map_keys_and_list_set_items_are_never_fixed() -> None:
+    """Items of a list-map differ by their keys, of a list-set whole: a fixed key would
+    leave room for one item, and a witness that needs two (a tightened ``maxItems``)
+    would never be drawn."""
+    def pair(list_type: dict[str, Any]) -> Schema:
+        item = obj({"name": {"type": "string"}, "kind": {"type": "string"},
+                    "x": {"type": "integer"}}, required=["name", "kind"])
+        def side(most: int) -> dict[str, Any]:
+            return obj({"l": {"type": "array", "maxItems": most, "items": item,
+                              **list_type}}, required=["l"])
+        w, r = Schema(root=side(5), kubernetes=True), Schema(root=side(3), kubernetes=True)
+        return focus(w, w, r)
+
+    def items(g: Schema) -> dict[str, Any]:
+        return dict(g.root["properties"]["l"]["items"]["properties"])
+
+    keyed = items(pair({"x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"]}))
+    assert "const" not in keyed["name"] and "const" in keyed["kind"]
+    whole = items(pair({"x-kubernetes-list-type": "set"}))
+    assert not any("const" in v for v in whole.values())
+    assert "const" in items(pair({}))["name"]  # an atomic list: nothing to keep apart

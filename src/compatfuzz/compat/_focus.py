@@ -106,6 +106,22 @@ def _filler_of(key: str, kubernetes: bool) -> Any:
         return _NONE
 
 
+def _distinct(w: Mapping[str, Any], r: Mapping[str, Any],
+              unfixed: frozenset[str] | None) -> frozenset[str] | None:
+    """What may not be fixed in the items of array ``w``/``r``: items must differ by
+    their ``x-kubernetes-list-map-keys`` (a list-map) or whole (a list-set), so those
+    keys (everything, ``None``, for a set) keep being drawn. A fixed key would leave
+    room for one item only."""
+    if unfixed is None:
+        return None
+    kinds = {w.get("x-kubernetes-list-type"), r.get("x-kubernetes-list-type")}
+    if "set" in kinds:
+        return None
+    keys = [k for n in (w, r) for k in n.get("x-kubernetes-list-map-keys") or ()
+            if isinstance(k, str)]
+    return frozenset(keys)
+
+
 _UNIONS = frozenset({"allOf", "anyOf", "oneOf", "not"})
 #: what a union branch may hold for the fields it does not name to be left out
 _BRANCH = frozenset({"required", "properties", "type"}) | _UNIONS | _NOTES
@@ -179,7 +195,8 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
             return any(has_ref(v) for v in node)
         return False
 
-    def visit(g: Any, w: Any, r: Any, depth: int, path: str = "") -> Any:
+    def visit(g: Any, w: Any, r: Any, depth: int, path: str = "", *,
+              unfixed: frozenset[str] | None = frozenset()) -> Any:
         nonlocal changed
         if (depth > 64 or not isinstance(g, Mapping) or not isinstance(w, Mapping)
                 or not isinstance(r, Mapping)):
@@ -204,7 +221,8 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                     and wp[k] == rp[k] and (same_defs or not has_ref(wp[k]))]
             # required by the writer (so always there), the same on both sides: fixed
             fixed = {k for k in gp if k in wp and k in rp and k in (w.get("required") or ())
-                     and wp[k] == rp[k] and (same_defs or not has_ref(wp[k]))}
+                     and wp[k] == rp[k] and (same_defs or not has_ref(wp[k]))
+                     and unfixed is not None and k not in unfixed}
             # the fillers kept for counting are the smallest schemas (a boolean, not a
             # list of 32 patterned strings)
             kept = set(sorted(same, key=lambda k: (len(json.dumps(wp[k], default=str)), k)
@@ -215,7 +233,8 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                     props[k] = v
                     continue
                 if k in present and k in wp and k in rp:  # a branch tests it is there
-                    props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k))
+                    props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k),
+                                     unfixed=None if unfixed is None else frozenset())
                     continue
                 if k not in required and join(path, k) in settled:
                     changed = True
@@ -230,7 +249,8 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                             props[k] = {"const": value}
                             changed = True
                             continue
-                    props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k))
+                    props[k] = visit(v, wp[k], rp[k], depth + 1, join(path, k),
+                                     unfixed=None if unfixed is None else frozenset())
                 else:
                     props[k] = v
             out["properties"] = props
@@ -247,11 +267,12 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                 changed = True
         if isinstance(g.get("items"), Mapping):
             out["items"] = visit(g["items"], w.get("items"), r.get("items"), depth + 1,
-                                 path + "[*]")
+                                 path + "[*]", unfixed=_distinct(w, r, unfixed))
         if isinstance(g.get("additionalProperties"), Mapping):
             out["additionalProperties"] = visit(
                 g["additionalProperties"], w.get("additionalProperties"),
-                r.get("additionalProperties"), depth + 1, path + "[*]")
+                r.get("additionalProperties"), depth + 1, path + "[*]",
+                unfixed=None if unfixed is None else frozenset())
         return out
 
     root = visit(gen.root, w_root, r_root, 0)
