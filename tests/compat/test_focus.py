@@ -295,3 +295,90 @@ def test_list_map_keys_and_list_set_items_are_never_fixed() -> None:
     whole = items(pair({"x-kubernetes-list-type": "set"}))
     assert not any("const" in v for v in whole.values())
     assert "const" in items(pair({}))["name"]  # an atomic list: nothing to keep apart
+
+
+# ----------------------------------------------------------- under a CEL rule (issue 19)
+FIELDS = ["a", "b", "c", "d-e"]
+#: rules over an object; {f} is a field name as CEL spells it, {g} as a string literal
+OBJECT_RULES = ["has(self.{f})", "!has(self.{f}) || self.{f} > 1", "self.{f} == 2",
+                "self.size() > 2", "size(self) > 1", "'{g}' in self",
+                "self.all(k, k != '{g}')", "self['{g}'] == 1", "self == oldSelf",
+                "self.?{f}.orValue(0) > 0", "self.exists(k, k == '{g}')",
+                "has(self.{f}) && self.{f} >= self.{f2}", "string(self) != ''"]
+
+
+def spelled(name: str) -> str:
+    return name.replace("-", "__dash__")
+
+
+@given(st.lists(st.tuples(st.sampled_from(OBJECT_RULES), st.sampled_from(FIELDS),
+                          st.sampled_from(FIELDS)), min_size=1, max_size=3),
+       st.dictionaries(st.sampled_from(FIELDS), st.integers(0, 3)))
+def test_a_field_no_rule_reads_changes_no_rule_verdict(
+        rules: list[tuple[str, str, str]], value: dict[str, int]) -> None:
+    """What ``_cel_reads`` says no rule reads can be left out: every rule gives the same
+    verdict with and without it (evaluated by the generator's CEL evaluator)."""
+    from compatfuzz.compat._focus import _cel_reads, _reads
+    from compatfuzz.strategies._cel import compile_rules
+
+    texts = [t.format(f=spelled(f), g=f, f2=spelled(f2)) for t, f, f2 in rules]
+    node = obj({k: {"type": "integer"} for k in FIELDS},
+               **{"x-kubernetes-validations": [{"rule": t} for t in texts]})
+    reads = _cel_reads(node, node)
+    if reads is None:
+        return
+    compiled = compile_rules(node)
+    for name in FIELDS:
+        if not _reads(name, reads) and name in value:
+            rest = {k: v for k, v in value.items() if k != name}
+            assert compiled.failures(value) == compiled.failures(rest), (texts, name)
+
+
+@pytest.mark.parametrize(("rules", "expected"), [
+    (["!has(self.serviceAccountName) || self.provider == 'azure'"],
+     {"serviceAccountName", "provider"}),
+    (["self.min <= self.max", "oldSelf.kind == self.kind"], {"min", "max", "kind"}),
+    (["self.a__dash__b.all(x, x != '')"], {"a__dash__b"}),
+    (["self == oldSelf"], None), (["size(self) > 1"], None), (["self.size() > 1"], None),
+    (["self.all(k, k != 'x')"], None), (["self['a'] > 1"], None), (["'a' in self"], None),
+])
+def test_what_object_rules_read(rules: list[str], expected: set[str] | None) -> None:
+    from compatfuzz.compat._focus import _cel_reads
+
+    node = {"type": "object", "x-kubernetes-validations": [{"rule": r} for r in rules]}
+    got = _cel_reads(node, node)
+    assert (None if got is None else set(got[0])) == expected
+
+
+@pytest.mark.parametrize(("rules", "expected"), [
+    (["self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)", "self.size() < 9"],
+     {"operator", "values"}),
+    (["self.all(x, x.values.all(v, v != x.key))"], {"values", "key"}),
+    (["self.exists(x, x == 'a')"], None), (["self.all(x, x.size() > 1)"], None),
+    (["self[0].key == 'a'"], None), (["self.map(x, x).size() == 1"], None),
+])
+def test_what_list_rules_read_of_their_items(rules: list[str],
+                                             expected: set[str] | None) -> None:
+    from compatfuzz.compat._focus import _cel_reads
+
+    node = {"type": "array", "x-kubernetes-validations": [{"rule": r} for r in rules]}
+    got = _cel_reads(node, node)
+    assert (None if got is None else set(got[0])) == expected
+
+
+def test_under_a_rule_the_fields_it_reads_stay_whole_the_rest_is_left_out() -> None:
+    """Flux GitRepository 1.7: a rule on ``spec`` reads two fields; the other identical
+    fields are left out as anywhere else, and a required one no rule reads is fixed."""
+    rule = {"x-kubernetes-validations": [
+        {"rule": "!has(self.sa) || (has(self.provider) && self.provider == 'azure')"}]}
+    def side(most: int) -> dict[str, Any]:
+        return obj({"spec": obj({"sa": {"type": "string"}, "provider": {"type": "string"},
+                                 "url": {"type": "string"}, "big": BIG,
+                                 "x": {"type": "integer", "maximum": most}},
+                                required=["url"], **rule)}, required=["spec"])
+    w, r = Schema(root=side(9), kubernetes=True), Schema(root=side(3), kubernetes=True)
+    spec = focus(w, w, r).root["properties"]["spec"]
+    assert set(spec["properties"]) == {"sa", "provider", "url", "x"}
+    assert spec["properties"]["sa"] == {"type": "string"}  # read: drawn as before
+    assert set(spec["properties"]["url"]) == {"const"}
+    assert spec["x-kubernetes-validations"] == rule["x-kubernetes-validations"]

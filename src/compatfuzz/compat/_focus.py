@@ -41,6 +41,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -159,6 +160,69 @@ def _mentioned(*nodes: Mapping[str, Any]) -> tuple[set[str], set[str]] | None:
 _CEL = "x-kubernetes-validations"
 
 
+#: a CEL string or bytes literal (raw, triple-quoted or not)
+_CEL_LITERAL = re.compile(
+    r"[rRbB]{0,2}('''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")")
+#: the macros that bind a variable to each item of a list (or key of a map)
+_MACROS = "all|exists|exists_one|map|filter"
+_BINDING = re.compile(r"\.\s*(" + _MACROS + r")\s*\(\s*([A-Za-z_]\w*)\s*,")
+_ARRAY_METHODS = frozenset({*_MACROS.split("|"), "size"})
+_ACCESS = re.compile(r"\s*\.\s*\??\s*([A-Za-z_]\w*)\s*(\()?")
+
+
+def _cel_reads(w: Mapping[str, Any], r: Mapping[str, Any]
+               ) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What the CEL rules of ``w`` and ``r`` may read: (the names after ``self.`` /
+    ``oldSelf.``, or after ``x.`` for ``x`` bound to an item of a list ``self``; the
+    text of every string literal), or ``None`` when a rule may read the whole value:
+    ``self`` (or an item) used other than by a field access (``self == ...``,
+    ``size(self)``, ``self[...]``, ``self.all(k, ...)`` over an object's keys).
+
+    A field no rule reads changes no rule's verdict, so under a rule the walk goes on for
+    every other field (Flux's ``!has(self.serviceAccountName) || ...`` on the whole
+    GitRepository ``spec`` kept all of it drawn: issue 19, item 6). This reads the text,
+    so a name that appears in any string literal counts as read; any doubt is ``None``.
+    """
+    texts = [str(e.get("rule", "")) for n in (w, r) for e in n.get(_CEL) or ()
+             if isinstance(e, Mapping)]
+    if not texts:
+        return None
+    array = "array" in (w.get("type"), r.get("type")) or "items" in w or "items" in r
+    fields: set[str] = set()
+    literals: set[str] = set()
+    for text in texts:
+        literals.update(m.group(1) for m in _CEL_LITERAL.finditer(text))
+        code = _CEL_LITERAL.sub(" '' ", text)
+        items = {m.group(1) for m in re.finditer(
+            r"(?<![\w.])(?:self|oldSelf)\s*\.\s*(?:" + _MACROS
+            + r")\s*\(\s*([A-Za-z_]\w*)\s*,", code)} if array else set()
+        code = _BINDING.sub(r".\1( _ ,", code)  # a binding is no use of the variable
+        for m in re.finditer(r"(?<![\w.])([A-Za-z_]\w*)\b", code):
+            name = m.group(1)
+            if name not in ("self", "oldSelf") and name not in items:
+                continue
+            after = _ACCESS.match(code, m.end())
+            if after is None:
+                return None  # the whole value, or an index into it
+            field_name, call = after.group(1), after.group(2)
+            if name in items or not array:
+                if call:  # a method of a whole object: its keys, its size
+                    return None
+                fields.add(field_name)
+            elif not call or field_name not in _ARRAY_METHODS:
+                return None  # a list's size and macros over its items only
+    return frozenset(fields), frozenset(literals)
+
+
+def _reads(name: str, cel: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Whether a rule :func:`_cel_reads` read may read property ``name``."""
+    from compatfuzz.strategies._cel import escape_property
+
+    fields, literals = cel
+    return escape_property(name) in fields or name in fields or any(
+        name in text for text in literals)
+
+
 def _only_transitions(w: Mapping[str, Any], r: Mapping[str, Any]) -> bool:
     """Whether the CEL rules of ``w`` and ``r`` are the same and all transition rules
     (they read ``oldSelf``): the API server runs those on updates only
@@ -196,20 +260,30 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
         return False
 
     def visit(g: Any, w: Any, r: Any, depth: int, path: str = "", *,
-              unfixed: frozenset[str] | None = frozenset()) -> Any:
+              unfixed: frozenset[str] | None = frozenset(),
+              above: tuple[frozenset[str], frozenset[str]] | None = None) -> Any:
         nonlocal changed
         if (depth > 64 or not isinstance(g, Mapping) or not isinstance(w, Mapping)
                 or not isinstance(r, Mapping)):
             return g
         stops = _STOP & (g.keys() | w.keys() | r.keys())
+        cel = None
         if _CEL in stops and _only_transitions(w, r):
             stops -= {_CEL}
+        elif _CEL in stops:
+            cel = _cel_reads(w, r)  # the fields its rules read, if they can be told
+            if cel is not None:
+                stops -= {_CEL}
         if not stops <= _UNIONS:
             return g
         mentioned = _mentioned(w, r)
         if mentioned is None:
             return g
         present, read = mentioned
+        # a rule here (on an object) or on the list above (on its items) reads these
+        for rules in (cel, above):
+            if rules is not None and isinstance(g.get("properties"), Mapping):
+                read = read | {k for k in g["properties"] if _reads(str(k), rules)}
         out = dict(g)
         gp, wp, rp = g.get("properties"), w.get("properties"), r.get("properties")
         if isinstance(gp, Mapping) and isinstance(wp, Mapping) and isinstance(rp, Mapping):
@@ -254,7 +328,7 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                 else:
                     props[k] = v
             out["properties"] = props
-        if not stops and isinstance(g.get("items"), Mapping) and all(
+        if not stops and cel is None and isinstance(g.get("items"), Mapping) and all(
                 w.get(k) == r.get(k) for k in ("minItems", "maxItems", "type")):
             # the same bounds on both sides: one item shows a break of an item, and a
             # second one an item that only breaks beside another (a list-map key)
@@ -267,7 +341,7 @@ def focus(gen: Schema, writer: Schema, reader: Schema, *,
                 changed = True
         if isinstance(g.get("items"), Mapping):
             out["items"] = visit(g["items"], w.get("items"), r.get("items"), depth + 1,
-                                 path + "[*]", unfixed=_distinct(w, r, unfixed))
+                                 path + "[*]", unfixed=_distinct(w, r, unfixed), above=cel)
         if isinstance(g.get("additionalProperties"), Mapping):
             out["additionalProperties"] = visit(
                 g["additionalProperties"], w.get("additionalProperties"),
