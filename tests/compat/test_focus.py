@@ -382,3 +382,39 @@ def test_under_a_rule_the_fields_it_reads_stay_whole_the_rest_is_left_out() -> N
     assert spec["properties"]["sa"] == {"type": "string"}  # read: drawn as before
     assert set(spec["properties"]["url"]) == {"const"}
     assert spec["x-kubernetes-validations"] == rule["x-kubernetes-validations"]
+
+
+def test_a_fixed_value_is_shrunk_as_a_witness_shows_it() -> None:
+    old = obj({"name": {"type": "string"}, "n": {"type": "integer"},
+               "x": {"type": "integer", "maximum": 9}}, required=["name", "n"])
+    new = {**old, "properties": {**old["properties"], "x": {"type": "integer",
+                                                            "maximum": 3}}}
+    w, r = Schema(root=old), Schema(root=new)
+    props = focus(w, w, r).root["properties"]
+    assert props["name"] == {"const": ""} and props["n"] == {"const": 0}
+
+
+def test_the_same_change_at_two_places_is_searched_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``$ref``'d type used twice (Cluster API's ``machineHealthCheck`` under the
+    control plane and under each machine deployment) changes the same way at both
+    places: one search answers both findings, each witness at its own path. A change
+    that differs is searched on its own."""
+    calls: list[str] = []
+    real = engine.witness_for
+
+    def counting(f: Any, side: Any, **kw: Any) -> Any:
+        calls.append(f.path)
+        return real(f, side, **kw)
+
+    monkeypatch.setattr(engine, "witness_for", counting)
+    def check(most: int) -> dict[str, Any]:
+        return obj({"range": {"type": "string", "maxLength": most}})
+    old = obj({"a": check(99), "b": obj({"c": check(99)}), "d": check(99)})
+    new = obj({"a": check(32), "b": obj({"c": check(32)}), "d": check(16)})
+    r = diff(old, new, whole_budget=0, direction="request")
+    assert [f.path for f in r.findings] == ["a.range", "b.c.range", "d.range"]
+    assert all(f.status is Status.CONFIRMED for f in r.findings)
+    assert calls == ["a.range", "d.range"]
+    assert [f.witness.path for f in r.findings] == ["a.range", "b.c.range", "d.range"]
+    assert [len(f.witness.value) for f in r.findings] == [33, 33, 17]

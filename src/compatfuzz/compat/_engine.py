@@ -13,6 +13,8 @@ run on the whole schema pair, catches changes no rule describes (``witness-only`
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -36,6 +38,7 @@ from compatfuzz.compat._model import (
     Side,
     Started,
     Status,
+    Witness,
 )
 from compatfuzz.compat._policy import Policy
 from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
@@ -238,6 +241,8 @@ class _Run:
     pruning: bool | None
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: witness searches already run in this check, by what they judge (:func:`_search_key`)
+    searched: dict[str, tuple[Witness | None, str]] = field(default_factory=dict)
 
     def finalize(self, f: Finding) -> Finding:
         sides = self.direction.sides(f.path)
@@ -272,8 +277,16 @@ class _Run:
         found: dict[Side, Any] = {}
         notes: list[str] = []
         for side in sides:
-            w, note = witness_for(f, side, pruning=pruning, budget=self.budget,
-                                  seed=_seed(str(self.seed), f.rule, f.location, str(side)))
+            # the same change at another place (a $ref'd type used twice, or a served
+            # version with the same schema) is the same search: run it once
+            key = _search_key(f, side, pruning, self.budget)
+            if key not in self.searched:
+                self.searched[key] = witness_for(
+                    f, side, pruning=pruning, budget=self.budget,
+                    seed=_seed(str(self.seed), f.rule, f.location, str(side)))
+            w, note = self.searched[key]
+            if w is not None:
+                w = Witness(w.side, ctx.path, copy.deepcopy(w.value), w.reason)
             if w is not None:
                 found[side] = w
             elif note:
@@ -347,6 +360,22 @@ class _Run:
 
 def _same(v: Any) -> Any:
     return v
+
+
+def _search_key(f: Finding, side: Side, pruning: bool, budget: int) -> str:
+    """Everything :func:`witness_for` judges a finding by, as text: two findings with
+    one key get the same answer, whatever their path. That is the rule, keyword and
+    values, the subschemas on both sides (and the ``$defs`` they may refer to), the
+    candidates, and the finding's path *relative to* the judged node (``explains`` and
+    ``required-*`` read the field name from it), not the node's own path."""
+    ctx = f.context
+    rel: Any = (f.path[len(ctx.path):] if f.path.startswith(ctx.path)
+                else [f.path, ctx.path])
+    return json.dumps([
+        f.rule, f.keyword, f.old, f.new, str(side), pruning, budget, rel, ctx.field,
+        ctx.decide, ctx.old, ctx.new, ctx.old_schema.kubernetes, ctx.new_schema.kubernetes,
+        ctx.old_schema.root.get("$defs"), ctx.new_schema.root.get("$defs"),
+        repr(ctx.candidates)], sort_keys=True, default=repr)
 
 
 def _document_level(old: Mapping[str, Schema], new: Mapping[str, Schema]

@@ -78,9 +78,9 @@ _NONE = object()
 
 def _filler(gen: Schema, node: Mapping[str, Any]) -> Any:
     """One value ``node`` (a subschema of ``gen``, local ``$ref`` resolved in ``gen``)
-    allows: the first, simplest, value the generator draws that its validator accepts,
-    or ``_NONE`` if none of ten is. Always the same value for the same schema (the
-    generator's first example is its simplest), so a search stays reproducible."""
+    allows, shrunk (a witness shows it: ``""`` rather than ``"x\n"``), or ``_NONE`` if
+    none of ten values drawn is valid. Made once per subschema and seeded, so the same
+    schema always gets the same value and a search stays reproducible."""
     defs = gen.root.get("$defs")
     root = dict(node) if defs is None else {**node, "$defs": defs}
     key = json.dumps(root, sort_keys=True, default=str)
@@ -100,7 +100,7 @@ def _filler_of(key: str, kubernetes: bool) -> Any:
     try:
         return find(from_schema(schema, kubernetes=kubernetes), schema.is_valid,
                     settings=settings(max_examples=10, database=None, deadline=None,
-                                      phases=[Phase.generate],
+                                      phases=[Phase.generate, Phase.shrink],
                                       suppress_health_check=list(HealthCheck)),
                     random=random.Random(0))
     except Exception:  # no value (or no strategy): the field is drawn as before
