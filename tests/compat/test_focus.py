@@ -356,6 +356,8 @@ def test_what_object_rules_read(rules: list[str], expected: set[str] | None) -> 
     (["self.all(x, x.values.all(v, v != x.key))"], {"values", "key"}),
     (["self.exists(x, x == 'a')"], None), (["self.all(x, x.size() > 1)"], None),
     (["self[0].key == 'a'"], None), (["self.map(x, x).size() == 1"], None),
+    (["self.all(i, x, x.key != '')"], None),
+    (["self.transformList(i, x, x.key).size() > 0"], None),
 ])
 def test_what_list_rules_read_of_their_items(rules: list[str],
                                              expected: set[str] | None) -> None:

@@ -167,6 +167,8 @@ _CEL_LITERAL = re.compile(
 _MACROS = "all|exists|exists_one|map|filter"
 _BINDING = re.compile(r"\.\s*(" + _MACROS + r")\s*\(\s*([A-Za-z_]\w*)\s*,")
 _ARRAY_METHODS = frozenset({*_MACROS.split("|"), "size"})
+#: a macro binding two variables (index and item, key and value: CEL 1.33+)
+_TWO_VARIABLES = re.compile(r"\(\s*[A-Za-z_]\w*\s*,\s*[A-Za-z_]\w*\s*,")
 _ACCESS = re.compile(r"\s*\.\s*\??\s*([A-Za-z_]\w*)\s*(\()?")
 
 
@@ -193,6 +195,8 @@ def _cel_reads(w: Mapping[str, Any], r: Mapping[str, Any]
     for text in texts:
         literals.update(m.group(1) for m in _CEL_LITERAL.finditer(text))
         code = _CEL_LITERAL.sub(" '' ", text)
+        if _TWO_VARIABLES.search(code):  # all(i, x, ...): which one is the item?
+            return None
         items = {m.group(1) for m in re.finditer(
             r"(?<![\w.])(?:self|oldSelf)\s*\.\s*(?:" + _MACROS
             + r")\s*\(\s*([A-Za-z_]\w*)\s*,", code)} if array else set()
