@@ -14,8 +14,9 @@ reads the same ``properties``), and leaving it out keeps a writer-valid object v
 long as no keyword relates sibling fields or looks into the subtree from above. So the
 walk stops (keeps everything below) at a node with such a keyword: ``if``,
 ``dependent*``, ``enum``/``const``, ``patternProperties``, ``propertyNames``,
-``unevaluated*``, ``$ref``, CEL ``x-kubernetes-validations`` (a rule may read any field
-below it; unless all are unchanged transition rules, ``_only_transitions``), and at an
+``unevaluated*``, ``$ref``, CEL ``x-kubernetes-validations`` when a rule may read the
+whole value (``self == ...``, ``size(self)``, keys of an object; unless all are unchanged
+transition rules, ``_only_transitions``), and at an
 array with ``uniqueItems``/``contains``/``prefixItems`` (two items
 may differ only in a left-out field); under ``allOf``/``anyOf``/``oneOf``/``not`` it
 keeps the fields their branches name (whole if a branch reads the value,
@@ -27,13 +28,19 @@ An array whose bounds are the same on both sides is drawn with at most two items
 its ``minItems``): a break inside an item needs one, and a list of 2000 machine
 deployments with patterned names cost a quarter of a second per example.
 
+Under a CEL rule that only reads named fields (``self.a``, ``has(self.a)``, ``x.a`` for
+the items ``x`` of a list ``self``: :func:`_cel_reads`), those fields are kept whole and
+the walk goes on for the others, which no rule's verdict depends on (Flux's
+``!has(self.serviceAccountName) || ...`` kept the whole GitRepository ``spec`` drawn).
+
 A field the writer requires whose schema is the same on both sides must be there but
 cannot break either, for the same reason: any value the writer allows will do, so it is
-drawn as one fixed value (:func:`_filler`, the simplest the generator makes, CEL rules
-included) instead of afresh in every example. Karpenter's required ``requirements``
-list, with five CEL rules on each key, cost 50 ms per example of a search about
-``nodeClassRef`` beside it (issue 19, item 6). A field only the reader requires stays
-as it is: leaving it out is the witness of ``required-added``.
+drawn as one fixed value (:func:`_filler`: one value the generator makes, CEL rules
+included, shrunk, once per subschema) instead of afresh in every example. Karpenter's
+required ``requirements`` list, with five CEL rules on each key, cost 50 ms per example
+of a search about ``nodeClassRef`` beside it. A field only the reader requires stays as
+it is (leaving it out is the witness of ``required-added``), and so do the map keys of
+a list-map's items and the items of a list-set, which must differ from one another.
 """
 
 from __future__ import annotations
