@@ -10,6 +10,7 @@ status, witness yes/no) so two runs can be compared verdict for verdict.
     .venv/bin/python benchmarks/bench_compat_speed.py --no-witness     # static mode
     .venv/bin/python benchmarks/bench_compat_speed.py --out after.json --compare before.json
     .venv/bin/python benchmarks/bench_compat_speed.py --cli --out cli.json  # one process a pair
+    .venv/bin/python benchmarks/bench_compat_speed.py --show cli.json     # a run's summary
 
 Prints median / p90 / max wall seconds (and CPU seconds, ``time.process_time``: the
 machine is shared) and the slowest 10 pairs; writes benchmarks/results/compat_speed.json
@@ -124,6 +125,27 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    walls = [r["seconds"] for r in rows]
+    cpus = [r["cpu_seconds"] for r in rows]
+    return {
+        "median": round(statistics.median(walls), 2), "p90": round(_quantile(walls, 0.9), 2),
+        "max": round(max(walls), 2), "total": round(sum(walls), 1),
+        "cpu_median": round(statistics.median(cpus), 2),
+        "cpu_p90": round(_quantile(cpus, 0.9), 2), "cpu_max": round(max(cpus), 2),
+    }
+
+
+def _print(stats: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    print(f"\n{len(rows)} pairs: median {stats['median']} s, p90 {stats['p90']} s, "
+          f"max {stats['max']} s (cpu: median {stats['cpu_median']} s, p90 "
+          f"{stats['cpu_p90']} s, max {stats['cpu_max']} s); load average "
+          f"{stats['load_average']} on {stats['cores']} cores")
+    print("slowest 10:")
+    for r in sorted(rows, key=lambda r: -r["seconds"])[:10]:
+        print(f"  {r['seconds']:7.2f}s wall {r['cpu_seconds']:7.2f}s cpu  {r['pair']}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-witness", action="store_true",
@@ -134,7 +156,13 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results" / "compat_speed.json")
     ap.add_argument("--compare", type=Path, metavar="JSON",
                     help="an earlier run's output: list every finding that differs")
+    ap.add_argument("--show", type=Path, metavar="JSON",
+                    help="print the summary of a recorded run (recomputed from its pairs)")
     args = ap.parse_args()
+    if args.show:
+        recorded = json.loads(args.show.read_text())
+        _print({**recorded["stats"], **_stats(recorded["pairs"])}, recorded["pairs"])
+        return 0
     if not CORPUS.is_dir():
         print(f"{rel(CORPUS)} is absent: nothing to time", file=sys.stderr)
         return 0
@@ -147,23 +175,10 @@ def main() -> int:
         rows.append(row)
         print(f"{row['seconds']:7.2f}s wall {row['cpu_seconds']:7.2f}s cpu  {label}  "
               f"({len(row['findings'])} findings, exit {row['exit_code']})", flush=True)
-    walls = [r["seconds"] for r in rows]
-    cpus = [r["cpu_seconds"] for r in rows]
-    stats = {
-        "pairs": len(rows), "witness": not args.no_witness, "cli": args.cli,
-        "median": round(statistics.median(walls), 2), "p90": round(_quantile(walls, 0.9), 2),
-        "max": round(max(walls), 2), "total": round(sum(walls), 1),
-        "cpu_median": round(statistics.median(cpus), 2), "cpu_max": round(max(cpus), 2),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-        "cores": os.cpu_count(),
-    }
-    print(f"\n{stats['pairs']} pairs: median {stats['median']} s, p90 {stats['p90']} s, "
-          f"max {stats['max']} s (cpu: median {stats['cpu_median']} s, max "
-          f"{stats['cpu_max']} s); load average {stats['load_average']} on "
-          f"{stats['cores']} cores")
-    print("slowest 10:")
-    for r in sorted(rows, key=lambda r: -r["seconds"])[:10]:
-        print(f"  {r['seconds']:7.2f}s wall {r['cpu_seconds']:7.2f}s cpu  {r['pair']}")
+    stats = {"pairs": len(rows), "witness": not args.no_witness, "cli": args.cli,
+             **_stats(rows), "load_average": [round(x, 2) for x in os.getloadavg()],
+             "cores": os.cpu_count()}
+    _print(stats, rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"stats": stats, "pairs": rows}, indent=1) + "\n")
     if args.compare:
