@@ -13,6 +13,8 @@ run on the whole schema pair, catches changes no rule describes (``witness-only`
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -38,6 +40,7 @@ from compatfuzz.compat._model import (
     Side,
     Started,
     Status,
+    Witness,
 )
 from compatfuzz.compat._policy import Policy
 from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
@@ -105,6 +108,7 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
         InvalidArgument: a CRD file holds several CRDs, or ``@VERSION`` does not exist.
     """
     from compatfuzz import schema as schema_mod
+    from compatfuzz.schema._load import crds_from_documents
     from compatfuzz.schema._spec import parse_spec, spec_hint
 
     text = str(spec)
@@ -139,7 +143,9 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
                                                                 ref_roots=ref_roots))
         except SchemaLoadError as exc:
             raise spec_hint(exc, str(path)) from None
-    crds: list[CRD] = schema_mod.load_crds(path)
+    # the documents already read: load_crds(path) would read and parse the file again
+    # (a second second for Kyverno's 1.4 MB ClusterPolicy, issue 19, item 6)
+    crds: list[CRD] = crds_from_documents(docs, source=str(path))
     if definition is not None:
         crds = [c for c in crds if definition in (c.name, c.kind, c.plural)]
         if not crds:
@@ -238,6 +244,8 @@ class _Run:
     ratcheting: bool = True
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: witness searches already run in this check, by what they judge (:func:`_search_key`)
+    searched: dict[str, tuple[Witness | None, str]] = field(default_factory=dict)
 
     def finalize(self, f: Finding) -> Finding:
         sides = self.direction.sides(f.path)
@@ -272,8 +280,16 @@ class _Run:
         found: dict[Side, Any] = {}
         notes: list[str] = []
         for side in sides:
-            w, note = witness_for(f, side, pruning=pruning, budget=self.budget,
-                                  seed=_seed(str(self.seed), f.rule, f.location, str(side)))
+            # the same change at another place (a $ref'd type used twice, or a served
+            # version with the same schema) is the same search: run it once
+            key = _search_key(f, side, pruning, self.budget)
+            if key not in self.searched:
+                self.searched[key] = witness_for(
+                    f, side, pruning=pruning, budget=self.budget,
+                    seed=_seed(str(self.seed), f.rule, f.location, str(side)))
+            w, note = self.searched[key]
+            if w is not None:
+                w = Witness(w.side, ctx.path, copy.deepcopy(w.value), w.reason)
             if w is not None:
                 found[side] = w
             elif note:
@@ -347,6 +363,22 @@ class _Run:
 
 def _same(v: Any) -> Any:
     return v
+
+
+def _search_key(f: Finding, side: Side, pruning: bool, budget: int) -> str:
+    """Everything :func:`witness_for` judges a finding by, as text: two findings with
+    one key get the same answer, whatever their path. That is the rule, keyword and
+    values, the subschemas on both sides (and the ``$defs`` they may refer to), the
+    candidates, and the finding's path *relative to* the judged node (``explains`` and
+    ``required-*`` read the field name from it), not the node's own path."""
+    ctx = f.context
+    rel: Any = (f.path[len(ctx.path):] if f.path.startswith(ctx.path)
+                else [f.path, ctx.path])
+    return json.dumps([
+        f.rule, f.keyword, f.old, f.new, str(side), pruning, budget, rel, ctx.field,
+        ctx.decide, ctx.old, ctx.new, ctx.old_schema.kubernetes, ctx.new_schema.kubernetes,
+        ctx.old_schema.root.get("$defs"), ctx.new_schema.root.get("$defs"),
+        repr(ctx.candidates)], sort_keys=True, default=repr)
 
 
 def _document_level(old: Mapping[str, Schema], new: Mapping[str, Schema]
