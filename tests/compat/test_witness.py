@@ -157,3 +157,44 @@ def test_defaulted_field_gets_value_witnesses_but_no_fake_default_witness() -> N
     # a validator accepts the omitted field under both: nothing to confirm
     assert (f.status, f.witness, f.breaking) == (Status.NOT_CHECKED, None, True)
     assert f.message == 'default "a" -> "b"'
+
+
+def _crd_schema(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"spec": spec}}
+
+
+def test_a_witness_is_valid_where_it_is_written_list_map_keys_unique() -> None:
+    """Cluster API's ``variables.overrides`` (list-type map keyed by name) with a tighter
+    maxItems: a witness repeating one key is refused by the real server under OLD already
+    (``Duplicate value``), so it proves nothing (benchmarks/compat_confirm.py)."""
+    item = {"type": "object", "required": ["name"],
+            "properties": {"name": {"type": "string"}, "value": {"type": "string"}}}
+    lst = {"type": "array", "items": item, "x-kubernetes-list-type": "map",
+           "x-kubernetes-list-map-keys": ["name"]}
+    old = Schema(root=_crd_schema({"type": "object", "properties": {"vars": lst}}),
+                 kubernetes=True)
+    new = Schema(root=_crd_schema({"type": "object", "properties": {
+        "vars": {**lst, "maxItems": 3}}}), kubernetes=True)
+    f = one(diff(old, new, whole_budget=0), "bound-tightened")
+    assert f.status is Status.CONFIRMED
+    names = [x["name"] for x in f.witness.value]
+    assert len(names) == 4 and len(set(names)) == 4, f.witness.value
+
+
+def test_a_witness_keeps_the_writers_cel_rules() -> None:
+    """Karpenter's ``requirements``: an ``In`` requirement must have values (a CEL rule in
+    both revisions); a witness of the relaxed maxItems that breaks it is refused by the
+    real server under NEW already."""
+    item = {"type": "object", "required": ["key", "operator"], "properties": {
+        "key": {"type": "string"}, "operator": {"type": "string", "enum": ["In", "Exists"]},
+        "values": {"type": "array", "items": {"type": "string"}}}}
+    rule = [{"rule": "self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)"}]
+    req = {"type": "array", "items": item, "x-kubernetes-validations": rule}
+    old = Schema(root=_crd_schema({"type": "object", "properties": {
+        "reqs": {**req, "maxItems": 2}}}), kubernetes=True)
+    new = Schema(root=_crd_schema({"type": "object", "properties": {
+        "reqs": {**req, "maxItems": 5}}}), kubernetes=True)
+    f = one(diff(old, new, whole_budget=0), "bound-relaxed")
+    assert f.status is Status.CONFIRMED and len(f.witness.value) == 3
+    for x in f.witness.value:
+        assert x["operator"] != "In" or x.get("values"), f.witness.value

@@ -218,6 +218,17 @@ def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
     return out
 
 
+def beyond_json_schema(obj: Any, schema: Schema) -> str | None:
+    """The first error the server finds in ``obj`` that a JSON Schema validator does not:
+    a duplicate in a list-type set or map, or a failed CEL rule; ``None`` when there is
+    none. What a value must also pass to stand for "valid" in a witness (issue 19)."""
+    duplicates: list[str] = []
+    _list_types(structural(schema), obj, "", duplicates)
+    if duplicates:
+        return duplicates[0]
+    return next(_rules(schema).errors(obj), None)
+
+
 def update_errors(obj: Any, schema: Schema, limit: int = 20, *, old: Any = None
                   ) -> list[str]:
     """What the server refuses on an update that writes ``obj`` back unchanged.

@@ -200,7 +200,7 @@ class Judge:
             value = self.keep(raw)
             if self.pruning:
                 value = prune(writer, writer.root, value)
-            if not writer.is_valid(value):
+            if not writer.is_valid(value) or _server_refuses(writer, value):
                 return None
             seen = prune(reader, reader.root, value) if self.pruning else value
             errs = self._errors(reader, seen)
@@ -218,6 +218,17 @@ class Judge:
                                                  f"NEW drops field {where} (data loss)"),),
                                who)
         return None
+
+
+def _server_refuses(schema: Schema, value: Any) -> bool:
+    """Whether the API server refuses ``value`` under ``schema`` for what JSON Schema does
+    not check: duplicate keys of a list-type map or set, a failed CEL rule. A witness must
+    be valid where it is written; without this the real server refused witnesses under
+    the writer (Cluster API's list-map ``variables.overrides`` with a repeated key,
+    Karpenter's ``requirements`` rule), seen by ``benchmarks/compat_confirm.py``."""
+    from compatfuzz.apiserver._validate import beyond_json_schema
+
+    return beyond_json_schema(value, schema) is not None
 
 
 def _message(error: Any) -> str:
