@@ -734,3 +734,40 @@ def test_reverse_is_not_in_the_kubernetes_strings_extension() -> None:
     # environment/base.go enables ext.Strings(ext.StringsVersion(2)); reverse() is v3
     (unsupported,) = rules("self.reverse() == self").unsupported
     assert "version 3" in unsupported.reason
+
+
+# --------------------------------------------------------------------------- all / exists
+
+_ITEM = {"type": "object", "properties": {"a": {"type": "integer"}}}
+_ITEMS = st.lists(st.sampled_from([{"a": 1}, {"a": -1}, {}]), max_size=12)
+
+
+@given(_ITEMS)
+def test_all_and_exists_decide_as_cel_go_with_errors_in_the_list(items: list[Any]) -> None:
+    """``all`` is false if any element is false, else an error if any errs; ``exists``
+    true if any is true, else an error if any errs (cel-spec langdef.md, Macros). An
+    error fails a rule, and so does its negation."""
+    kinds = [("true" if x.get("a", 0) > 0 else "false") if x else "error" for x in items]
+    schema = {"type": "array", "items": _ITEM}
+    check = {r: rules(r, **schema).check(items) for r in (
+        "self.all(x, x.a > 0)", "!self.all(x, x.a > 0)",
+        "self.exists(x, x.a > 0)", "!self.exists(x, x.a > 0)")}
+    assert check["self.all(x, x.a > 0)"] == all(k == "true" for k in kinds)
+    assert check["!self.all(x, x.a > 0)"] == ("false" in kinds)
+    assert check["self.exists(x, x.a > 0)"] == ("true" in kinds)
+    assert check["!self.exists(x, x.a > 0)"] == all(k == "false" for k in kinds)
+
+
+def test_a_list_of_erring_elements_does_not_grow_the_error_message() -> None:
+    """cel-python folds ``all`` with ``logical_and``, whose error for two errors quotes
+    both: the message doubled per element, and a 100-item list exhausted memory."""
+    import tracemalloc
+
+    compiled = rules("self.all(x, x.a > 0)", type="array", items=_ITEM)
+    tracemalloc.start()
+    try:
+        assert not compiled.check([{} for _ in range(20)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, f"{peak} bytes for 20 elements"

@@ -37,9 +37,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import celpy.celtypes
 import lark
 from celpy import InterpretedRunner
-from celpy.evaluation import Evaluator
+from celpy.evaluation import CELEvalError, Evaluator
 
 __all__ = [
     "MAX_REQUEST_SIZE",
@@ -108,6 +109,37 @@ class _MeteredEvaluator(Evaluator):
 
     def sub_evaluator(self, ast: lark.Tree[Any]) -> Evaluator:
         return _MeteredEvaluator(ast, activation=self.activation)
+
+    def member_dot_arg(self, tree: lark.Tree[Any]) -> Any:
+        """``all`` and ``exists`` as cel-go runs them: stop at the first element that
+        decides (``false`` for ``all``, ``true`` for ``exists``), keep the first error.
+
+        cel-python 0.5 folds them with ``logical_and``/``logical_or``, which meet two
+        errors by raising a ``TypeError`` quoting both: the next element's error then
+        quotes that one, so the message doubles per element. A 100-item list whose items
+        all lack a field the rule reads (Karpenter's ``requirements``) grew past 24 GB.
+        cel-go's comprehension loops while the accumulator is not strictly false
+        (cel-go ``parser/macro.go``, ``MakeAll``: ``@not_strictly_false``).
+        """
+        method = tree.children[1]
+        name = getattr(method, "value", None)
+        if name not in ("all", "exists") or len(tree.children) < 3:
+            return super().member_dot_arg(tree)
+        members = self.visit(tree.children[0])
+        if isinstance(members, CELEvalError):
+            return members
+        holds = self.build_ss_macro_eval(tree)
+        decided = name == "exists"  # the element value that ends the loop
+        error: Any = None
+        for member in members:
+            value = holds(member)
+            if isinstance(value, celpy.celtypes.BoolType):
+                if bool(value) is decided:
+                    return celpy.celtypes.BoolType(decided)
+            elif error is None:
+                error = value if isinstance(value, CELEvalError) else CELEvalError(
+                    "no such overload", TypeError, (repr(value)[:200],))
+        return error if error is not None else celpy.celtypes.BoolType(not decided)
 
 
 class MeteredRunner(InterpretedRunner):
