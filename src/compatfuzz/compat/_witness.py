@@ -546,9 +546,35 @@ def _only(c: Only | With, writer: Schema, seed: int) -> Any:
 
 
 def _repeat(c: Repeat, writer: Schema, seed: int) -> Any:
-    """Build ``count`` copies of one item valid under the writer's ``items`` (or None)."""
-    items = _deref(writer, writer.root).get("items")
-    if not isinstance(items, Mapping) or _deref(writer, writer.root).get("uniqueItems"):
+    """Build ``count`` items valid under the writer's list (or None): copies of one item,
+    made distinct where the list is a ``map`` (its keys) or a ``set`` (the server refuses
+    duplicates there). The judge checks the result as the server would (CEL rules on the
+    list included: Karpenter's ``requirements`` needs values for each ``In``), so a list
+    this cannot make valid gets no witness rather than a wrong one."""
+    node = _deref(writer, writer.root)
+    items = node.get("items")
+    if not isinstance(items, Mapping) or node.get("uniqueItems"):
         return None
     item = _one_value(writer, items, seed)
-    return None if item is _MISSING else [item] * c.count
+    if item is _MISSING:
+        return None
+    kind = node.get("x-kubernetes-list-type")
+    if kind == "set":
+        return [_nth(item, i) for i in range(c.count)]
+    if kind == "map" and isinstance(item, dict):
+        keys = [k for k in node.get("x-kubernetes-list-map-keys") or () if k in item]
+        if not keys:
+            return None
+        return [{**item, keys[0]: _nth(item[keys[0]], i)} for i in range(c.count)]
+    return [item] * c.count
+
+
+def _nth(value: Any, i: int) -> Any:
+    """The ``i``-th distinct value of ``value``'s type (for list-map keys and sets)."""
+    if isinstance(value, bool):
+        return value if i == 0 else None  # two at most: the judge refuses the rest
+    if isinstance(value, int | float):
+        return value + i
+    if isinstance(value, str):
+        return value + (str(i) if i else "")
+    return value
