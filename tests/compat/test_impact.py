@@ -313,3 +313,21 @@ def test_a_union_on_a_scalar_ratchets_with_the_scalar_and_at_the_root_never() ->
 
     g = one(root(10), root(5), "bound-tightened")
     assert g.path == "spec.n" and g.impact is Impact.ANY_UPDATE, g.impact_note
+
+
+@pytest.mark.parametrize("rule, old, new", [
+    ("required-added", obj({"status": obj({"a": {"type": "string"}})}),
+     obj({"status": obj({"a": {"type": "string"}}, required=["a"])})),
+    ("enum-value-removed", obj({"status": obj({"p": {"enum": ["A", "B"]}})}),
+     obj({"status": obj({"p": {"enum": ["A"]}})})),
+])
+def test_a_change_that_breaks_no_side_that_matters_has_no_impact(
+        rule: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Status is written by the server (direction auto): a request-side change there is
+    info, and its impact must not claim that updates fail (audit, issue 19)."""
+    f = one(old, new, rule)
+    assert (f.breaking, f.severity) == (False, Severity.INFO)
+    assert f.impact is Impact.NONE, (f.impact, f.impact_note)
+    assert "status" in f.impact_note
+    g = one(old, new, rule, direction="both")
+    assert g.breaking and g.impact is not None and g.impact > Impact.NONE

@@ -372,7 +372,10 @@ def test_the_configs_diff_table_sets_the_policy_found_from_a_subfolder(
     monkeypatch.chdir(tmp_path / "sub")
     code, report, err = _json_run([old, new], capsys)
     assert (code, report["policy"]) == (0, "gateway-api")
-    assert f"policy and ignore from ../{name} [{table}]" in err
+    assert f"diff: policy from ../{name} [{table}]\n" in err
+    # what the command line gives is not the config's: the note names only the rest
+    code, _, err = _json_run([old, new, "--policy", "kubernetes"], capsys)
+    assert (code, err) == (1, "")
     # the command line wins over the config, and --config none reads none
     assert _json_run([old, new, "--policy", "kubernetes"], capsys)[:2][0] == 1
     code, report, err = _json_run([old, new, "--config", "none"], capsys)

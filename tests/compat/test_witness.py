@@ -198,3 +198,21 @@ def test_a_witness_keeps_the_writers_cel_rules() -> None:
     assert f.status is Status.CONFIRMED and len(f.witness.value) == 3
     for x in f.witness.value:
         assert x["operator"] != "In" or x.get("values"), f.witness.value
+
+
+def test_a_max_items_witness_repeats_an_item_the_lists_rule_accepts() -> None:
+    """Karpenter's ``requirements`` (maxItems 30 -> 100 with a rule over the list): the
+    first item drawn breaks the rule, so the witness must search for one that does not
+    (the new-user audit found no witness in 2000 examples)."""
+    item = {"type": "object", "required": ["key", "operator"], "properties": {
+        "key": {"type": "string"}, "operator": {"type": "string", "enum": ["In", "Exists"]},
+        "values": {"type": "array", "items": {"type": "string"}}}}
+    rule = [{"rule": "self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)"}]
+    req = {"type": "array", "items": item, "x-kubernetes-validations": rule}
+    old = Schema(root=_crd_schema({"type": "object", "properties": {
+        "reqs": {**req, "maxItems": 30}}}), kubernetes=True)
+    new = Schema(root=_crd_schema({"type": "object", "properties": {
+        "reqs": {**req, "maxItems": 100}}}), kubernetes=True)
+    f = one(diff(old, new, whole_budget=0), "bound-relaxed")
+    assert f.status is Status.CONFIRMED and len(f.witness.value) == 31, f
+    assert all(x["operator"] != "In" or x.get("values") for x in f.witness.value)

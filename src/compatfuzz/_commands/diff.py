@@ -128,23 +128,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _apply_config(args: argparse.Namespace) -> str | None:
     """Fill ``--policy``/``--ignore`` from the config's ``[diff]`` table where the command
-    line left them out; return the table's name when it set one (for the note)."""
+    line left them out; return what the table set and where (for the note), if anything."""
     import os
 
     from compatfuzz._commands._diffconfig import diff_settings
     from compatfuzz.roundtrip import find_config
 
-    given = (args.policy, args.ignore)
     found = None if args.config else find_config()
     path = None if args.config == "none" else (args.config or (
         found and os.path.relpath(found)))
+    taken = []
     if path is not None:
         settings = diff_settings(path)
-        args.policy = args.policy or settings.policy
-        args.ignore = args.ignore or settings.ignore
+        if args.policy is None and settings.policy is not None:
+            args.policy = settings.policy
+            taken.append("policy")
+        if args.ignore is None and settings.ignore is not None:
+            args.ignore = settings.ignore
+            taken.append("ignore file")
     args.policy = args.policy or "kubernetes"
-    if path is not None and given != (args.policy, args.ignore):
-        return settings.source
+    if taken:
+        return f"{' and '.join(taken)} from {settings.source}"
     return None
 
 
@@ -531,7 +535,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         configured = _apply_config(args)
         if configured is not None:
-            print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
+            print(f"compatfuzz diff: {configured}", file=sys.stderr)
         policy = _policy(args)
         old, new = (load_revision(spec, ref_roots=args.allow_ref_root)
                     for spec in (args.old, args.new))

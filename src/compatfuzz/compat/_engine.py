@@ -257,6 +257,11 @@ class _Run:
             default = Severity.WARNING if rule.severity is Severity.WARNING else Severity.INFO
         sev, source = self.policy.decide(f, breaking=breaking, default=default)
         f = f.evolve(breaking=breaking, severity=sev, policy=source)
+        if not breaking and f.impact is not None and f.impact > Impact.NONE:
+            # e.g. a newly required status field: the server writes status, so the side
+            # the change breaks is not one that matters there (direction auto)
+            f = f.evolve(impact=Impact.NONE, impact_note=(
+                f"breaks no side that matters at {f.path} (direction {self.direction})"))
         entry = self.policy.ignored(f)
         if entry is not None:
             f = f.evolve(ignore_reason=entry.reason)

@@ -513,8 +513,9 @@ def _too_large(schema: Schema) -> str | None:
     return None
 
 
-def _one_value(writer: Schema, node: Any, seed: int) -> Any:
-    """One (shrunk) value valid under ``node``, or ``_MISSING``."""
+def _one_value(writer: Schema, node: Any, seed: int,
+               good: Callable[[Any], bool] = lambda _: True) -> Any:
+    """One (shrunk) value valid under ``node`` for which ``good`` holds, or ``_MISSING``."""
     from hypothesis import find
 
     from compatfuzz.strategies import from_schema
@@ -522,7 +523,7 @@ def _one_value(writer: Schema, node: Any, seed: int) -> Any:
     if _too_large(writer) is not None:
         return _MISSING
     try:
-        return find(from_schema(sub_schema(writer, _deref(writer, node))), lambda _: True,
+        return find(from_schema(sub_schema(writer, _deref(writer, node))), good,
                     settings=_settings(20), random=random.Random(seed))
     except Exception:  # no value can be generated: no candidate
         return _MISSING
@@ -555,10 +556,16 @@ def _repeat(c: Repeat, writer: Schema, seed: int) -> Any:
     items = node.get("items")
     if not isinstance(items, Mapping) or node.get("uniqueItems"):
         return None
-    item = _one_value(writer, items, seed)
+    kind = node.get("x-kubernetes-list-type")
+    def good(item: Any) -> bool:
+        # a rule over the whole list judges each item (Karpenter: every ``In`` has
+        # values): look for an item whose repetition the writer's rules accept
+        return not (node.get("x-kubernetes-validations")
+                    and _server_refuses(writer, [item, item]))
+
+    item = _one_value(writer, items, seed, good)
     if item is _MISSING:
         return None
-    kind = node.get("x-kubernetes-list-type")
     if kind == "set":
         return [_nth(item, i) for i in range(c.count)]
     if kind == "map" and isinstance(item, dict):
