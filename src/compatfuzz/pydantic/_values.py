@@ -79,6 +79,9 @@ def validation_errors(model: type[BaseModel], data: Any) -> list[str]:
     return parse(model, data)[1]
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def _plain(value: Any) -> Any:
     """A Python-mode dump value as JSON with one spelling per meaning (module docstring)."""
     if value is None or (isinstance(value, (bool, int, float, str)) and not isinstance(
@@ -94,7 +97,11 @@ def _plain(value: Any) -> Any:
         return sorted((_plain(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
-            return value.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat() + "Z"
+            try:
+                return value.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat() + "Z"
+            except OverflowError:  # 0001-01-01T00:00:00+01:00 is in year 0 in UTC
+                since = value - _EPOCH  # aware minus aware: a timedelta, never overflows
+                return f"{since // dt.timedelta(microseconds=1)}us after 1970-01-01T00:00:00Z"
         return value.isoformat()
     if isinstance(value, (dt.date, dt.time)):
         return value.isoformat()
