@@ -9,9 +9,8 @@ from enum import Enum
 from typing import Annotated
 from uuid import UUID
 
-from pydantic.json_schema import SkipJsonSchema
-
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
 
 Label = Annotated[str, StringConstraints(pattern=r"^[a-z]{1,8}$")]
 
