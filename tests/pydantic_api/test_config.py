@@ -77,7 +77,7 @@ def test_a_pyproject_table_with_a_hub_loads(project: Path) -> None:
     (TABLE.replace("shop.models.v2:Order", "shop.modls.v2:Order"), "$.api[0].pydantic.v2",
      "cannot import 'shop.modls.v2'", "did you mean 'shop.models.v2:Order' or"),
     (TABLE.replace("shop.models.v2:Order", "shop.models.v2:Status"), "$.api[0].pydantic.v2",
-     "'shop.models.v2:Status' is a class that is not a pydantic BaseModel subclass",
+     "'shop.models.v2:Status' is a class (str, Enum), not a pydantic BaseModel subclass",
      "name the pydantic model class of that version"),
     (TABLE.replace("shop.models.v2:Order", "shop.conversion:v2_to_v1"),
      "$.api[0].pydantic.v2", "'shop.conversion:v2_to_v1' is a function, not a class",

@@ -51,7 +51,8 @@ def load_api(entry: ConfigEntry) -> PydanticAPI:
                               hint=f"write {_EXAMPLE}")
         model = entry.function(key, spec)
         if not is_model(model):
-            what = (f"a class that is not a pydantic BaseModel subclass ({model.__mro__[1:2]})"
+            bases = ", ".join(b.__name__ for b in getattr(model, "__bases__", ()))
+            what = (f"a class ({bases}), not a pydantic BaseModel subclass"
                     if isinstance(model, type) else f"a {type(model).__name__}, not a class")
             raise entry.error(f"{spec!r} is {what}", key=key,
                               hint="name the pydantic model class of that version "
