@@ -78,3 +78,37 @@ def test_without_pydantic_the_error_names_the_extra(
 
 def test_example_folder_is_where_the_models_are() -> None:
     assert (Path.cwd() / "shop" / "models" / "v3.py").is_file()
+
+
+def test_init_writes_a_config_for_models_that_loads_and_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from compatfuzz.pydantic import PydanticAPI
+    from compatfuzz.roundtrip import load_config
+
+    from ._shop import copy_example
+
+    copy_example(tmp_path)
+    (tmp_path / "compatfuzz.toml").unlink()
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "pydantic:shop.models.v1:Order", "second=pydantic:shop.models.v2:Order"]
+                ) == 0
+    assert "2 version pairs to check; next: compatfuzz fuzz" in capsys.readouterr().err
+    (api,) = load_config(tmp_path / "compatfuzz.toml")
+    assert isinstance(api, PydanticAPI) and list(api.models) == ["v1", "second"]
+    # the starter converter copies documents: v2 refuses v1's fields, which fuzz shows
+    assert main(["fuzz", "--database", "none", "--max-examples", "10", "--seed", "1",
+                 "--property", "valid"]) == 1
+    assert "v1 -> second output is not a valid second Order" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["pydantic:shop.models.v1:Order"], "one model is one version"),
+    (["pydantic:shop.models.v1:Order", "pydantic:shop.models.v1:Order"],
+     "two models for version 'v1'"),
+    (["pydantic:Order", "pydantic:shop.models.v2:Order"], "expected [VERSION=]pydantic:"),
+])
+def test_init_mistakes(tmp_path: Path, args: list[str], message: str,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", *args, "--config", str(tmp_path / "c.toml")]) == 2
+    assert message in capsys.readouterr().err
