@@ -90,3 +90,20 @@ def test_the_pytest_plugin_collects_and_reports_like_other_families(
         "minimal counterexample: *",
         "replay: pytest 'lossy.toml::orders::roundtrip[[]v2->v3[]]'*",
     ])
+
+
+def test_a_module_level_pydantic_api_is_collected(pytester: pytest.Pytester) -> None:
+    copy_example(pytester.path)
+    pytester.makepyfile(test_orders="""
+        from compatfuzz.pydantic import PydanticAPI
+        from shop import conversion
+        from shop.models import v1, v2
+
+        test_orders = PydanticAPI("orders", {"v1": v1.Order, "v2": v2.Order},
+                                  converters={("v1", "v2"): conversion.v1_to_v2,
+                                              ("v2", "v1"): conversion.v2_to_v1})
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_orders.py",
+                                           "--compatfuzz-seed=1", "-v")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*test_orders.py::orders::roundtrip[[]v1->v2[]] PASSED*"])
