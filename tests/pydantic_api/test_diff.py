@@ -76,10 +76,6 @@ def test_without_pydantic_the_error_names_the_extra(
     assert "fix: pip install 'compatfuzz[pydantic]'" in capsys.readouterr().err
 
 
-def test_example_folder_is_where_the_models_are() -> None:
-    assert (Path.cwd() / "shop" / "models" / "v3.py").is_file()
-
-
 def test_init_writes_a_config_for_models_that_loads_and_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
