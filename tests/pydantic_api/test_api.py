@@ -3,10 +3,12 @@ instances in and out, and the mistakes a converter or a declaration can make."""
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
 from compatfuzz.pydantic import PydanticAPI, model_input
@@ -98,4 +100,37 @@ def test_declaration_mistakes() -> None:
         PydanticAPI("t", {"a": A, "b": B}, to_hub=a_to_b, from_hub=a_to_b)
     with pytest.raises(InvalidArgument, match="short API name"):
         PydanticAPI("a::b", {"a": A})
-    assert units(PydanticAPI("t", {"a": A, "b": B})) == []  # no converters: no units
+    # without converters, only each version's own encodings round trip is checked
+    assert [u.id for u in units(PydanticAPI("t", {"a": A, "b": B}))] == [
+        "t::encodings[a]", "t::encodings[b]"]
+
+
+class Renamed(BaseModel):
+    """Sends ``userName`` but reads only ``user``: every stored document fails to load."""
+
+    user: str = Field(serialization_alias="userName")
+
+
+class Rounded(BaseModel):
+    """Sends the amount rounded to whole units: what it reads back has changed."""
+
+    amount: Decimal = Field(max_digits=6, decimal_places=2)
+
+    @field_serializer("amount")
+    def whole(self, value: Decimal) -> str:
+        return str(round(value))
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    (Renamed, r"what v1 sends \(model_dump_json\) it does not read back as the same: the "
+              r"result is not a valid Renamed:\n  user: Field required"),
+    (Rounded, r"what v1 sends \(model_dump_json\) it does not read back as the same:\n"
+              r"  amount: changed"),
+])
+def test_encodings_catches_a_model_that_cannot_read_what_it_sends(
+        model: type[BaseModel], message: str) -> None:
+    api = PydanticAPI("t", {"v1": model})
+    (result,) = [e.result for e in run(api, database="none", seed=1)
+                 if isinstance(e, UnitFinished)]
+    assert result.unit.id == "t::encodings[v1]" and result.status is Status.FAILED
+    assert re.search(message, result.message or ""), result.message

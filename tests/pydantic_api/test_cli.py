@@ -29,7 +29,7 @@ def test_correct_converters_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture
                "--max-examples", "30", "--report", str(report)])
     assert rc == 0, capsys.readouterr().err
     doc = json.loads(report.read_text())
-    assert doc["status"] == "passed" and doc["summary"]["passed"] == len(doc["units"]) == 24
+    assert doc["status"] == "passed" and doc["summary"]["passed"] == len(doc["units"]) == 27
     assert "ok      orders::roundtrip[v1->v2]  (30 examples" in capsys.readouterr().err
 
 
@@ -105,5 +105,5 @@ def test_a_module_level_pydantic_api_is_collected(pytester: pytest.Pytester) -> 
     """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_orders.py",
                                            "--compatfuzz-seed=1", "-v")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=8)
     result.stdout.fnmatch_lines(["*test_orders.py::orders::roundtrip[[]v1->v2[]] PASSED*"])

@@ -48,7 +48,7 @@ def test_the_example_config_loads_beside_itself(project: Path,
     assert api.source == str((project / "compatfuzz.toml").resolve())
     assert {v: m.__module__ for v, m in api.models.items()} == {
         "v1": "shop.models.v1", "v2": "shop.models.v2", "v3": "shop.models.v3"}
-    assert len(units(api)) == 24
+    assert len(units(api)) == 27
 
 
 def test_a_pyproject_table_with_a_hub_loads(project: Path) -> None:

@@ -23,7 +23,8 @@ def _result(api: object, unit: str, seed: int) -> object:
 def test_correct_converters_pass_every_property() -> None:
     results = [e.result for e in run(shop_api(), database="none", seed=SEED)
                if isinstance(e, UnitFinished)]
-    assert len(results) == 24  # 6 pairs x roundtrip, valid, no_mutation; 6 triples
+    assert len(results) == 27  # 3 encodings; 6 pairs x roundtrip, valid, no_mutation;
+    # 6 triples
     assert {r.unit.id: r.status for r in results if r.status is not Status.PASSED} == {}
 
 

@@ -13,8 +13,12 @@ are.  Converters get that document (a ``dict``), or, when their first parameter 
 annotated with a model class, that model's instance of it; they return a document or a
 model instance (dumped as ``model_dump(mode="json", by_alias=True)``, what it sends).
 
-Properties, each a unit per ordered version pair (or triple):
+Properties, each a unit per version, ordered version pair or triple:
 
+* ``encodings[v]``: what ``v``'s model sends (``model_dump_json(by_alias=True)``) it
+  reads back (``model_validate_json``) as the same document: a serialization alias with
+  no matching validation alias, or a serializer its validator does not invert, breaks
+  every stored document (pydantic-ai #2789: stored messages that no longer load);
 * ``roundtrip[a->b]``: a -> b -> a gives a document ``a`` reads as the original;
 * ``valid[a->b]``: ``b``'s model accepts the converted document;
 * ``no_mutation[a->b]``: converting leaves the input document untouched;
@@ -26,9 +30,12 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import json
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from pydantic import BaseModel
 
 from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
 from compatfuzz.pydantic._schema import model_strategy
@@ -37,12 +44,11 @@ from compatfuzz.roundtrip import Property, Suite, Unit
 from compatfuzz.roundtrip._converters import Converters, check_callable, plain_json
 from compatfuzz.roundtrip._properties import literal_diff, render_changes
 from compatfuzz.roundtrip._suite import check_api_name
-from pydantic import BaseModel
 
 __all__ = ["PROPERTIES", "PydanticAPI", "as_document", "model_input"]
 
 #: The properties a pydantic API has, in the order its units are listed.
-PROPERTIES = (Property.ROUNDTRIP, Property.VALID, Property.NO_MUTATION,
+PROPERTIES = (Property.ENCODINGS, Property.ROUNDTRIP, Property.VALID, Property.NO_MUTATION,
               Property.PATH_INDEPENDENT)
 
 
@@ -204,7 +210,9 @@ class PydanticAPI(Suite):
             if prop not in properties:
                 continue
             combos: list[tuple[str, ...]]
-            if prop is Property.ROUNDTRIP:
+            if prop is Property.ENCODINGS:
+                combos = [(v,) for v in vs]
+            elif prop is Property.ROUNDTRIP:
                 combos = [(a, b) for a, b in pairs if (b, a) in pairs]
             elif prop is Property.PATH_INDEPENDENT:
                 combos = [(a, b, c) for a, b in pairs for c in vs
@@ -223,7 +231,22 @@ class PydanticAPI(Suite):
 
     def check(self, unit: Unit, example: Any) -> None:
         prop, vs = unit.property, unit.versions
-        if prop is Property.ROUNDTRIP:
+        if prop is Property.ENCODINGS:
+            model = self.models[vs[0]]
+            inst, errors = parse(model, example)
+            if inst is None:
+                raise InvalidArgument(f"not a valid {vs[0]} {model.__name__}: "
+                                      + "; ".join(errors[:5]))
+            try:
+                sent = inst.model_dump_json(by_alias=True)
+            except Exception as exc:  # a serializer of the user's
+                raise NotEquivalent(f"a valid {vs[0]} {model.__name__} cannot be sent: "
+                                    f"model_dump_json raised {type(exc).__name__}: {exc}"
+                                    ) from exc
+            expect_equivalent(model, example, json.loads(sent),
+                              f"what {vs[0]} sends (model_dump_json) it does not read back "
+                              "as the same")
+        elif prop is Property.ROUNDTRIP:
             a, b = vs
             back = self.convert(self.convert(copy.deepcopy(example), a, b), b, a)
             expect_equivalent(self.models[a], example, back,

@@ -17,9 +17,8 @@ import json
 from typing import Any, Literal
 
 from hypothesis import strategies as st
-from pydantic.json_schema import GenerateJsonSchema
-
 from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema
 
 __all__ = ["model_schema", "model_strategy"]
 
@@ -71,14 +70,38 @@ def _accepts(model: type[BaseModel]) -> Any:
     return accepted
 
 
-def model_strategy(model: type[BaseModel], **options: Any) -> st.SearchStrategy[Any]:
-    """Return a strategy for JSON documents ``model`` accepts (what a client may send).
+Shape = Literal["request", "response"]
 
-    Drawn by ``compatfuzz.strategies.from_schema`` from :func:`model_schema` (``options``
-    are its keyword arguments: ``max_list_extra``, ``overrides``, ...), keeping those
-    ``model.model_validate_json`` accepts.  Shrinks as ``from_schema`` does: towards
-    fewer optional fields, shorter lists and simpler scalars.
+
+def _dumped(model: type[BaseModel]) -> Any:
+    def dump(doc: Any) -> Any:
+        return model.model_validate_json(json.dumps(doc)).model_dump(mode="json",
+                                                                    by_alias=True)
+
+    dump.__name__ = f"{model.__name__}.model_dump"
+    return dump
+
+
+def model_strategy(model: type[BaseModel], *, shape: Shape = "request",
+                   **options: Any) -> st.SearchStrategy[Any]:
+    """Return a strategy for JSON documents of ``model``.
+
+    ``shape="request"`` (the default): documents a client may send, drawn by
+    ``compatfuzz.strategies.from_schema`` from :func:`model_schema` (``options`` are its
+    keyword arguments: ``max_list_extra``, ``overrides``, ...), keeping those
+    ``model.model_validate_json`` accepts.  ``shape="response"``: what a server sends,
+    those documents validated and dumped (``model_dump(mode="json", by_alias=True)``), so
+    computed fields, serializers and serialization aliases apply.
+
+    Shrinks as ``from_schema`` does: towards fewer optional fields, shorter lists and
+    simpler scalars.
     """
     from compatfuzz.strategies import from_schema
 
-    return from_schema(model_schema(model), **options).filter(_accepts(model))
+    if shape not in ("request", "response"):
+        from compatfuzz.errors import InvalidArgument
+
+        raise InvalidArgument(f"Expected shape='request' or 'response' but got "
+                              f"shape={shape!r}")
+    requests = from_schema(model_schema(model), **options).filter(_accepts(model))
+    return requests if shape == "request" else requests.map(_dumped(model))

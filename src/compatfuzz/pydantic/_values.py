@@ -9,11 +9,12 @@ strict models Python-mode validation refuses the string a client sends for a ``U
 (``pydantic-core/src/input/input_json.rs`` accepts it).
 
 Equality (:func:`canonical`) is pydantic's meaning of the values: both documents are
-validated by the version's model, then dumped in Python mode (``model_dump(mode="python",
-by_alias=True)``: defaults filled in, aliases and names read alike, enums as members,
-``Decimal``/``UUID``/``datetime`` as objects) and written as JSON with one spelling per
-value: an aware datetime as its UTC instant (``...+01:00`` and the same instant in ``Z``
-are equal, as ``datetime.__eq__`` says), a ``Decimal`` normalised (``"1.0"`` == ``1``),
+validated by the version's model, and the instance's field values (defaults filled in,
+aliases and names read alike, enums as members, ``Decimal``/``UUID``/``datetime`` as
+objects; not ``model_dump``, whose serializers could make two different values look
+alike) are written as JSON with one spelling per value: an aware datetime as its UTC
+instant (``...+01:00`` and the same instant in ``Z`` are equal, as ``datetime.__eq__``
+says), a ``Decimal`` normalised (``"1.0"`` == ``1``),
 a ``UUID`` in lower case, a set as a sorted list.  Everything else is compared exactly
 (``roundtrip``'s ``literal_diff``: ``None`` and ``[]`` differ, as they do to pydantic), so
 a lost field or a changed value is reported by its wire name (the alias).
@@ -22,6 +23,7 @@ a lost field or a changed value is reported by its wire name (the alias).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import decimal
 import enum
@@ -30,8 +32,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from compatfuzz.errors import NotEquivalent
 from pydantic import BaseModel, ValidationError
+
+from compatfuzz.errors import NotEquivalent
 
 __all__ = ["canonical", "equivalent", "expect_equivalent", "expect_valid", "is_model",
            "model_diff", "parse", "validation_errors"]
@@ -116,7 +119,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(bytes(value)).decode()
     if isinstance(value, BaseModel):
-        return _plain(value.model_dump(mode="python", by_alias=True))
+        fields = type(value).model_fields
+        out = {(info.alias or name): _plain(getattr(value, name))
+               for name, info in fields.items()}
+        out.update({str(k): _plain(v) for k, v in (value.__pydantic_extra__ or {}).items()})
+        return out
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return str(value)  # URLs, IP addresses, paths: their canonical text
 
 
@@ -130,7 +139,7 @@ def canonical(model: type[BaseModel], data: Any) -> Any:
     if inst is None:
         raise NotEquivalent(f"not a valid {model.__name__}:\n"
                             + "\n".join(f"  {e}" for e in errors[:20]))
-    return _plain(inst.model_dump(mode="python", by_alias=True))
+    return _plain(inst)
 
 
 def model_diff(model: type[BaseModel], expected: Any, actual: Any) -> list[Any]:
