@@ -3,7 +3,7 @@
 ``model_strategy`` draws the JSON documents a model accepts (from its JSON Schema, judged
 by ``model_validate_json``); ``canonical``/``equivalent``/``model_diff`` compare two
 documents as a model reads them (datetimes as instants, decimals by value, UUIDs in any
-case, defaults filled in, aliases); ``PydanticAPI`` runs ``roundtrip``, ``valid``,
+case, defaults filled in, aliases); ``PydanticAPI`` runs ``encodings``, ``roundtrip``, ``valid``,
 ``no_mutation`` and ``path_independent`` through the user's converters in ``compatfuzz
 fuzz`` and the pytest plugin (``pydantic = {...}`` in ``compatfuzz.toml``).  Needs the
 ``compatfuzz[pydantic]`` extra.  See ``docs/pydantic.md``.
