@@ -18,6 +18,7 @@ import time
 from typing import Any, TextIO
 
 from compatfuzz._commands._protoinput import is_protobuf, protobuf, split_message
+from compatfuzz._commands._pydanticinput import is_pydantic, pydantic_events
 from compatfuzz.compat import (
     RULES,
     Direction,
@@ -493,7 +494,23 @@ def run(args: argparse.Namespace) -> int:
     findings: tuple[Finding, ...] = ()
     notes: list[Note] = []
     proto_inputs = [is_protobuf(spec) for spec in (args.old, args.new)]
-    if any(proto_inputs):
+    pydantic_inputs = [is_pydantic(spec) for spec in (args.old, args.new)]
+    if any(pydantic_inputs):
+        if not all(pydantic_inputs):
+            print("compatfuzz diff: error: one revision is a pydantic model, the other is "
+                  "not\n  fix: compare two models, e.g. compatfuzz diff "
+                  "pydantic:shop.models.v1:Order pydantic:shop.models.v2:Order",
+                  file=sys.stderr)
+            return 2
+        configured = _apply_config(args)
+        if configured is not None:
+            print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
+        policy = _policy(args)
+        events: Any = pydantic_events(
+            args.old, args.new, args.direction, policy=policy, budget=args.budget,
+            whole_budget=args.whole_budget, dynamic=not args.no_dynamic, seed=args.seed,
+            ratcheting=ratcheting, fail_on_impact=gate)
+    elif any(proto_inputs):
         if not all(proto_inputs):
             print("compatfuzz diff: error: one revision is protobuf, the other is not\n"
                   "  fix: compare two .proto trees / descriptor sets (or prefix both with "
@@ -528,7 +545,7 @@ def run(args: argparse.Namespace) -> int:
         args.policy = "kubernetes"  # a config's [diff] table is for CRDs and schemas
         proto = protobuf(args.old)
         policy = _policy(args, proto.PROTO_RULES)
-        events: Any = proto.check_protos(
+        events = proto.check_protos(
             args.old, args.new, policy=policy, budget=args.budget,
             dynamic=not args.no_dynamic, seed=args.seed,
             envoy_exceptions=not args.no_envoy_exceptions, include=args.proto_path)
@@ -547,11 +564,13 @@ def run(args: argparse.Namespace) -> int:
             events = _on_server(args, old, new, events)
     for event in events:
         if isinstance(event, Started):
-            started = event
+            both = started is not None and started.direction != event.direction
+            # both: a pydantic model's request shape, then its response shape
+            started = Started(event.old, event.new, Direction.BOTH) if both else event
         elif isinstance(event, Note):
             notes.append(event)
-        elif isinstance(event, Finished):
-            findings = event.findings
+        elif isinstance(event, Finished):  # two for a pydantic model's two shapes
+            findings += event.findings
     assert started is not None
     for note in notes:
         where = f" ({note.version})" if note.version else ""

@@ -1,4 +1,5 @@
-"""Write a commented compatfuzz.toml for a CRD, or for one schema file per version.
+"""Write a commented compatfuzz.toml for a CRD, for one schema file per version, or for
+one pydantic model per version (``pydantic:module:Model``).
 
 Then the first run is one more command: compatfuzz fuzz.  FILE is one CRD file, or one
 schema file per version (VERSION=FILE, or FILE whose name is the version: v1.json
@@ -25,7 +26,8 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", metavar="FILE", nargs="+",
-                        help="a CRD file, or one schema file per version (VERSION=FILE)")
+                        help="a CRD file, one schema file per version (VERSION=FILE), or "
+                        "one pydantic model per version ([VERSION=]pydantic:module:Model)")
     parser.add_argument("--config", metavar="FILE", type=Path,
                         default=Path("compatfuzz.toml"),
                         help="the config to write (default: ./compatfuzz.toml)")
@@ -153,6 +155,59 @@ def _schemas_api(files: list[str], folder: Path, name: str | None) -> tuple[list
     return lines, api, False
 
 
+def _pydantic_api(items: list[str], name: str | None) -> tuple[list[str], str]:
+    """(config lines, API name) for ``[VERSION=]pydantic:module:Model`` arguments; a
+    version not named is the model module's last part (``shop.models.v1`` -> ``v1``)."""
+    from compatfuzz.errors import SchemaLoadError
+
+    versions: dict[str, str] = {}
+    for item in items:
+        version, sep, text = item.partition("=")
+        if not sep:
+            version, text = "", item
+        target = text.removeprefix("pydantic:")
+        if not text.startswith("pydantic:") or ":" not in target:
+            raise SchemaLoadError(
+                f"expected [VERSION=]pydantic:module:Model, got {item!r}", source=item,
+                hint="name one model per version: compatfuzz init "
+                     "pydantic:shop.models.v1:Order pydantic:shop.models.v2:Order")
+        version = version or target.partition(":")[0].rpartition(".")[2]
+        if version in versions:
+            raise SchemaLoadError(
+                f"two models for version {version!r}", source=item,
+                hint="name the versions: compatfuzz init v1=pydantic:a:Order "
+                     "v2=pydantic:b:Order")
+        versions[version] = target
+    if len(versions) < 2:
+        raise SchemaLoadError("one model is one version; a round trip needs two or more",
+                              source=items[0],
+                              hint="name one model per version: compatfuzz init "
+                                   "pydantic:shop.models.v1:Order pydantic:shop.models.v2:Order")
+    api = name or _slug(next(iter(versions.values())).rpartition(":")[2]) + "s"
+    table = ", ".join(f"{_toml(v) if not re.fullmatch(r'[A-Za-z0-9_-]+', v) else v} = "
+                      f"{_toml(t)}" for v, t in versions.items())
+    return [
+        "[[api]]",
+        _line(f"name = {_toml(api)}", "short name used in test ids"),
+        _line(f"pydantic = {{ {table} }}", "version = module:Model, relative to this file"),
+    ], api
+
+
+_STUB_PYDANTIC = '''"""Convert {what} documents between versions (a starter written by
+`compatfuzz init`: edit it).
+
+compatfuzz calls convert(doc, target_version) for every pair of versions with the JSON
+document a client sends (a dict), and checks that the result is valid in the target
+version and that nothing is lost on the way back: `compatfuzz fuzz`, or `pytest`.
+"""
+
+
+def convert(doc, target_version):
+    out = dict(doc)  # never change doc itself: the no_mutation property checks that
+    # TODO: move the fields that were renamed, split or restructured between versions.
+    return out
+'''
+
 _STUB = '''"""Convert {what} between versions (a starter written by `compatfuzz init`: edit it).
 
 compatfuzz calls convert(obj, desired_api_version) for every pair of versions and checks
@@ -188,15 +243,21 @@ def run(args: argparse.Namespace) -> int:
                 "for protobuf", source=text,
                 hint="declare a protobuf API by hand: proto = ..., messages = { v2 = "
                      '"pkg.v2.Msg", ... } (docs/protobuf.md, examples/proto_cluster)')
+    pydantic = any("pydantic:" in item.partition("=")[2] or item.startswith("pydantic:")
+                   for item in args.files)
     first = Path(args.files[0].partition("=")[2] or args.files[0])
-    is_crd = len(args.files) == 1 and first.is_file() and any(
+    is_crd = not pydantic and len(args.files) == 1 and first.is_file() and any(
         isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
         for d in read_documents(first))
-    if len(args.files) == 1 and not first.exists():
+    if not pydantic and len(args.files) == 1 and not first.exists():
         raise SchemaLoadError("file not found", source=str(first),
                               hint="name a CRD file, or one schema file per version")
-    lines, name, typed = (_crd_api(first, folder, args.name) if is_crd
-                          else _schemas_api(args.files, folder, args.name))
+    if pydantic:
+        lines, name = _pydantic_api(args.files, args.name)
+        typed = False
+    else:
+        lines, name, typed = (_crd_api(first, folder, args.name) if is_crd
+                              else _schemas_api(args.files, folder, args.name))
     stub: Path | None = None
     convert = args.convert
     if convert is None:
@@ -205,23 +266,24 @@ def run(args: argparse.Namespace) -> int:
         convert = f"{module}:convert"
     lines.append(_line(f"convert = {_toml(convert)}",
                        "module:function, the module relative to this file"))
-    lines += [
-        '# or: to_hub = "mod:to_hub" and from_hub = "mod:from_hub"; or converters = '
-        '{ "v1->v2" = "mod:f", ... }',
-        _line('# defaulters = { v1 = "mod:default_v1" }', "adds the default_* properties"),
-        _line('# webhook = "https://127.0.0.1:9443/convert"', "or test a running webhook"),
-        _line('# stash_annotations = ["example.com/conversion-data"]',
-              "the converters' own annotations: never compared"),
-        "",
-        "# A deliberate difference, accepted: reports list it with its why, and warn when an",
-        "# entry accepts nothing any more (stale). One [[api.accept]] table per difference,",
-        "# after the [[api]] table's other keys:",
-        "# [[api.accept]]",
-        _line('# property = "roundtrip"', "a property name or glob; default: all"),
-        _line('# versions = "*->v1alpha1"', "a glob over the unit's versions; default: all"),
-        _line('# path = "spec.timeout"', "a field-path glob as diffs print it"),
-        _line('# why = "v1alpha1 holds whole seconds only"', "required"),
-    ]
+    lines.append('# or: to_hub = "mod:to_hub" and from_hub = "mod:from_hub"; or converters = '
+                 '{ "v1->v2" = "mod:f", ... }')
+    if not pydantic:
+        lines += [
+            _line('# defaulters = { v1 = "mod:default_v1" }', "adds the default_* properties"),
+            _line('# webhook = "https://127.0.0.1:9443/convert"', "or test a running webhook"),
+            _line('# stash_annotations = ["example.com/conversion-data"]',
+                  "the converters' own annotations: never compared"),
+            "",
+            "# A deliberate difference, accepted: reports list it with its why, and warn when an",
+            "# entry accepts nothing any more (stale). One [[api.accept]] table per difference,",
+            "# after the [[api]] table's other keys:",
+            "# [[api.accept]]",
+            _line('# property = "roundtrip"', "a property name or glob; default: all"),
+            _line('# versions = "*->v1alpha1"', "a glob over the unit's versions; default: all"),
+            _line('# path = "spec.timeout"', "a field-path glob as diffs print it"),
+            _line('# why = "v1alpha1 holds whole seconds only"', "required"),
+        ]
     header = [
         f"# compatfuzz.toml: written by `compatfuzz init {' '.join(args.files)}`.",
         "# Run every property for every version pair:  compatfuzz fuzz",
@@ -234,7 +296,10 @@ def run(args: argparse.Namespace) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     config.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
     wrote = [str(config)]
-    if stub is not None and not stub.exists():
+    if stub is not None and not stub.exists() and pydantic:
+        stub.write_text(_STUB_PYDANTIC.format(what=name), encoding="utf-8")
+        wrote.append(f"{stub} (a starter converter: edit it)")
+    elif stub is not None and not stub.exists():
         stub.write_text(_STUB.format(
             what="objects" if not is_crd else name,
             typed=("    out[\"apiVersion\"] = desired_api_version  # the API server needs it\n"
@@ -246,7 +311,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"compatfuzz init: wrote {', '.join(wrote)}, but it does not load yet:",
               file=sys.stderr)
         raise exc from None
-    pairs = sum(len(k.versions) * (len(k.versions) - 1) for a in apis for k in a.kinds)
+    pairs = sum(len(a.models) * (len(a.models) - 1) if pydantic else
+                sum(len(k.versions) * (len(k.versions) - 1) for k in a.kinds) for a in apis)
     print(f"compatfuzz init: wrote {', '.join(wrote)}", file=sys.stderr)
     where = "" if folder.resolve() == Path.cwd().resolve() else f" --config {config}"
     print(f"  {pairs} version pairs to check; next: compatfuzz fuzz{where}", file=sys.stderr)

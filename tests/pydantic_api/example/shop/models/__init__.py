@@ -1,0 +1,1 @@
+"""Three versions of a shop's Order, each change of the kinds Cadwyn's tutorial makes."""
