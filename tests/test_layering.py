@@ -21,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "roundtrip": {"schema", "strategies", "semantic", "apiserver"},
     "compat": {"schema", "strategies", "semantic"},
     "protobuf": {"schema", "strategies", "semantic", "roundtrip", "compat"},
+    "cadwyn": {"schema", "strategies", "semantic", "roundtrip", "compat"},
 }
 PARTS = set(ALLOWED) | {"cli", "pytest_plugin", "_commands"}
 

@@ -17,6 +17,7 @@ PUBLIC_MODULES = [
     "compatfuzz.roundtrip",
     "compatfuzz.compat",
     "compatfuzz.protobuf",
+    "compatfuzz.cadwyn",
 ]
 
 
