@@ -232,6 +232,20 @@ class CadwynAPI:
     def __repr__(self) -> str:
         return f"CadwynAPI(<{len(self.versions)} versions: {', '.join(self.versions)}>)"
 
+    def roles(self, schema: type[Any]) -> frozenset[Direction]:
+        """Whether ``schema`` is a request body, a response, or both, as far as the bundle
+        tells: a schema with only request migrations is a request body (Cadwyn's tutorial
+        ``UserCreateRequest``), one with only response migrations a response; one with
+        both, or with neither (schema instructions alone), is taken as both."""
+        request = response = False
+        for version in self.bundle.versions:
+            for change in version.changes:
+                request = request or schema in change.alter_request_by_schema_instructions
+                response = response or schema in change.alter_response_by_schema_instructions
+        if request == response:
+            return frozenset({"request", "response"})
+        return frozenset({"request"} if request else {"response"})
+
     # -- schemas -------------------------------------------------------------------------
 
     def _check_version(self, version: str, *, head_ok: bool = True) -> None:
@@ -315,8 +329,9 @@ class CadwynAPI:
         errors = error.errors(include_url=False)
         first = errors[0]["loc"][0] if errors and errors[0]["loc"] else None
         key = str(first) if first is not None else None
+        origin = version if direction == "request" else HEAD
         lines = [
-            f"a {version} {direction} body for {schema.__name__}, migrated to {target}, "
+            f"a {origin} {direction} body for {schema.__name__}, migrated to {target}, "
             f"is invalid in {target}:"
         ]
         for err in errors:

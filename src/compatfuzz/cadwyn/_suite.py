@@ -2,7 +2,8 @@
 plugin, reports and ``--replay`` for ``[[api]] cadwyn = "shop.versions:version_bundle"``.
 
 Units, per schema and old version ``v`` (versions written oldest first, ``head`` the newest
-shape), in the words of issue 20:
+shape), in the words of issue 20 (a request-only or response-only schema, as
+:meth:`CadwynAPI.roles` tells, gets only its direction's units):
 
 * ``valid[v->head]``: an old client's request, migrated to HEAD, is valid there;
 * ``valid[head->v]``: a HEAD response migrated to ``v`` is valid in ``v``;
@@ -51,13 +52,16 @@ class CadwynSuite(Suite):
     def units(self, properties: Sequence[Property]) -> list[Unit]:
         several = len(self._by_name) > 1
         out: list[Unit] = []
-        for kind in self._by_name:
+        for kind, schema in self._by_name.items():
+            roles = self.api.roles(schema)
             for prop in PROPERTIES:
                 if prop not in properties:
                     continue
                 for version in self.api.versions:
-                    pairs = [(version, HEAD)]
-                    if prop is Property.VALID:
+                    pairs = []
+                    if "request" in roles and (prop is Property.VALID or len(roles) == 2):
+                        pairs.append((version, HEAD))
+                    if "response" in roles and prop is Property.VALID:
                         pairs.append((HEAD, version))
                     out.extend(Unit(self.name, kind, prop, pair, show_kind=several)
                                for pair in pairs)
