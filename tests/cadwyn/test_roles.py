@@ -90,3 +90,29 @@ def test_min_length_carried_from_list_to_string_is_caught() -> None:
     message = str(failures[-1])
     assert "member: String should have at least 1 character (got '')" in message
     assert "MembersList.down (version 2001-01-01)" in message
+
+
+class Person(BaseModel):
+    pass
+
+
+class PersonCreate(Person):
+    nickname: str
+
+
+def test_a_base_class_named_only_for_its_subclasses_is_no_schema() -> None:
+    class NicknameWasName(VersionChange):
+        description = "name -> nickname, on every Person"
+        instructions_to_migrate_to_previous_version = (
+            schema(Person).field("name").existed_as(type=str),
+            schema(PersonCreate).field("nickname").didnt_exist,
+        )
+
+        @convert_request_to_next_version_for(PersonCreate)
+        def up(request: RequestInfo) -> None:
+            request.body["nickname"] = request.body.pop("name")
+
+    api = CadwynAPI(VersionBundle(Version("2001-01-01", NicknameWasName),
+                                  Version("2000-01-01")))
+    # Person alone would fail valid[head->2000-01-01]: no migration adds its `name`
+    assert api.schemas == (PersonCreate,)

@@ -219,6 +219,16 @@ class CadwynAPI:
                             *change.alter_response_by_schema_instructions):
                     if isinstance(key, type) and issubclass(key, BaseModel):
                         found.setdefault(key)
+        migrated = {key for version in bundle.versions for change in version.changes
+                    for key in (*change.alter_request_by_schema_instructions,
+                                *change.alter_response_by_schema_instructions)}
+        for base in list(found):
+            # a base class named only so that its subclasses inherit the instructions
+            # (Cadwyn's tutorial BaseUser) is no body of its own
+            if base not in migrated and any(
+                    other is not base and issubclass(other, base) and other in migrated
+                    for other in found):
+                del found[base]
         for extra in schemas:
             if not (isinstance(extra, type) and issubclass(extra, BaseModel)):
                 raise InvalidArgument(
@@ -226,7 +236,8 @@ class CadwynAPI:
                     f"(type={type(extra).__name__})"
                 )
             found.setdefault(extra)
-        #: the HEAD schema classes, in the order the bundle first names them
+        #: the HEAD schema classes, in the order the bundle first names them (without a
+        #: base class that has no migrations of its own while a subclass has)
         self.schemas: tuple[type[Any], ...] = tuple(found)
 
     def __repr__(self) -> str:
