@@ -22,6 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "compat": {"schema", "strategies", "semantic", "apiserver"},
     "protobuf": {"schema", "strategies", "semantic", "roundtrip", "compat"},
     "pydantic": {"schema", "strategies", "semantic", "roundtrip", "compat"},
+    "cadwyn": {"schema", "strategies", "semantic", "roundtrip", "compat"},
 }
 PARTS = set(ALLOWED) | {"cli", "pytest_plugin", "_commands"}
 

@@ -18,6 +18,7 @@ PUBLIC_MODULES = [
     "compatfuzz.compat",
     "compatfuzz.protobuf",
     "compatfuzz.pydantic",
+    "compatfuzz.cadwyn",
 ]
 
 

@@ -1,0 +1,100 @@
+"""A Cadwyn bundle as a :class:`compatfuzz.roundtrip.Suite`: ``compatfuzz fuzz``, the pytest
+plugin, reports and ``--replay`` for ``[[api]] cadwyn = "shop.versions:version_bundle"``.
+
+Units, per schema and old version ``v`` (versions written oldest first, ``head`` the newest
+shape), in the words of issue 20 (a request-only or response-only schema, as
+:meth:`CadwynAPI.roles` tells, gets only its direction's units):
+
+* ``valid[v->head]``: an old client's request, migrated to HEAD, is valid there;
+* ``valid[head->v]``: a HEAD response migrated to ``v`` is valid in ``v``;
+* ``roundtrip[v->head]``: request-up then response-down gives the client back what it sent.
+
+This is the Cadwyn-specific layer only; when the pydantic family (issue 20, item 1) lands,
+its Suite can take :meth:`CadwynAPI.converters` and :meth:`CadwynAPI.model` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI
+from compatfuzz.cadwyn._properties import (
+    check_request_roundtrip,
+    check_request_up,
+    check_response_down,
+    request_bodies,
+    response_bodies,
+)
+from compatfuzz.errors import InvalidArgument
+from compatfuzz.roundtrip import Property, Suite, Unit
+from compatfuzz.roundtrip._suite import check_api_name
+
+#: the properties a Cadwyn API has
+PROPERTIES = (Property.ROUNDTRIP, Property.VALID)
+
+
+class CadwynSuite(Suite):
+    """The round-trip units of every schema of one :class:`CadwynAPI`.
+
+    .. versionadded:: 0.2
+    """
+
+    def __init__(self, name: str, api: CadwynAPI, *, source: str | None = None) -> None:
+        check_api_name(name)
+        self.name = name
+        self.api = api
+        self.source = source
+        self.kind = "cadwyn"
+        self._by_name = {schema.__name__: schema for schema in api.schemas}
+        self._strategies: dict[tuple[str, str], Any] = {}
+
+    def units(self, properties: Sequence[Property]) -> list[Unit]:
+        several = len(self._by_name) > 1
+        out: list[Unit] = []
+        for kind, schema in self._by_name.items():
+            roles = self.api.roles(schema)
+            for prop in PROPERTIES:
+                if prop not in properties:
+                    continue
+                for version in self.api.versions:
+                    pairs = []
+                    if "request" in roles and (prop is Property.VALID or len(roles) == 2):
+                        pairs.append((version, HEAD))
+                    if "response" in roles and prop is Property.VALID:
+                        pairs.append((HEAD, version))
+                    out.extend(Unit(self.name, kind, prop, pair, show_kind=several)
+                               for pair in pairs)
+        return out
+
+    def _schema(self, unit: Unit) -> type[Any]:
+        try:
+            return self._by_name[unit.kind]
+        except KeyError:
+            raise InvalidArgument(f"{self.name} has no schema {unit.kind!r}; it has "
+                                  f"{sorted(self._by_name)}") from None
+
+    def strategy(self, unit: Unit) -> Any:
+        schema = self._schema(unit)
+        source = unit.versions[0]
+        key = (unit.kind, source)
+        if key not in self._strategies:
+            self._strategies[key] = (response_bodies(self.api, schema) if source == HEAD
+                                     else request_bodies(self.api, schema, source))
+        return self._strategies[key]
+
+    def check(self, unit: Unit, example: Any) -> None:
+        schema = self._schema(unit)
+        a, b = unit.versions
+        if unit.property is Property.ROUNDTRIP:
+            check_request_roundtrip(self.api, schema, a, example)
+        elif unit.property is Property.VALID and b == HEAD:
+            check_request_up(self.api, schema, a, example)
+        elif unit.property is Property.VALID:
+            check_response_down(self.api, schema, b, example)
+        else:
+            raise InvalidArgument(f"a Cadwyn API has no {unit.property} property; its "
+                                  f"properties are {', '.join(map(str, PROPERTIES))}")
+
+    def __repr__(self) -> str:
+        return f"CadwynSuite({self.name!r}, {self.api!r})"
