@@ -5,6 +5,8 @@ Run with ``uvicorn shop.app:app`` from examples/cadwyn_shop (send ``x-api-versio
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 from cadwyn import Cadwyn, VersionedAPIRouter
 
 from shop.schemas import Customer, CustomerResource
@@ -26,5 +28,8 @@ async def get_customer(customer_id: int) -> CustomerResource:
     return CustomerResource(id=customer_id, **_customers[customer_id].model_dump())
 
 
-app = Cadwyn(versions=version_bundle, changelog_url=None)  # the changelog feature is deprecated
+# Cadwyn 8 warns unless its deprecated changelog is switched off; Cadwyn 9 removed the
+# changelog and warns when the argument is given at all
+_CHANGELOG_OFF = {"changelog_url": None} if int(version("cadwyn").split(".")[0]) < 9 else {}
+app = Cadwyn(versions=version_bundle, **_CHANGELOG_OFF)
 app.generate_and_include_versioned_routers(router)
