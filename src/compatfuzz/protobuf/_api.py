@@ -52,7 +52,7 @@ from compatfuzz.roundtrip import Property, Suite, Unit
 from compatfuzz.roundtrip._converters import Converters, check_callable
 from compatfuzz.roundtrip._model import beside_caller
 from compatfuzz.roundtrip._properties import literal_diff, render_changes
-from compatfuzz.roundtrip._suite import check_api_name
+from compatfuzz.roundtrip._suite import check_api_name, plan_units
 
 __all__ = ["PROPERTIES", "ProtoAPI"]
 
@@ -263,24 +263,9 @@ class ProtoAPI(Suite):
     # -- Suite ----------------------------------------------------------------------
 
     def units(self, properties: Sequence[Property]) -> list[Unit]:
-        vs = list(self.descriptors)
-        pairs = [(a, b) for a in vs for b in vs if a != b and self.reachable(a, b)]
-        out: list[Unit] = []
-        for prop in PROPERTIES:
-            if prop not in properties:
-                continue
-            combos: list[tuple[str, ...]]
-            if prop is Property.ENCODINGS:
-                combos = [(v,) for v in vs] if self.encodings else []
-            elif prop is Property.ROUNDTRIP:
-                combos = [(a, b) for a, b in pairs if (b, a) in pairs]
-            elif prop is Property.PATH_INDEPENDENT:
-                combos = [(a, b, c) for a, b in pairs for c in vs
-                          if c not in (a, b) and (b, c) in pairs and (a, c) in pairs]
-            else:
-                combos = list(pairs)
-            out.extend(Unit(self.name, self.kind, prop, c) for c in combos)
-        return out
+        return plan_units(self.name, self.kind, properties, order=PROPERTIES,
+                          versions=list(self.descriptors), reachable=self.reachable,
+                          encodings=bool(self.encodings))
 
     def strategy(self, unit: Unit) -> Any:
         version = unit.versions[0]

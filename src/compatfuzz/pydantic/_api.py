@@ -43,7 +43,7 @@ from compatfuzz.pydantic._values import expect_equivalent, expect_valid, is_mode
 from compatfuzz.roundtrip import Property, Suite, Unit
 from compatfuzz.roundtrip._converters import Converters, check_callable, plain_json
 from compatfuzz.roundtrip._properties import literal_diff, render_changes
-from compatfuzz.roundtrip._suite import check_api_name
+from compatfuzz.roundtrip._suite import check_api_name, plan_units
 
 __all__ = ["PROPERTIES", "PydanticAPI", "as_document", "model_input"]
 
@@ -203,24 +203,8 @@ class PydanticAPI(Suite):
     # -- Suite ----------------------------------------------------------------------
 
     def units(self, properties: Sequence[Property]) -> list[Unit]:
-        vs = list(self.models)
-        pairs = [(a, b) for a in vs for b in vs if a != b and self.reachable(a, b)]
-        out: list[Unit] = []
-        for prop in PROPERTIES:
-            if prop not in properties:
-                continue
-            combos: list[tuple[str, ...]]
-            if prop is Property.ENCODINGS:
-                combos = [(v,) for v in vs]
-            elif prop is Property.ROUNDTRIP:
-                combos = [(a, b) for a, b in pairs if (b, a) in pairs]
-            elif prop is Property.PATH_INDEPENDENT:
-                combos = [(a, b, c) for a, b in pairs for c in vs
-                          if c not in (a, b) and (b, c) in pairs and (a, c) in pairs]
-            else:
-                combos = list(pairs)
-            out.extend(Unit(self.name, self.kind, prop, c) for c in combos)
-        return out
+        return plan_units(self.name, self.kind, properties, order=PROPERTIES,
+                          versions=list(self.models), reachable=self.reachable)
 
     def strategy(self, unit: Unit) -> Any:
         version = unit.versions[0]

@@ -15,13 +15,13 @@ for that key is found through the ``compatfuzz.apis`` entry-point group (see ``_
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip._events import Property, Unit
 
-__all__ = ["Suite", "check_api_name"]
+__all__ = ["Suite", "check_api_name", "plan_units"]
 
 
 def check_api_name(name: Any) -> None:
@@ -31,6 +31,33 @@ def check_api_name(name: Any) -> None:
             f"Expected a short API name but got name={name!r}; use something like "
             "'widgets' (no '::' or '[', they separate test ids)"
         )
+
+
+def plan_units(name: str, kind: str, properties: Sequence[Property], *,
+               order: Sequence[Property], versions: Sequence[str],
+               reachable: Callable[[str, str], bool], encodings: bool = True
+               ) -> list[Unit]:
+    """The units of a family whose properties are ``order`` (a subset of it, in its
+    order): ``encodings`` per version, ``roundtrip`` on pairs reachable both ways,
+    ``path_independent`` on triples whose three legs are reachable, the rest per
+    reachable pair. Shared by protobuf and pydantic, so their plans cannot drift."""
+    pairs = [(a, b) for a in versions for b in versions if a != b and reachable(a, b)]
+    out: list[Unit] = []
+    for prop in order:
+        if prop not in properties:
+            continue
+        combos: list[tuple[str, ...]]
+        if prop is Property.ENCODINGS:
+            combos = [(v,) for v in versions] if encodings else []
+        elif prop is Property.ROUNDTRIP:
+            combos = [(a, b) for a, b in pairs if (b, a) in pairs]
+        elif prop is Property.PATH_INDEPENDENT:
+            combos = [(a, b, c) for a, b in pairs for c in versions
+                      if c not in (a, b) and (b, c) in pairs and (a, c) in pairs]
+        else:
+            combos = list(pairs)
+        out.extend(Unit(name, kind, prop, c) for c in combos)
+    return out
 
 
 class Suite(abc.ABC):
