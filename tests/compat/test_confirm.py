@@ -271,6 +271,7 @@ def test_a_version_new_stops_serving_is_not_served_on_the_server(
     assert answers["read as v1"] == (True, "")
     assert not answers["read as v1beta1"][0]
 
+
 # -- placing a witness (no server) -------------------------------------------------------
 
 _NESTED = """\
