@@ -189,6 +189,8 @@ def test_every_output_format(capsys: pytest.CaptureFixture[str], output_format: 
      "did you mean --schema Customer?"),
     (["--old-path", "nowhere", f"{BUNDLE}@head", f"{BUNDLE}@head"],
      "nowhere is not a folder", "--old-path"),
+    (["--new-path", "shop", f"{BUNDLE}@head", f"{BUNDLE}@head"],
+     "shop has no shop/ or shop.py to import 'shop.versions' from", "src/ folder"),
     (["--old-path", ".", "pydantic:shop.schemas:Customer", "pydantic:shop.schemas:Customer"],
      "--old-path applies to Cadwyn revisions", "fix: drop it"),
 ])

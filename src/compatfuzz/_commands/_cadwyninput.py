@@ -83,6 +83,11 @@ def _load(target: str, spec: str, folder: Path | None) -> Any:
             raise _error(f"{folder} is not a folder", spec,
                          "give the folder the module is imported from, e.g. a checkout "
                          "of the previous release: --old-path ../shop-v1.4")
+        top = module.split(".", maxsplit=1)[0]
+        if not ((folder / f"{top}.py").is_file() or (folder / top).is_dir()):
+            raise _error(f"{folder} has no {top}/ or {top}.py to import {module!r} from",
+                         spec, "give the folder that holds the package (the checkout's "
+                               "root, or its src/ folder in a src layout)")
         saved = {m: sys.modules.pop(m) for m in _top_modules(module)}
     try:
         source = resolve_object(target, base, source=spec)
