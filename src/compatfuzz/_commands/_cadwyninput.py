@@ -82,7 +82,7 @@ def _load(target: str, spec: str, folder: Path | None) -> Any:
         if not folder.is_dir():
             raise _error(f"{folder} is not a folder", spec,
                          "give the folder the module is imported from, e.g. a checkout "
-                         "of the previous release: --old-path ../shop-v1.4")
+                         "of the previous release: --old-path release-1.4")
         top = module.split(".", maxsplit=1)[0]
         if not ((folder / f"{top}.py").is_file() or (folder / top).is_dir()):
             raise _error(f"{folder} has no {top}/ or {top}.py to import {module!r} from",

@@ -516,7 +516,7 @@ def run(args: argparse.Namespace) -> int:
     if cadwyn_flags and not all(cadwyn_inputs):
         print(f"compatfuzz diff: error: {cadwyn_flags[0]} applies to Cadwyn revisions "
               "(cadwyn:module:bundle@VERSION)\n  fix: drop it, or compare two Cadwyn "
-              "versions, e.g. compatfuzz diff --old-path ../v1 "
+              "versions, e.g. compatfuzz diff --old-path release-1.4 "
               "cadwyn:shop.versions:version_bundle@2023-01-01 "
               "cadwyn:shop.versions:version_bundle@2023-01-01", file=sys.stderr)
         return 2
