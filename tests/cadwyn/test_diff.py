@@ -191,6 +191,8 @@ def test_every_output_format(capsys: pytest.CaptureFixture[str], output_format: 
      "nowhere is not a folder", "--old-path"),
     (["--new-path", "shop", f"{BUNDLE}@head", f"{BUNDLE}@head"],
      "shop has no shop/ or shop.py to import 'shop.versions' from", "src/ folder"),
+    (["--apiserver", "real", f"{BUNDLE}@head", f"{BUNDLE}@head"],
+     "a Cadwyn API has none", "fix: drop --apiserver"),
     (["--old-path", ".", "pydantic:shop.schemas:Customer", "pydantic:shop.schemas:Customer"],
      "--old-path applies to Cadwyn revisions", "fix: drop it"),
 ])
