@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PREFIX", "is_pydantic", "pydantic_events"]
+__all__ = ["PREFIX", "is_pydantic", "model_events", "pydantic_events"]
 
 PREFIX = "pydantic:"
 
@@ -57,16 +57,30 @@ def pydantic_events(old: str, new: str, direction: str, **options: Any) -> Itera
         SchemaLoadError: a spec that does not name an importable pydantic model.
     """
     models = (_model(old), _model(new))  # first: a missing extra is an input error
+    yield from model_events(old, new, models, direction, **options)
+
+
+def model_events(old: str, new: str, models: tuple[Any, Any], direction: str, *,
+                 name: str | None = None, **options: Any) -> Iterator[Any]:
+    """The events of ``compat.check`` on two model classes labelled ``old`` and ``new``:
+    ``direction`` ``request`` compares the validation shapes, ``response`` the
+    serialization shapes, anything else each shape in its own direction (module
+    docstring).  Findings are located under ``name.request``/``name.response`` (``name``
+    alone when both directions share one comparison), or ``request``/``response`` without
+    a name: a Cadwyn diff compares several schemas in one run.
+    """
     from compatfuzz.compat import check
     from compatfuzz.compat._engine import Revision
     from compatfuzz.pydantic import model_schema
     from compatfuzz.schema import load_schema
 
+    def key(way: str) -> str:
+        if name is None:
+            return "request" if way == "both" else way
+        return name if way == "both" else f"{name}.{way}"
 
-    def side(label: str, model: Any, mode: Any) -> Revision:
-        return Revision(label, definitions={
-            "request" if mode == "validation" else "response": load_schema(
-                model_schema(model, mode))})
+    def side(label: str, model: Any, mode: Any, way: str) -> Revision:
+        return Revision(label, definitions={key(way): load_schema(model_schema(model, mode))})
 
     if direction == "request":
         plan = [("validation", "request")]
@@ -77,5 +91,5 @@ def pydantic_events(old: str, new: str, direction: str, **options: Any) -> Itera
     else:
         plan = [("validation", "request"), ("serialization", "response")]
     for mode, way in plan:
-        yield from check(side(old, models[0], mode), side(new, models[1], mode),
+        yield from check(side(old, models[0], mode, way), side(new, models[1], mode, way),
                          direction=way, **options)

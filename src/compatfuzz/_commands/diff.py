@@ -4,7 +4,9 @@ OLD and NEW are files (CRD, OpenAPI, JSON Schema), FILE@VERSION (one served vers
 CRD), FILE#NAME (one definition of a document, or one CRD of a file), or
 kubernetes:RELEASE:API_VERSION:KIND (a built-in kind). Protobuf APIs (Envoy's versioning
 policy): a .proto file or a folder of them, a descriptor set (.binpb/.pb/.desc/.protoset),
-module:pkg.foo_pb2, or proto:PATH to force it. Exit status: 0 compatible,
+module:pkg.foo_pb2, or proto:PATH to force it. Pydantic models: pydantic:module:Model.
+Cadwyn: cadwyn:module:bundle@VERSION (one version of a bundle; the same version of two
+releases with --old-path/--new-path, docs/cadwyn.md). Exit status: 0 compatible,
 1 breaking, 2 usage or input error.
 """
 
@@ -15,8 +17,10 @@ import json
 import re
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
+from compatfuzz._commands._cadwyninput import cadwyn_events, is_cadwyn
 from compatfuzz._commands._protoinput import is_protobuf, protobuf, split_message
 from compatfuzz._commands._pydanticinput import is_pydantic, pydantic_events
 from compatfuzz.compat import (
@@ -108,6 +112,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
                         help="also let a $ref read files under DIR (default: only the "
                         "schema file's folder); repeatable")
+    cadwyn = parser.add_argument_group(
+        "Cadwyn", "cadwyn:module:bundle@VERSION revisions (docs/cadwyn.md)")
+    cadwyn.add_argument("--old-path", metavar="DIR", type=Path,
+                        help="import OLD's module from DIR (e.g. a checkout of the previous "
+                        "release), not from the working directory")
+    cadwyn.add_argument("--new-path", metavar="DIR", type=Path,
+                        help="import NEW's module from DIR")
+    cadwyn.add_argument("--schema", metavar="NAME",
+                        help="compare only this HEAD schema class (default: every schema "
+                        "both bundles have)")
     from compatfuzz._commands.fuzz import parse_duration
 
     server = parser.add_argument_group(
@@ -495,7 +509,39 @@ def run(args: argparse.Namespace) -> int:
     notes: list[Note] = []
     proto_inputs = [is_protobuf(spec) for spec in (args.old, args.new)]
     pydantic_inputs = [is_pydantic(spec) for spec in (args.old, args.new)]
-    if any(pydantic_inputs):
+    cadwyn_inputs = [is_cadwyn(spec) for spec in (args.old, args.new)]
+    cadwyn_flags = [flag for flag, value in (("--old-path", args.old_path),
+                                             ("--new-path", args.new_path),
+                                             ("--schema", args.schema)) if value is not None]
+    if cadwyn_flags and not all(cadwyn_inputs):
+        print(f"compatfuzz diff: error: {cadwyn_flags[0]} applies to Cadwyn revisions "
+              "(cadwyn:module:bundle@VERSION)\n  fix: drop it, or compare two Cadwyn "
+              "versions, e.g. compatfuzz diff --old-path release-1.4 "
+              "cadwyn:shop.versions:version_bundle@2023-01-01 "
+              "cadwyn:shop.versions:version_bundle@2023-01-01", file=sys.stderr)
+        return 2
+    if any(cadwyn_inputs):
+        if not all(cadwyn_inputs):
+            print("compatfuzz diff: error: one revision is a Cadwyn version, the other is "
+                  "not\n  fix: compare two versions, e.g. compatfuzz diff "
+                  "cadwyn:shop.versions:version_bundle@2023-01-01 "
+                  "cadwyn:shop.versions:version_bundle@2023-06-01", file=sys.stderr)
+            return 2
+        if args.apiserver != "none":
+            print("compatfuzz diff: error: --apiserver real tries CRD witnesses on a "
+                  "kube-apiserver; a Cadwyn API has none\n  fix: drop --apiserver",
+                  file=sys.stderr)
+            return 2
+        configured = _apply_config(args)
+        if configured is not None:
+            print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
+        policy = _policy(args)
+        events: Any = cadwyn_events(
+            args.old, args.new, args.direction, old_path=args.old_path,
+            new_path=args.new_path, schema=args.schema, policy=policy, budget=args.budget,
+            whole_budget=args.whole_budget, dynamic=not args.no_dynamic, seed=args.seed,
+            ratcheting=ratcheting, fail_on_impact=gate)
+    elif any(pydantic_inputs):
         if not all(pydantic_inputs):
             print("compatfuzz diff: error: one revision is a pydantic model, the other is "
                   "not\n  fix: compare two models, e.g. compatfuzz diff "
@@ -506,7 +552,7 @@ def run(args: argparse.Namespace) -> int:
         if configured is not None:
             print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
         policy = _policy(args)
-        events: Any = pydantic_events(
+        events = pydantic_events(
             args.old, args.new, args.direction, policy=policy, budget=args.budget,
             whole_budget=args.whole_budget, dynamic=not args.no_dynamic, seed=args.seed,
             ratcheting=ratcheting, fail_on_impact=gate)

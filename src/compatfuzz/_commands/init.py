@@ -1,5 +1,6 @@
-"""Write a commented compatfuzz.toml for a CRD, for one schema file per version, or for
-one pydantic model per version (``pydantic:module:Model``).
+"""Write a commented compatfuzz.toml for a CRD, for one schema file per version, for
+one pydantic model per version (``pydantic:module:Model``), or for a Cadwyn version bundle
+(``cadwyn:module:bundle``: its migrations are the converters, so no converter is written).
 
 Then the first run is one more command: compatfuzz fuzz.  FILE is one CRD file, or one
 schema file per version (VERSION=FILE, or FILE whose name is the version: v1.json
@@ -27,7 +28,8 @@ EXIT_OK, EXIT_USAGE = 0, 2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", metavar="FILE", nargs="+",
                         help="a CRD file, one schema file per version (VERSION=FILE), or "
-                        "one pydantic model per version ([VERSION=]pydantic:module:Model)")
+                        "one pydantic model per version ([VERSION=]pydantic:module:Model), "
+                        "or a Cadwyn bundle (cadwyn:module:bundle)")
     parser.add_argument("--config", metavar="FILE", type=Path,
                         default=Path("compatfuzz.toml"),
                         help="the config to write (default: ./compatfuzz.toml)")
@@ -193,6 +195,35 @@ def _pydantic_api(items: list[str], name: str | None) -> tuple[list[str], str]:
     ], api
 
 
+def _cadwyn_api(items: list[str], name: str | None) -> tuple[list[str], str]:
+    """(config lines, API name) for one ``cadwyn:module:bundle`` argument; the name is the
+    module's top package (``shop.versions`` -> ``shop``)."""
+    from compatfuzz.errors import SchemaLoadError
+
+    target = items[0].removeprefix("cadwyn:")
+    module, colon, attr = target.partition(":")
+    example = "compatfuzz init cadwyn:shop.versions:version_bundle"
+    if len(items) != 1:
+        raise SchemaLoadError(
+            f"a Cadwyn bundle is the whole API (every version and migration); got "
+            f"{len(items)} arguments", source=" ".join(items),
+            hint=f"name the one bundle: {example} (or its app: cadwyn:shop.app:app)")
+    if not items[0].startswith("cadwyn:") or not colon or not module or not attr or \
+            "@" in attr:
+        raise SchemaLoadError(
+            f"expected cadwyn:module:bundle, got {items[0]!r}", source=items[0],
+            hint=f"name the VersionBundle (or the Cadwyn app), without @VERSION: {example}")
+    api = name or _slug(module.partition(".")[0])
+    return [
+        "[[api]]",
+        _line(f"name = {_toml(api)}", "short name used in test ids"),
+        _line(f"cadwyn = {_toml(target)}", "the VersionBundle or the Cadwyn app, the "
+              "module relative to this file"),
+        _line('# schemas = ["shop.schemas:CustomerResource"]', "HEAD schemas the bundle's "
+              "instructions and migrations do not name"),
+    ], api
+
+
 _STUB_PYDANTIC = '''"""Convert {what} documents between versions (a starter written by
 `compatfuzz init`: edit it).
 
@@ -245,6 +276,8 @@ def run(args: argparse.Namespace) -> int:
                      '"pkg.v2.Msg", ... } (docs/protobuf.md, examples/proto_cluster)')
     pydantic = any("pydantic:" in item.partition("=")[2] or item.startswith("pydantic:")
                    for item in args.files)
+    if any(item.startswith("cadwyn:") for item in args.files):
+        return _init_cadwyn(args, config)
     first = Path(args.files[0].partition("=")[2] or args.files[0])
     is_crd = not pydantic and len(args.files) == 1 and first.is_file() and any(
         isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
@@ -316,4 +349,43 @@ def run(args: argparse.Namespace) -> int:
     print(f"compatfuzz init: wrote {', '.join(wrote)}", file=sys.stderr)
     where = "" if folder.resolve() == Path.cwd().resolve() else f" --config {config}"
     print(f"  {pairs} version pairs to check; next: compatfuzz fuzz{where}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _init_cadwyn(args: argparse.Namespace, config: Path) -> int:
+    """``compatfuzz init cadwyn:module:bundle``: the config, loaded, and what fuzz will run
+    (the units of :class:`compatfuzz.cadwyn.CadwynSuite`)."""
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.roundtrip import load_config, units
+
+    if args.convert is not None:
+        raise SchemaLoadError(
+            "a Cadwyn bundle's converters are its own migrations", source=args.files[0],
+            hint="drop --convert: compatfuzz runs the bundle's "
+                 "convert_request_to_next_version_for / "
+                 "convert_response_to_previous_version_for migrations")
+    lines, _ = _cadwyn_api(args.files, args.name)
+    header = [
+        f"# compatfuzz.toml: written by `compatfuzz init {' '.join(args.files)}`.",
+        "# Run every property of every schema and version:  compatfuzz fuzz",
+        "# ... or as tests:                                 pytest",
+        "# The properties, in a Cadwyn user's words, are in compatfuzz's docs/cadwyn.md.",
+        "",
+    ]
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+    try:
+        (suite,) = load_config(config)
+    except SchemaLoadError as exc:
+        print(f"compatfuzz init: wrote {config}, but it does not load yet:", file=sys.stderr)
+        raise exc from None
+    planned = units(suite)
+    schemas = ", ".join(dict.fromkeys(u.kind for u in planned))
+    versions = getattr(getattr(suite, "api", None), "versions", ())
+    print(f"compatfuzz init: wrote {config}", file=sys.stderr)
+    where = ("" if config.parent.resolve() == Path.cwd().resolve()
+             else f" --config {config}")
+    print(f"  {len(planned)} properties to check (schemas: {schemas}; versions: "
+          f"{', '.join(versions)} against head); next: compatfuzz fuzz{where}",
+          file=sys.stderr)
     return EXIT_OK

@@ -1,0 +1,69 @@
+"""``compatfuzz init cadwyn:module:bundle``: a compatfuzz.toml with ``cadwyn = ...`` that
+loads and runs, the number of properties fuzz will run, and clear mistakes (issue 20,
+item 3)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cadwyn")
+
+from compatfuzz.cadwyn._suite import CadwynSuite
+from compatfuzz.cli import main
+from compatfuzz.roundtrip import load_config
+
+SHOP = Path(__file__).resolve().parents[2] / "examples" / "cadwyn_shop"
+
+
+@pytest.fixture
+def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(SHOP / "shop", tmp_path / "shop")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_init_writes_a_config_that_loads_and_runs(shop: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "cadwyn:shop.versions:version_bundle"]) == 0
+    err = capsys.readouterr().err
+    # one schema (Customer, used both ways), three old versions: 3 valid up, 3 valid down,
+    # 3 round trips
+    assert ("9 properties to check (schemas: Customer; versions: 2023-01-01, 2023-06-01, "
+            "2024-01-01 against head); next: compatfuzz fuzz\n") in err
+    keys = [line.split("#")[0].strip() for line in
+            (shop / "compatfuzz.toml").read_text().splitlines() if not line.startswith("#")]
+    assert [k for k in keys if k] == ["[[api]]", 'name = "shop"',
+                                      'cadwyn = "shop.versions:version_bundle"']
+    (suite,) = load_config(shop / "compatfuzz.toml")
+    assert isinstance(suite, CadwynSuite) and suite.name == "shop"
+    assert sorted(p.name for p in shop.iterdir()) == ["compatfuzz.toml", "shop"]  # no stub
+    assert main(["fuzz", "--database", "none", "--max-examples", "10", "--seed", "1"]) == 0
+    assert "9 passed" in capsys.readouterr().err
+
+
+def test_init_takes_the_cadwyn_app_and_a_name(shop: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "cadwyn:shop.app:app", "--name", "store"]) == 0
+    assert "9 properties to check" in capsys.readouterr().err
+    (suite,) = load_config(shop / "compatfuzz.toml")
+    assert suite.name == "store"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["cadwyn:shop.versions:version_bundle@head"],
+     "expected cadwyn:module:bundle, got 'cadwyn:shop.versions:version_bundle@head'"),
+    (["cadwyn:shop.versions"], "expected cadwyn:module:bundle"),
+    (["cadwyn:shop.versions:version_bundle", "cadwyn:shop.lossy:version_bundle"],
+     "a Cadwyn bundle is the whole API"),
+    (["cadwyn:shop.versions:version_bundle", "--convert", "conv:convert"],
+     "a Cadwyn bundle's converters are its own migrations"),
+    (["cadwyn:shop.schemas:Customer"], "Expected a cadwyn.VersionBundle or a cadwyn.Cadwyn app"),
+])
+def test_init_mistakes(shop: Path, args: list[str], message: str,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "fix:" in err and "Traceback" not in err
