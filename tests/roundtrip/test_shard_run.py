@@ -137,6 +137,25 @@ def test_every_shard_replays_other_shards_failures_first() -> None:
                 assert r.examples <= 2  # the saved failure, no generation
 
 
+def test_a_fixed_failure_listed_for_replay_is_no_error() -> None:
+    db = InMemoryExampleDatabase()
+    for number in (1, 2):
+        _run(tiny(lossy=True), database=db, max_examples=200, shard=Shard(number, 2),
+             night="1")
+    assert LOSSY in units_with_failures(db, [LOSSY])
+    for night in ("2", "3"):  # the converter is fixed: its saved failures pass, then go
+        for number in (1, 2):
+            started, results = _run(tiny(), database=db, max_examples=20,
+                                    shard=Shard(number, 2), night=night)
+            assert started.shard is not None
+            for unit_id in started.shard["replayed"]:
+                assert results[unit_id].status in (Status.PASSED, Status.SKIPPED)
+            assert all(r.status in (Status.PASSED, Status.SKIPPED)
+                       for r in results.values()), results
+    stale = {k: r for k, r in results.items() if r.status is Status.SKIPPED}
+    assert all("nothing to replay" in r.message for r in stale.values())
+
+
 unit_ids = st.text("abcdef:[]>-", min_size=1, max_size=12)
 
 
