@@ -76,6 +76,17 @@ def _plan_limit(text: str) -> int | str:
     return "none" if value is None else value
 
 
+def _shard(text: str) -> Any:
+    """``K/N`` as a ``Shard``."""
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._shard import parse_shard
+
+    try:
+        return parse_shard(text)
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="compatfuzz.toml or pyproject.toml (default: found from the "
@@ -98,8 +109,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", choices=("default", "ci", "nightly"), default="default",
                         help="Hypothesis settings profile (default: %(default)s)")
     parser.add_argument("--seed", type=int, metavar="S",
-                        help="seed for an exact replay of a run (bypasses the example "
-                        "database, like Hypothesis's @seed; default: random)")
+                        help="seed for an exact replay of a run (default: random). "
+                        "Unsharded it bypasses the example database, like Hypothesis's "
+                        "@seed; with --shard/--shards the database is still read and "
+                        "written (shards share failures through it) and each shard's "
+                        "seed is derived from S")
+    sharding = parser.add_argument_group(
+        "sharding", "one job split across N machines: a CI matrix, a Kubernetes Indexed "
+        "Job (docs/roundtrip.md, Sharding)")
+    which = sharding.add_mutually_exclusive_group()
+    which.add_argument("--shard", type=_shard, metavar="K/N",
+                       help="run shard K of N (1-based, like 2/4): the same split of the "
+                       "job's units on every shard, balanced by their expected cost")
+    which.add_argument("--shards", type=_positive, metavar="N",
+                       help="run one of N shards, K from JOB_COMPLETION_INDEX (0-based, as "
+                       "a Kubernetes Indexed Job sets it)")
+    sharding.add_argument("--night", metavar="LABEL",
+                          help="the job's label, which with K/N gives each shard its seed "
+                          "(default: $COMPATFUZZ_NIGHT, else $GITHUB_RUN_ID, else today's "
+                          "UTC date)")
     parser.add_argument("--workers", type=_positive, default=1, metavar="N",
                         help="processes sharing one example database (default: 1)")
     parser.add_argument("--database", metavar="DIR|redis://HOST:PORT/DB",
@@ -318,6 +346,7 @@ class _Progress:
         self.per_unit: int | None = None
         self.lock = threading.RLock()
         self.accept: tuple[dict[str, Any], ...] = ()
+        self.shard: dict[str, Any] | None = None
         self._ticking = threading.Event()
         self._interval = interval
 
@@ -384,10 +413,17 @@ class _Progress:
             self.database = None if event.database == "none" else event.database
             budget = (f"{event.duration:.0f}s" if event.duration else
                       f"max_examples={event.max_examples or 'profile'}")
-            print(f"compatfuzz fuzz: {self.total} properties, profile={event.profile}, "
+            shard = event.shard
+            self.shard = shard
+            if shard is not None:
+                self.seed = None  # the database is kept: failures are replayed from it
+            print(f"compatfuzz fuzz: {self._who()}{self.total} properties, "
+                  f"profile={event.profile}, "
                   f"{budget}, seed={event.seed if event.seed is not None else 'random'}, "
                   f"workers={event.workers}, "
                   f"database={event.database}", file=self.out)
+            if shard is not None:
+                self._shard_header(shard, args)
             for row in event.sampled:
                 from compatfuzz.roundtrip._properties import Sampled
 
@@ -427,10 +463,34 @@ class _Progress:
                 parts += f"{', ' if parts else ''}{self.total - len(event.results)} not run"
             examples = sum(res.examples for res in event.results)
             self._accepts(event.results)
-            print(f"compatfuzz fuzz: {parts or 'nothing run'}; {examples} examples in "
-                  f"{event.seconds:.1f}s ({event.stop_reason})", file=self.out)
+            print(f"compatfuzz fuzz: {self._who()}{parts or 'nothing run'}; {examples} "
+                  f"examples in {event.seconds:.1f}s ({event.stop_reason})", file=self.out)
         self.out.flush()
 
+
+    def _who(self) -> str:
+        """``shard 2/4: `` in a sharded run's header and final line."""
+        shard = self.shard
+        return "" if shard is None else f"shard {shard['number']}/{shard['count']}: "
+
+    def _shard_header(self, shard: dict[str, Any], args: argparse.Namespace) -> None:
+        """Which units of the job this shard runs, how to rerun it, what it replays."""
+        rerun = (f"--seed {args.seed}" if getattr(args, "seed", None) is not None
+                 else f"--night {shard['night']}")
+        copies = shard["copies"]
+        again = (f" (again, as copy {', '.join(map(str, sorted(set(copies.values()))))}: "
+                 "fewer units than shards)" if copies else "")
+        print(f"compatfuzz fuzz: shard {shard['number']}/{shard['count']} of night "
+              f"{shard['night']}: {len(shard['units'])} of the job's "
+              f"{len(shard['job_units'])} units{again}, seed {shard['seed']}; rerun this "
+              f"shard with --shard {shard['number']}/{shard['count']} {rerun}",
+              file=self.out)
+        if shard["replayed"]:
+            n = len(shard["replayed"])
+            print(f"compatfuzz fuzz: first replaying the saved failures of {n} unit"
+                  f"{'s' if n > 1 else ''} other shards own: "
+                  f"{', '.join(shard['replayed'][:10])}"
+                  + (", ..." if len(shard["replayed"]) > 10 else ""), file=self.out)
 
     def _accepts(self, results: Any) -> None:
         """One line per accept entry that accepted a difference, and a warning per stale
@@ -676,13 +736,43 @@ def path_suffix(flag: str) -> str:
     return {"--report": ".json", "--junit": ".xml", "--html": ".html"}[flag]
 
 
+def _which_shard(args: argparse.Namespace) -> Any:
+    """The run's ``Shard`` (``--shard K/N``, or ``--shards N`` and
+    ``JOB_COMPLETION_INDEX``), or ``None`` for an unsharded run.
+
+    Raises:
+        InvalidArgument: ``--shards N`` without a usable ``JOB_COMPLETION_INDEX``, or
+            ``--night`` without either (it only labels a sharded job).
+    """
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._shard import shard_from_env
+
+    if getattr(args, "shards", None) is not None:
+        return shard_from_env(args.shards)
+    shard = getattr(args, "shard", None)
+    if shard is None and getattr(args, "night", None) is not None:
+        raise InvalidArgument(
+            f"--night {args.night!r} labels the shards of a job, and this run is not "
+            "sharded\n  fix: add --shard K/N (or --shards N in an Indexed Job), or leave "
+            "--night out")
+    return shard
+
+
 def run(args: argparse.Namespace) -> int:
     from compatfuzz.roundtrip import RunFinished, Status
     from compatfuzz.roundtrip import run as run_engine
     from compatfuzz.roundtrip._report import ReportWriter, write_junit
 
+    shard_flag = ("--shard" if getattr(args, "shard", None) is not None else
+                  "--shards" if getattr(args, "shards", None) is not None else None)
     if args.replay is not None:
+        if shard_flag is not None:
+            print(f"compatfuzz fuzz: error: --replay re-checks one counterexample file; "
+                  f"{shard_flag} splits a whole run\n  fix: leave {shard_flag} out to "
+                  "replay the file", file=sys.stderr)
+            return EXIT_USAGE
         return _replay(args)
+    shard = _which_shard(args)
     from compatfuzz.roundtrip._database import project_home
 
     limit = "api" if getattr(args, "plan_limit", None) is None else args.plan_limit
@@ -759,6 +849,7 @@ def run(args: argparse.Namespace) -> int:
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
             on_failure=writer.found, live=live, isolate=True, plan_limit=limit,
+            shard=shard, night=getattr(args, "night", None),
         ):
             planning["now"] = False
             writer.handle(event)

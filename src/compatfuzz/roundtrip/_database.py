@@ -48,6 +48,7 @@ __all__ = [
     "open_database",
     "project_home",
     "redact",
+    "units_with_failures",
 ]
 
 
@@ -65,6 +66,10 @@ MAX_KNOWN = 100
 #: saved none itself, and then at most this many, shortest first.
 MAX_FOREIGN = 10
 _TAG = b"cf1:"
+#: The key listing the units that saved a failure (each value a sealed unit id), so a
+#: shard can replay every unit of a job that has one without building every unit's test
+#: to ask (issue 21).  Never deleted from: a stale entry costs one empty replay.
+INDEX_KEY = b"compatfuzz-failing-units"
 
 
 def _seal(value: bytes) -> bytes:
@@ -181,6 +186,7 @@ class NamespacedDatabase(ExampleDatabase):
         self.inner.save(self._prefix + key, value)
         if not key.endswith(_SUB_KEYS):
             self.inner.save(self._known + key, _seal(value))
+            self.inner.save(INDEX_KEY, _seal(self.namespace.encode()))
 
     def kept(self) -> bool | None:
         """Whether what was saved through this database can be read back: ``None`` when
@@ -261,6 +267,36 @@ class FallbackDatabase(ExampleDatabase):
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
         self._call(lambda db: db.move(src, dest, value))
+
+
+def units_with_failures(db: ExampleDatabase | None, ids: Iterable[str]) -> set[str]:
+    """The unit ids among ``ids`` that saved a failure in ``db`` (see :data:`INDEX_KEY`).
+
+    The database is a cache (Hypothesis's docs, "The Hypothesis example database"): an
+    entry another tool, another version or a truncated copy left under the index key is
+    skipped, and a database that cannot be read lists nothing, so a shard then replays
+    only its own units' failures (as every unit's run does first) and never crashes.
+    """
+    if db is None:
+        return set()
+    inner = db.inner if isinstance(db, NamespacedDatabase) else db
+    wanted = set(ids)
+    try:
+        entries = list(itertools.islice(inner.fetch(INDEX_KEY), MAX_READ))
+    except Exception:  # an unreadable cache lists nothing; the run goes on
+        return set()
+    found: set[str] = set()
+    for entry in entries:
+        value = _unseal(entry) if isinstance(entry, bytes) else None
+        if value is None:
+            continue
+        try:
+            unit_id = value.decode()
+        except UnicodeDecodeError:
+            continue
+        if unit_id in wanted:
+            found.add(unit_id)
+    return found
 
 
 def namespaced(db: ExampleDatabase, namespace: str) -> NamespacedDatabase:

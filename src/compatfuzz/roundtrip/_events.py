@@ -233,6 +233,10 @@ class RunStarted:
     #: the (kind, property) whose version tuples were sampled, each as
     #: ``Sampled.to_json()``: ``{"api", "kind", "property", "planned", "total"}``
     sampled: tuple[dict[str, Any], ...] = ()
+    #: a sharded run's ``"shard"`` report key (issue 21): ``number``, ``count``,
+    #: ``night``, ``seed``, ``job_units``, ``units``, ``copies``, ``replayed``,
+    #: ``config_digest``; ``None`` for an unsharded run
+    shard: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

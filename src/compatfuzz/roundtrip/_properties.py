@@ -686,12 +686,16 @@ def build_test(
     *,
     settings: Any = None,
     recorder: Recorder | None = None,
+    seed: int | None = None,
 ) -> Callable[[], None]:
     """Return ``unit``'s property as an ordinary Hypothesis test (call it to run it).
 
     ``settings`` is a ``hypothesis.settings`` object (the ``default`` profile if omitted).
     Its example database is namespaced by the unit id, so every unit keeps its own failing
-    examples even though all units share one test function's source.
+    examples even though all units share one test function's source.  ``seed`` fixes
+    the examples generated, and, unlike ``@seed`` applied over the result (which sets
+    ``database=None``, ``hypothesis/core.py::seed``), keeps reading and writing the
+    database: ``@seed`` goes under ``@settings``, whose database then stands.
 
     Example::
 
@@ -737,7 +741,12 @@ def build_test(
     compatfuzz_property.__qualname__ = compatfuzz_property.__name__ = re.sub(
         r"\W+", "_", unit.id.replace("->", "_to_")
     ).strip("_")
-    test: Callable[[], None] = test_settings(given(obj=strategy)(compatfuzz_property))
+    given_test = given(obj=strategy)(compatfuzz_property)
+    if seed is not None:
+        from hypothesis import seed as hseed
+
+        given_test = hseed(seed)(given_test)
+    test: Callable[[], None] = test_settings(given_test)
     return test
 
 

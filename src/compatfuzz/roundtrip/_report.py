@@ -242,6 +242,8 @@ class ReportWriter:
                 "status": "running",
                 "stop_reason": None,
             }
+            if event.shard is not None:  # the contract `report merge` reads (issue 21)
+                self.doc["shard"] = event.shard
             self.flush()
         elif isinstance(event, UnitStarted):
             self.running[event.unit.id] = {"id": event.unit.id, "started": _now()}

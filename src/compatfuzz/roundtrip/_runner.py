@@ -26,11 +26,16 @@ Faults in user code (issue 11) end the unit, never the run and never silently:
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
+import json
+import os
 import threading
 import time
+import unittest
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
@@ -60,12 +65,14 @@ from compatfuzz.roundtrip._properties import (
     iter_failures,
     plan,
 )
+from compatfuzz.roundtrip._shard import Shard, shard_seed, split
 from compatfuzz.roundtrip._suite import Suite
 from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.schema._limits import check_generation_limits
 from compatfuzz.strategies._cel import check_rules
 
-__all__ = ["DEFAULT_EXAMPLE_DEADLINE", "Count", "LiveCounts", "run", "run_unit", "unit_seed"]
+__all__ = ["DEFAULT_EXAMPLE_DEADLINE", "Count", "LiveCounts", "config_digest", "default_night",
+           "run", "run_unit", "unit_cost", "unit_seed"]
 
 _UNBOUNDED = 1_000_000_000
 #: Seconds one example (generating and checking it) may take before its unit fails.
@@ -76,11 +83,91 @@ _FAILURE_UPDATE_INTERVAL = 2.0
 FailureCallback = Callable[[Counterexample], None]
 
 
-def unit_seed(run_seed: int, unit: Unit) -> int:
+def unit_seed(run_seed: int, unit: Unit, copy: int = 0) -> int:
     """The seed a unit runs with: derived from the run's seed and the unit id, so
-    ``--seed S`` replays every unit, and units do not all explore the same choices."""
-    digest = hashlib.sha256(f"{run_seed}:{unit.id}".encode()).digest()
+    ``--seed S`` replays every unit, and units do not all explore the same choices.
+    ``copy`` (> 0 for a sharded job's re-run of a unit on a spare shard, see
+    ``_shard.split``) is mixed in, so two copies never draw the same examples."""
+    salt = f":copy{copy}" if copy else ""
+    digest = hashlib.sha256(f"{run_seed}:{unit.id}{salt}".encode()).digest()
     return int.from_bytes(digest[:4], "big")
+
+
+def _schema_nodes(node: Any, limit: int = 100_000) -> int:
+    """How many objects and arrays ``node`` holds (at most ``limit``), iteratively."""
+    count, stack = 0, [node]
+    while stack and count < limit:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += 1
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            count += 1
+            stack.extend(item)
+    return count
+
+
+def unit_cost(api: API | Suite, unit: Unit) -> float:
+    """A unit's expected cost, relative to other units: what a sharded job balances.
+
+    One example of a unit is generated from the schema of ``unit.versions[0]`` and goes
+    through a converter (and the API-server model's pruning, defaulting and validation)
+    once per further version, each a walk of the object; objects grow with their schema.
+    So the cost of an example is about ``len(unit.versions) * nodes(schema)``, the nodes
+    being the schema's objects and arrays (a measure every schema has, unlike leaf paths,
+    which need a walk with ``$ref`` cycles cut).  With ``--max-examples`` units run the
+    same number of examples, so that is the cost of a unit; with ``--duration`` every
+    unit of a shard gets an equal share of its budget, and balancing by cost then gives
+    large schemas more time, in proportion to what one of their examples costs.
+    A :class:`Suite` says its own (:meth:`Suite.unit_cost`, default 1.0); a unit whose
+    schema cannot be read costs 1.0 (its run fails fast, as an error).
+    """
+    if isinstance(api, Suite):
+        return float(api.unit_cost(unit))
+    try:
+        schema = api.kind(unit.kind).schema(unit.versions[0])
+    except Exception:  # reported by the unit's own run
+        return 1.0
+    return float(len(unit.versions) * max(1, _schema_nodes(schema.root)))
+
+
+def default_night(environ: Mapping[str, str] | None = None) -> str:
+    """The label of tonight's job: ``COMPATFUZZ_NIGHT``, else ``GITHUB_RUN_ID`` (every
+    shard of one workflow run shares it, a rerun of a failed job too), else today's UTC
+    date (every pod of an Indexed Job started the same day)."""
+    env = os.environ if environ is None else environ
+    for name in ("COMPATFUZZ_NIGHT", "GITHUB_RUN_ID"):
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def _api_digest(api: API | Suite) -> str:
+    """The sha256 of what an API's units check: its config file's bytes, and for a
+    schema API each version's schema (read from files the config names)."""
+    h = hashlib.sha256(f"api:{api.name}".encode())
+    if api.source:
+        try:
+            h.update(Path(api.source).read_bytes())
+        except OSError:
+            h.update(b"<unreadable config>")
+    if isinstance(api, API):
+        for kind in api.kinds:
+            for version, schema in kind.versions.items():
+                h.update(json.dumps([kind.name, version, schema.root], sort_keys=True,
+                                    default=repr).encode())
+    return h.hexdigest()
+
+
+def config_digest(apis: Sequence[API | Suite], unit_ids: Iterable[str]) -> str:
+    """The sha256 of the canonical JSON of a planned job: its unit ids (sorted) and its
+    APIs' content digests.  Shards of one job agree on it; ``compatfuzz report merge``
+    refuses to merge shards of different jobs (a config changed between two shards)."""
+    doc = {"units": sorted(unit_ids),
+           "apis": sorted([a.name, _api_digest(a)] for a in apis)}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _reproduce_note(exc: BaseException) -> str:
@@ -202,6 +289,8 @@ def run_unit(
     on_failure: FailureCallback | None = None,
     heartbeat: Any = None,
     counter: Any = None,
+    replay_only: bool = False,
+    seed_keeps_database: bool = False,
 ) -> UnitResult:
     """Run one unit to completion (or to ``budget`` seconds, or until ``stop`` is set).
 
@@ -210,8 +299,15 @@ def run_unit(
     takes longer; ``on_failure`` receives the first failing example (unshrunk) as soon as
     it is found, then at most every 2 s while shrinking.  Never raises for what user
     code does: every exception, ``SystemExit`` included, becomes the result.
+
+    ``replay_only`` runs the failures saved in ``database`` for this unit and nothing
+    else (Hypothesis's ``explicit`` and ``reuse`` phases): how a shard replays other
+    shards' failures first.  ``seed`` normally bypasses the database, as Hypothesis's
+    ``@seed`` does (it sets ``database=None``, ``hypothesis/core.py::seed``);
+    ``seed_keeps_database`` keeps it, for a sharded run, whose seed is always set and
+    whose shards share their failures through the database.
     """
-    from hypothesis import Verbosity, settings
+    from hypothesis import Phase, Verbosity, settings
     from hypothesis import seed as hseed
 
     from compatfuzz.roundtrip._database import namespaced
@@ -248,9 +344,16 @@ def run_unit(
         overrides["max_examples"] = _UNBOUNDED
     if seed is not None:
         overrides["derandomize"] = False
-    test = build_test(api, unit, settings=settings(base, **overrides), recorder=recorder)
-    if seed is not None:
-        test = hseed(seed)(test)
+    if replay_only:  # the saved failures only: no generation, no shrinking
+        overrides["phases"] = (Phase.explicit, Phase.reuse)
+    if seed is not None and seed_keeps_database:
+        # under the settings, whose database then stands (a sharded run: see build_test)
+        test = build_test(api, unit, settings=settings(base, **overrides), recorder=recorder,
+                          seed=seed)
+    else:
+        test = build_test(api, unit, settings=settings(base, **overrides), recorder=recorder)
+        if seed is not None:  # @seed over the settings: the database is bypassed
+            test = hseed(seed)(test)
     if budget is not None:
         recorder.deadline = start + budget
     status, message = Status.PASSED, ""
@@ -293,6 +396,14 @@ def run_unit(
         message = f"time budget of {budget:.3g}s used"
     except KeyboardInterrupt:
         status, message = Status.INTERRUPTED, "interrupted"
+    except unittest.SkipTest:
+        if not replay_only:
+            raise
+        # Hypothesis skips a test that ran no example ("told to run no test cases",
+        # hypothesis/core.py): the failure listed for this unit was fixed (and deleted)
+        status = Status.SKIPPED
+        message = ("nothing to replay: the failure saved for this unit is no longer in "
+                   "the example database (fixed, or deleted)")
     except BaseException as exc:  # SystemExit too: nothing a unit does ends the run
         caught = exc
         leaves = list(iter_failures(exc))
@@ -394,6 +505,36 @@ def _select(apis: Sequence[API | Suite], properties: Iterable[Property | str] | 
     return selected, sampled
 
 
+def _shard_plan(api_list: Sequence[API | Suite], job: list[tuple[API | Suite, Unit]], *,
+                shard: Shard, night: str | None, seed: int | None, db: Any,
+                ) -> tuple[list[tuple[API | Suite, Unit]], dict[str, int], set[str],
+                           dict[str, Any]]:
+    """What shard ``shard`` of ``job`` runs: the other shards' units with saved failures
+    (replayed first), then its own share, those with saved failures first; the copy
+    number of each unit run again on a spare shard; the replayed ids; the report's
+    ``"shard"`` key."""
+    from compatfuzz.roundtrip._database import units_with_failures
+
+    def cost(pair: tuple[API | Suite, Unit]) -> float:
+        return unit_cost(*pair)
+
+    mine = split(job, shard, key=lambda pair: pair[1].id, cost=cost)
+    copies = {unit.id: copy for (_, unit), copy in mine if copy}
+    owned = {unit.id for (_, unit), _ in mine}
+    job_ids = [unit.id for _, unit in job]
+    failing = units_with_failures(db, job_ids)
+    replay = [(a, u) for a, u in job if u.id in failing and u.id not in owned]
+    own = [pair for pair, _ in mine]
+    own.sort(key=lambda pair: pair[1].id not in failing)  # stable: saved failures first
+    label = night if night is not None else default_night()
+    run_seed = shard_seed(label, shard, seed)
+    doc = {"number": shard.number, "count": shard.count, "night": label, "seed": run_seed,
+           "job_units": sorted(job_ids), "units": sorted(owned), "copies": copies,
+           "replayed": sorted(u.id for _, u in replay),
+           "config_digest": config_digest(api_list, job_ids)}
+    return replay + own, copies, {u.id for _, u in replay}, doc
+
+
 def _deadline_arg(value: Any) -> float | None:
     if value is None:
         return None
@@ -422,6 +563,8 @@ def run(
     live: LiveCounts | None = None,
     isolate: bool = False,
     plan_limit: int | str | None = "api",
+    shard: Shard | None = None,
+    night: str | None = None,
 ) -> Iterator[Event]:
     """Run every property for every version pair of ``apis``; yield events as they happen.
 
@@ -447,6 +590,20 @@ def run(
     does: a converter's ``os._exit``, self-sent signal or leftover thread then fails its
     unit instead of ending or holding the run (issue 22, item 11).
 
+    ``shard`` (issue 21) runs one shard of a job split across machines: the whole job is
+    planned as without it (the same ``properties``, ``only``, ``plan_limit``), then this
+    shard keeps its share (``_shard.split``, balanced by :func:`unit_cost`); a unit run
+    again on a spare shard (fewer units than shards) mixes its copy number into its seed.
+    Without ``seed`` the shard's run seed is ``shard_seed(night, shard)`` (``night``
+    default: :func:`default_night`), with it ``shard_seed(night, shard, seed)``, so
+    every shard and night explores other examples and a rerun of one shard with the
+    same night (or seed) repeats it.  The seed then does not bypass the database: the
+    shards share failures through it.  Before its own units, a shard replays (saved
+    failures only, no generation) every other unit of the job that saved a failure in
+    the database; those units' results are ordinary results (a still-failing one fails
+    this shard too) and ``RunStarted.shard["replayed"]`` lists them.  ``duration`` is
+    the shard's budget, replays included.
+
     Example::
 
         for event in run(api, max_examples=200):
@@ -454,10 +611,11 @@ def run(
                 print(event.result.unit.id, event.result.status)
 
     Raises:
-        InvalidArgument: bad ``workers``, ``max_examples``, ``duration`` or
-            ``example_deadline``.
+        InvalidArgument: bad ``workers``, ``max_examples``, ``duration``,
+            ``example_deadline`` or ``shard``.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.3 ``shard`` and ``night``.
     """
     from compatfuzz.roundtrip._database import (
         database_label,
@@ -481,6 +639,8 @@ def run(
     if max_examples is not None and duration is not None:
         raise InvalidArgument("pass max_examples or duration, not both")
     deadline = _deadline_arg(example_deadline)
+    if shard is not None and not isinstance(shard, Shard):
+        raise InvalidArgument(f"Expected a Shard (like Shard(2, 4)) but got shard={shard!r}")
     run_seed = seed
     selected, sampled = _select(api_list, properties, only, plan_limit)
     # beside the (first) config, not in the working directory (issue 10, item 6)
@@ -497,12 +657,19 @@ def run(
         db_obj, db_label = None, "none"
     else:
         db_obj, db_label = database, redact(repr(database))
+    copies: dict[str, int] = {}
+    replays: set[str] = set()
+    shard_doc: dict[str, Any] | None = None
+    if shard is not None:
+        selected, copies, replays, shard_doc = _shard_plan(
+            api_list, selected, shard=shard, night=night, seed=seed, db=db_obj)
+        run_seed = shard_doc["seed"]
     started = time.monotonic()
     accept = tuple({"api": a.name, "index": i, **entry.to_json()}
                    for a in api_list if isinstance(a, API) for i, entry in enumerate(a.accept))
     yield RunStarted(tuple(u for _, u in selected), run_seed, profile, max_examples,
                      duration, workers, db_label, accept,
-                     tuple(s.to_json() for s in sampled))
+                     tuple(s.to_json() for s in sampled), shard_doc)
     stop = stop if stop is not None else threading.Event()
     results: list[UnitResult] = []
 
@@ -511,14 +678,22 @@ def run(
         return duration is not None and time.monotonic() - started >= duration
 
     def options(unit: Unit, remaining_units: int) -> dict[str, Any]:
+        if unit.id in replays:  # another shard's saved failures, and nothing else
+            return {"profile": profile, "max_examples": None, "seed": None,
+                    "budget": None, "example_deadline": deadline, "replay_only": True}
         budget = None
         if duration is not None:
             # no floor: a floor per unit made 1,140 units of a 10 s run take 10 minutes
             left = duration - (time.monotonic() - started)
             budget = max(0.0, left * workers / max(1, remaining_units))
-        return {"profile": profile, "max_examples": max_examples,
-                "seed": None if run_seed is None else unit_seed(run_seed, unit),
-                "budget": budget, "example_deadline": deadline}
+        opts: dict[str, Any] = {
+            "profile": profile, "max_examples": max_examples,
+            "seed": (None if run_seed is None else
+                     unit_seed(run_seed, unit, copies.get(unit.id, 0))),
+            "budget": budget, "example_deadline": deadline}
+        if shard is not None:
+            opts["seed_keeps_database"] = True
+        return opts
 
     if workers == 1 and not isolate:
         queue = deque(selected)

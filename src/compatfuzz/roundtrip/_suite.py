@@ -101,5 +101,16 @@ class Suite(abc.ABC):
         """
         return data
 
+    def unit_cost(self, unit: Unit) -> float:
+        """``unit``'s expected cost relative to this API's other units (default 1.0 each).
+
+        A sharded job (``compatfuzz fuzz --shard K/N``) balances its shards by it; return
+        more for units whose examples cost more (e.g. more versions to convert through).
+        The same units must get the same costs on every shard.
+
+        .. versionadded:: 0.3
+        """
+        return 1.0
+
     def preflight(self, unit: Unit) -> None:  # noqa: B027  # optional hook, no-op default
         """Raise if ``unit`` cannot run at all (reported as an error, not a failure)."""
