@@ -430,16 +430,18 @@ class CadwynAPI:
         return Migrated(old.model_dump(mode="json", by_alias=True, warnings=False), steps)
 
     def _validate_input(self, schema: type[Any], body: Mapping[str, Any], version: str) -> Any:
-        from pydantic import ValidationError
+        """``body`` as ``version``'s model reads it: in JSON mode, as the pydantic family
+        judges a document (a body is JSON; strict models refuse a UUID's string otherwise)."""
+        from compatfuzz.pydantic import parse
 
         model = self.model(schema, version)
-        try:
-            return model.model_validate(body)
-        except ValidationError as error:
+        inst, errors = parse(model, body)
+        if inst is None:
             raise InvalidArgument(
                 f"the body is not a valid {schema.__name__} in version {version}, so it cannot "
-                f"be migrated: {error}"
-            ) from None
+                "be migrated:\n" + "\n".join(f"  {e}" for e in errors[:20])
+            )
+        return inst
 
     def converters(self, schema: type[Any]) -> SchemaConverters:
         """``request_up(body, from_version)`` and ``response_down(body, to_version)`` for one

@@ -9,8 +9,9 @@ shape), in the words of issue 20 (a request-only or response-only schema, as
 * ``valid[head->v]``: a HEAD response migrated to ``v`` is valid in ``v``;
 * ``roundtrip[v->head]``: request-up then response-down gives the client back what it sent.
 
-This is the Cadwyn-specific layer only; when the pydantic family (issue 20, item 1) lands,
-its Suite can take :meth:`CadwynAPI.converters` and :meth:`CadwynAPI.model` instead.
+Examples are drawn and judged by the pydantic family's engine (``model_strategy``,
+``model_diff``; see ``_properties``); what is Cadwyn's own is the migrations, run as Cadwyn
+runs them, and the blame that names the ``VersionChange`` and its migration or instruction.
 """
 
 from __future__ import annotations
