@@ -28,7 +28,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Migrated, Step
+from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Migrated, Route, Step
 from compatfuzz.errors import InvalidArgument, NotEquivalent
 from compatfuzz.pydantic import model_diff, model_strategy
 from compatfuzz.roundtrip._properties import render_changes
@@ -96,28 +96,29 @@ def response_bodies(api: CadwynAPI, schema: type[Any]) -> st.SearchStrategy[Any]
 
 
 def check_request_up(api: CadwynAPI, schema: type[Any], version: str,
-                     body: dict[str, Any]) -> Migrated:
-    """An old client's ``body``, migrated to HEAD, is valid in HEAD.
+                     body: dict[str, Any], *, route: Route | None = None) -> Migrated:
+    """An old client's ``body``, migrated to HEAD, is valid in HEAD (with ``route``, its
+    path-based migrations run too).
 
     Raises:
         MigrationFailure: a migration raised or HEAD rejects the result (naming the
             ``VersionChange`` and the migration that touched the field).
     """
-    return api.request_up(schema, body, version)
+    return api.request_up(schema, body, version, route=route)
 
 
 def check_response_down(api: CadwynAPI, schema: type[Any], version: str,
-                        body: dict[str, Any]) -> Migrated:
+                        body: dict[str, Any], *, route: Route | None = None) -> Migrated:
     """A HEAD response ``body``, migrated to ``version``, is valid in ``version``.
 
     Raises:
         MigrationFailure: as :func:`check_request_up`.
     """
-    return api.response_down(schema, body, version)
+    return api.response_down(schema, body, version, route=route)
 
 
 def check_request_roundtrip(api: CadwynAPI, schema: type[Any], version: str,
-                            body: dict[str, Any]) -> Migrated:
+                            body: dict[str, Any], *, route: Route | None = None) -> Migrated:
     """Request-up then response-down gives a ``version`` client back what it sent.
 
     Raises:
@@ -126,8 +127,8 @@ def check_request_roundtrip(api: CadwynAPI, schema: type[Any], version: str,
             fields and the migrations and schema instructions that touched them.
     """
     model = api.model(schema, version)
-    up = api.request_up(schema, body, version)
-    down = api.response_down(schema, up.body, version)
+    up = api.request_up(schema, body, version, route=route)
+    down = api.response_down(schema, up.body, version, route=route)
     changes = model_diff(model, body, down.body)
     if not changes:
         return down
