@@ -382,18 +382,6 @@ class CadwynAPI:
 
     # -- converters ----------------------------------------------------------------------
 
-    def path_migrations(self, route: Route, direction: Direction) -> list[tuple[str, Any, Any]]:
-        """The path-based migrations of ``route`` in ``direction``: ``(version, VersionChange,
-        instruction)``, oldest version first (a ``convert_*_for("/path", ["POST"])`` applies
-        to the routes with that path and one of those methods)."""
-        out: list[tuple[str, Any, Any]] = []
-        for value, change in self.changes_between(self.versions[0]) if self.versions else ():
-            table = (change.alter_request_by_path_instructions if direction == "request"
-                     else change.alter_response_by_path_instructions)
-            out.extend((value, change, instruction) for instruction in table.get(route.path, ())
-                       if route.methods & set(instruction.methods))
-        return out
-
     def _run(self, direction: Direction, schema: type[Any], body: dict[str, Any],
              version: str, route: Route | None = None,
              ) -> tuple[dict[str, Any], tuple[Step, ...]]:
