@@ -61,6 +61,8 @@ def test_the_lossy_bundle_fails_naming_the_version_change(tmp_path: Path,
     saved = next((tmp_path / "compatfuzz-counterexamples").glob("*.json"))
     assert main(["fuzz", "--config", str(config), "--database", "none",
                  "--replay", str(saved)]) == 1
+    # the replayed unit is named as the run named it, schema included
+    assert "replaying shop::Customer::roundtrip[2023-01-01->head] on" in capsys.readouterr().err
     assert main(["fuzz", "--config", str(SHOP / "compatfuzz.toml"), "--database", "none",
                  "--replay", str(saved)]) == 0
 
