@@ -23,7 +23,7 @@ from cadwyn import (
 )
 from pydantic import Field
 
-from shop.schemas import Customer
+from shop.schemas import Customer, CustomerResource
 from shop.versions import FAX_KEY
 
 
@@ -42,7 +42,7 @@ class SplitNameAndRenameEmail(VersionChange):
         request.body["last_name"] = last or None  # BUG: "Cher " is read as "Cher"
         request.body["email_address"] = request.body.pop("email")
 
-    @convert_response_to_previous_version_for(Customer)
+    @convert_response_to_previous_version_for(Customer, CustomerResource, check_usage=False)
     def join_name(response: ResponseInfo) -> None:
         first = response.body.pop("first_name")
         last = response.body.pop("last_name")
@@ -63,7 +63,7 @@ class WidenCreditLimitAndRemoveFax(VersionChange):
         if fax is not None:
             request.body.setdefault("metadata", {})[FAX_KEY] = fax
 
-    @convert_response_to_previous_version_for(Customer)
+    @convert_response_to_previous_version_for(Customer, CustomerResource, check_usage=False)
     def unstash_fax_and_round_down(response: ResponseInfo) -> None:
         response.body["fax"] = response.body["metadata"].pop(FAX_KEY, None)
         response.body["credit_limit"] = math.floor(response.body["credit_limit"])

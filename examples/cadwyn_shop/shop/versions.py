@@ -3,6 +3,14 @@
 Cadwyn (https://docs.cadwyn.dev) regenerates the 2023-06-01 and 2023-01-01 schemas from the
 instructions below and runs the request migrations old -> HEAD and the response migrations
 HEAD -> old around the unchanged business logic.
+
+Cadwyn picks a response migration by the route's exact ``response_model``
+(``cadwyn/structure/versions/_migration_targets.py``), so the migrations name
+``CustomerResource``, what both routes return; without it Cadwyn refuses to start
+(``RouteResponseBySchemaConverterDoesNotApplyToAnythingError``: no route returns a bare
+``Customer``), as ``compatfuzz fuzz --config app.toml`` showed.  They also name ``Customer``
+(hence ``check_usage=False``) so that the bundle form can check the round trip of what a
+client sends.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from cadwyn import (
 )
 from pydantic import Field
 
-from shop.schemas import Customer
+from shop.schemas import Customer, CustomerResource
 
 FAX_KEY = "legacy_fax"
 
@@ -43,7 +51,7 @@ class SplitNameAndRenameEmail(VersionChange):
         request.body["last_name"] = last if space else None
         request.body["email_address"] = request.body.pop("email")
 
-    @convert_response_to_previous_version_for(Customer)
+    @convert_response_to_previous_version_for(Customer, CustomerResource, check_usage=False)
     def join_name(response: ResponseInfo) -> None:
         first = response.body.pop("first_name")
         last = response.body.pop("last_name")
@@ -64,7 +72,7 @@ class WidenCreditLimitAndRemoveFax(VersionChange):
         if fax is not None:
             request.body.setdefault("metadata", {})[FAX_KEY] = fax
 
-    @convert_response_to_previous_version_for(Customer)
+    @convert_response_to_previous_version_for(Customer, CustomerResource, check_usage=False)
     def unstash_fax_and_round_down(response: ResponseInfo) -> None:
         response.body["fax"] = response.body["metadata"].pop(FAX_KEY, None)
         # an old client can't see cents: it is shown the whole amount it may spend

@@ -521,6 +521,10 @@ def _replay(args: argparse.Namespace) -> int:
         doc = json.loads(read_text(path))  # a regular file, bounded (issue 22)
         unit = Unit(doc["api"], doc["kind"], Property(doc["property"]),
                     tuple(doc["versions"]))
+        # the id the file records says whether it showed the kind (an API of several)
+        shown = Unit(unit.api, unit.kind, unit.property, unit.versions, show_kind=True)
+        if doc.get("id") == shown.id:
+            unit = shown
         obj = doc["object"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise SchemaLoadError(

@@ -15,6 +15,7 @@ from compatfuzz.cadwyn._bundle import (
     Instruction,
     Migrated,
     MigrationFailure,
+    Route,
     SchemaConverters,
     Step,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "LostInRoundTrip",
     "Migrated",
     "MigrationFailure",
+    "Route",
     "SchemaConverters",
     "Step",
     "check_request_roundtrip",

@@ -23,9 +23,16 @@ and within a version each ``VersionChange`` in order, calling its public
 instructions with Cadwyn's own ``RequestInfo`` / ``ResponseInfo``. The bodies are what a
 route sees: a request is the old model's ``model_dump(by_alias=True, exclude_unset=True)``
 (``_convert_endpoint_kwargs_to_version``), a response the HEAD model's
-``model_dump(by_alias=True)`` (``_prepare_response_content``). Path-based migrations
-(``convert_request_to_next_version_for("/path", ["POST"])``) belong to routes, not schemas,
-and are not run here.
+``model_dump(by_alias=True)`` (``_prepare_response_content``).
+
+Given the Cadwyn app rather than its bundle, :class:`CadwynAPI` also reads the app's HEAD
+routes (:class:`Route`: path, methods, request body model, response model): a schema's role
+comes from the routes that take or return it, and the path-based migrations
+(``convert_request_to_next_version_for("/path", ["POST"])``) of a route run for its bodies,
+after the schema-based ones of the same ``VersionChange``, as Cadwyn 9 runs them
+(``cadwyn/structure/versions/_requests.py`` and ``_responses.py``: schema migrations, then
+``_route_to_request_migration_mapping[id(head_route)]``).  Cadwyn 8's
+``cadwyn/structure/versions.py`` keeps the same loops in ``VersionBundle``.
 """
 
 from __future__ import annotations
@@ -177,6 +184,68 @@ def _enums_of(schema: type[Any], key: str) -> set[type[Any]]:
     return found
 
 
+@dataclass(frozen=True)
+class Route:
+    """One HEAD route of a Cadwyn app: what its endpoint takes and returns.
+
+    ``body`` and ``response`` are the HEAD pydantic models of the request body and of
+    ``response_model`` (``None`` when the route has none, or one that is not a model).
+    """
+
+    name: str
+    path: str
+    methods: frozenset[str]
+    body: type[Any] | None
+    response: type[Any] | None
+
+    def __str__(self) -> str:
+        return f"{'/'.join(sorted(self.methods))} {self.path} ({self.name})"
+
+
+def _model_or_none(annotation: Any) -> type[Any] | None:
+    from pydantic import BaseModel
+
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) \
+        else None
+
+
+def _head_routes(app: Any) -> tuple[Route, ...]:
+    """The HEAD routes of a ``cadwyn.Cadwyn`` app.
+
+    Cadwyn keeps the routers given to ``generate_and_include_versioned_routers`` in the
+    app's ``_latest_version_router`` (``cadwyn/applications.py``, Cadwyn 8.2 and 9.0) and has
+    no public accessor; this is the one place compatfuzz reads a private Cadwyn attribute
+    (STYLE.md 7), and tests/cadwyn/test_routes.py pins it on the installed Cadwyn.  FastAPI
+    0.165 keeps included routers unflattened (``fastapi/routing.py``, ``_IncludedRouter``:
+    ``original_router`` and ``include_context.prefix``); older FastAPI copies the routes.
+    """
+    from fastapi.routing import APIRoute
+
+    router = getattr(app, "_latest_version_router", None)
+    if router is None:
+        raise InvalidArgument(
+            f"cannot read the routes of {app!r}: this Cadwyn release keeps no "
+            "_latest_version_router; point at the VersionBundle instead "
+            "(cadwyn = 'shop.versions:version_bundle')"
+        )
+    out: list[Route] = []
+
+    def walk(routes: Iterable[Any], prefix: str) -> None:
+        for route in routes:
+            if isinstance(route, APIRoute):
+                body = route.body_field.field_info.annotation if route.body_field else None
+                out.append(Route(route.name, prefix + route.path,
+                                 frozenset(route.methods or ()), _model_or_none(body),
+                                 _model_or_none(route.response_model)))
+            elif hasattr(route, "original_router"):
+                context = getattr(route, "include_context", None)
+                walk(route.original_router.routes,
+                     prefix + (getattr(context, "prefix", "") or ""))
+
+    walk(router.routes, "")
+    return tuple(out)
+
+
 class CadwynAPI:
     """The versions, per-version schemas and migrations of one Cadwyn ``VersionBundle``.
 
@@ -205,6 +274,8 @@ class CadwynAPI:
                 "VersionBundle, e.g. 'shop.versions:version_bundle'"
             )
         self.bundle = bundle
+        #: the app's HEAD routes (empty when ``source`` is the bundle)
+        self.routes: tuple[Route, ...] = () if source is bundle else _head_routes(source)
         #: version values, oldest first
         self.versions: tuple[str, ...] = tuple(str(v) for v in reversed(bundle.version_values))
         self._models = cadwyn.generate_versioned_models(bundle)
@@ -229,6 +300,10 @@ class CadwynAPI:
                     other is not base and issubclass(other, base) and other in migrated
                     for other in found):
                 del found[base]
+        for route in self.routes:  # what the app's endpoints take and return
+            for model in (route.body, route.response):
+                if model is not None:
+                    found.setdefault(model)
         for extra in schemas:
             if not (isinstance(extra, type) and issubclass(extra, BaseModel)):
                 raise InvalidArgument(
@@ -244,10 +319,17 @@ class CadwynAPI:
         return f"CadwynAPI(<{len(self.versions)} versions: {', '.join(self.versions)}>)"
 
     def roles(self, schema: type[Any]) -> frozenset[Direction]:
-        """Whether ``schema`` is a request body, a response, or both, as far as the bundle
-        tells: a schema with only request migrations is a request body (Cadwyn's tutorial
-        ``UserCreateRequest``), one with only response migrations a response; one with
-        both, or with neither (schema instructions alone), is taken as both."""
+        """Whether ``schema`` is a request body, a response, or both: from the app's routes
+        when some take or return it; otherwise as far as the bundle tells: a schema with
+        only request migrations is a request body (Cadwyn's tutorial ``UserCreateRequest``),
+        one with only response migrations a response; one with both, or with neither
+        (schema instructions alone), is taken as both."""
+        if self.routes:
+            request = any(route.body is schema for route in self.routes)
+            response = any(route.response is schema for route in self.routes)
+            if request or response:
+                return frozenset({"request"} if not response else
+                                 {"response"} if not request else {"request", "response"})
         request = response = False
         for version in self.bundle.versions:
             for change in version.changes:
@@ -301,7 +383,8 @@ class CadwynAPI:
     # -- converters ----------------------------------------------------------------------
 
     def _run(self, direction: Direction, schema: type[Any], body: dict[str, Any],
-             version: str) -> tuple[dict[str, Any], tuple[Step, ...]]:
+             version: str, route: Route | None = None,
+             ) -> tuple[dict[str, Any], tuple[Step, ...]]:
         from fastapi import Request, Response
 
         cadwyn = _require_cadwyn()
@@ -312,10 +395,16 @@ class CadwynAPI:
         for value, change in changes:
             table = (change.alter_request_by_schema_instructions if direction == "request"
                      else change.alter_response_by_schema_instructions)
-            for instruction in table.get(schema, ()):
+            paths = (change.alter_request_by_path_instructions if direction == "request"
+                     else change.alter_response_by_path_instructions)
+            by_path = [] if route is None else [
+                i for i in paths.get(route.path, ()) if route.methods & set(i.methods)]
+            for instruction in (*table.get(schema, ()), *by_path):
                 before = copy.deepcopy(body)
                 if direction == "request":
-                    request = Request({"type": "http", "method": "POST", "path": "/",
+                    method = "POST" if route is None else sorted(route.methods)[0]
+                    path = "/" if route is None else route.path
+                    request = Request({"type": "http", "method": method, "path": path,
                                        "headers": [], "query_string": b""})
                     info: Any = cadwyn.RequestInfo(request, body)
                 else:
@@ -383,9 +472,10 @@ class CadwynAPI:
         return lines
 
     def request_up(self, schema: type[Any], body: Mapping[str, Any],
-                   from_version: str) -> Migrated:
+                   from_version: str, *, route: Route | None = None) -> Migrated:
         """Migrate an old client's request ``body`` (JSON, valid in ``from_version``) to HEAD,
-        as Cadwyn does before the route runs; the result is HEAD's JSON dump.
+        as Cadwyn does before the route runs; the result is HEAD's JSON dump.  With
+        ``route``, its path-based request migrations run too.
 
         Raises:
             InvalidArgument: ``body`` is not valid in ``from_version`` to start with.
@@ -396,7 +486,8 @@ class CadwynAPI:
         self._check_version(from_version, head_ok=False)
         old = self._validate_input(schema, body, from_version)
         migrated, steps = self._run(
-            "request", schema, old.model_dump(by_alias=True, exclude_unset=True), from_version)
+            "request", schema, old.model_dump(by_alias=True, exclude_unset=True), from_version,
+            route)
         try:
             head = schema.model_validate(migrated)
         except ValidationError as error:
@@ -405,9 +496,10 @@ class CadwynAPI:
         return Migrated(head.model_dump(mode="json", by_alias=True), steps)
 
     def response_down(self, schema: type[Any], body: Mapping[str, Any],
-                      to_version: str) -> Migrated:
+                      to_version: str, *, route: Route | None = None) -> Migrated:
         """Migrate a HEAD response ``body`` (JSON, valid in HEAD) down to ``to_version``, as
-        Cadwyn does after the route returns; the result is that version's JSON dump.
+        Cadwyn does after the route returns; the result is that version's JSON dump.  With
+        ``route``, its path-based response migrations run too.
 
         Raises:
             InvalidArgument: ``body`` is not valid in HEAD to start with.
@@ -418,7 +510,7 @@ class CadwynAPI:
         self._check_version(to_version, head_ok=False)
         head = self._validate_input(schema, body, HEAD)
         migrated, steps = self._run("response", schema, head.model_dump(by_alias=True),
-                                    to_version)
+                                    to_version, route)
         model = self.model(schema, to_version)
         try:
             old = model.model_validate(migrated)
@@ -430,16 +522,18 @@ class CadwynAPI:
         return Migrated(old.model_dump(mode="json", by_alias=True, warnings=False), steps)
 
     def _validate_input(self, schema: type[Any], body: Mapping[str, Any], version: str) -> Any:
-        from pydantic import ValidationError
+        """``body`` as ``version``'s model reads it: in JSON mode, as the pydantic family
+        judges a document (a body is JSON; strict models refuse a UUID's string otherwise)."""
+        from compatfuzz.pydantic import parse
 
         model = self.model(schema, version)
-        try:
-            return model.model_validate(body)
-        except ValidationError as error:
+        inst, errors = parse(model, body)
+        if inst is None:
             raise InvalidArgument(
                 f"the body is not a valid {schema.__name__} in version {version}, so it cannot "
-                f"be migrated: {error}"
-            ) from None
+                "be migrated:\n" + "\n".join(f"  {e}" for e in errors[:20])
+            )
+        return inst
 
     def converters(self, schema: type[Any]) -> SchemaConverters:
         """``request_up(body, from_version)`` and ``response_down(body, to_version)`` for one

@@ -11,8 +11,12 @@ logic only ever sees HEAD, so
 * :func:`check_response_down`: a HEAD response migrated to an old version is valid there
   (otherwise FastAPI answers that client with a ``ResponseValidationError``).
 
-The strategies draw JSON bodies from each version's ``model_json_schema()`` with
-:func:`compatfuzz.strategies.from_schema`; validity is pydantic's own ``model_validate``.
+One engine for Python models (issue 20): bodies are drawn by the pydantic family's
+:func:`compatfuzz.pydantic.model_strategy` from each version's generated model, and the
+round trip is judged by its :func:`compatfuzz.pydantic.model_diff` (datetimes as instants,
+decimals by value, UUIDs in any case, enums as members, defaults filled in, aliases), so a
+body means the same to both families; only the blame (which ``VersionChange`` and which
+migration or instruction) is Cadwyn's own.
 """
 
 from __future__ import annotations
@@ -23,18 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
-from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Migrated, Step
+from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Migrated, Route, Step
 from compatfuzz.errors import InvalidArgument, NotEquivalent
-from compatfuzz.strategies import from_schema
+from compatfuzz.pydantic import model_diff, model_strategy
+from compatfuzz.roundtrip._properties import render_changes
 
 
 class LostInRoundTrip(NotEquivalent):
     """Request-up then response-down did not give the old client back what it sent.
 
-    ``diff`` maps each differing top-level field to ``(sent, received)``; ``steps`` are the
-    migrations that ran (up, then down).
+    ``diff`` is the pydantic family's :func:`~compatfuzz.pydantic.model_diff` of what was
+    sent and what came back (``semantic.Change`` rows with wire-name field paths);
+    ``steps`` are the migrations that ran (up, then down).
     """
 
     def __init__(self, message: str, diff: Any, steps: tuple[Step, ...]) -> None:
@@ -71,28 +76,19 @@ def load_bundle(spec: str, *, root: str | Path | None = None) -> CadwynAPI:
 
 
 def request_bodies(api: CadwynAPI, schema: type[Any], version: str) -> st.SearchStrategy[Any]:
-    """JSON request bodies valid in ``version`` (or HEAD), from its ``model_json_schema()``.
+    """JSON request bodies valid in ``version`` (or HEAD): the pydantic family's
+    :func:`~compatfuzz.pydantic.model_strategy` of the model Cadwyn generates for it.
 
     Values shrink as :func:`compatfuzz.strategies.from_schema`'s do: towards fewer optional
     fields, shorter strings and lists, simpler scalars.
     """
-    model = api.model(schema, version)
-
-    def accepted(body: Any) -> bool:
-        try:
-            model.model_validate(body)
-        except ValidationError:
-            return False
-        return True
-
-    # pydantic's JSON Schema is looser than its validators in places (a constrained
-    # Decimal's string branch has no pattern): a body the model rejects is not one a
-    # client can send, so those few are left out rather than reported
-    return from_schema(model.model_json_schema(mode="validation")).filter(accepted)
+    return model_strategy(api.model(schema, version))
 
 
 def response_bodies(api: CadwynAPI, schema: type[Any]) -> st.SearchStrategy[Any]:
-    """JSON bodies of HEAD responses: what the business logic can return for ``schema``.
+    """JSON bodies of HEAD responses: what the business logic can return for ``schema``
+    (documents the HEAD model accepts; :meth:`CadwynAPI.response_down` dumps them as a
+    route's response is dumped).
 
     They shrink as :func:`request_bodies` does.
     """
@@ -100,28 +96,29 @@ def response_bodies(api: CadwynAPI, schema: type[Any]) -> st.SearchStrategy[Any]
 
 
 def check_request_up(api: CadwynAPI, schema: type[Any], version: str,
-                     body: dict[str, Any]) -> Migrated:
-    """An old client's ``body``, migrated to HEAD, is valid in HEAD.
+                     body: dict[str, Any], *, route: Route | None = None) -> Migrated:
+    """An old client's ``body``, migrated to HEAD, is valid in HEAD (with ``route``, its
+    path-based migrations run too).
 
     Raises:
         MigrationFailure: a migration raised or HEAD rejects the result (naming the
             ``VersionChange`` and the migration that touched the field).
     """
-    return api.request_up(schema, body, version)
+    return api.request_up(schema, body, version, route=route)
 
 
 def check_response_down(api: CadwynAPI, schema: type[Any], version: str,
-                        body: dict[str, Any]) -> Migrated:
+                        body: dict[str, Any], *, route: Route | None = None) -> Migrated:
     """A HEAD response ``body``, migrated to ``version``, is valid in ``version``.
 
     Raises:
         MigrationFailure: as :func:`check_request_up`.
     """
-    return api.response_down(schema, body, version)
+    return api.response_down(schema, body, version, route=route)
 
 
 def check_request_roundtrip(api: CadwynAPI, schema: type[Any], version: str,
-                            body: dict[str, Any]) -> Migrated:
+                            body: dict[str, Any], *, route: Route | None = None) -> Migrated:
     """Request-up then response-down gives a ``version`` client back what it sent.
 
     Raises:
@@ -130,25 +127,31 @@ def check_request_roundtrip(api: CadwynAPI, schema: type[Any], version: str,
             fields and the migrations and schema instructions that touched them.
     """
     model = api.model(schema, version)
-    up = api.request_up(schema, body, version)
-    down = api.response_down(schema, up.body, version)
-    # warnings=False: Cadwyn's generated model keeps the HEAD enum member as a default
-    sent = model.model_validate(body).model_dump(mode="json", by_alias=True, warnings=False)
-    got = down.body
-    diff = {key: (sent.get(key, "<missing>"), got.get(key, "<missing>"))
-            for key in sorted(set(sent) | set(got))
-            if sent.get(key, _ABSENT) != got.get(key, _ABSENT)}
-    if not diff:
+    up = api.request_up(schema, body, version, route=route)
+    down = api.response_down(schema, up.body, version, route=route)
+    changes = model_diff(model, body, down.body)
+    if not changes:
         return down
     steps = (*up.steps, *down.steps)
     lines = [f"a {version} client sent a {schema.__name__} and reads back something else "
-             f"(request-up to HEAD, then response-down to {version}):"]
-    for key, (before, after) in diff.items():
-        lines.append(f"  {key}: sent {before!r}, got back {after!r}")
+             f"(request-up to HEAD, then response-down to {version}):",
+             render_changes(changes)]
+    keys = {*body, *down.body}
+    for key in dict.fromkeys(_top_key(change.path, keys) for change in changes):
         blamed, instructions = api.blame(schema, version, key, steps)
         lines.extend(api._blame_lines(key, blamed, instructions))
     lines.append(f"  HEAD body in between: {up.body!r}")
-    raise LostInRoundTrip("\n".join(lines), diff, steps)
+    raise LostInRoundTrip("\n".join(lines), changes, steps)
 
 
-_ABSENT = object()
+def _top_key(path: str, keys: set[str]) -> str | None:
+    """The top-level field (of ``keys``) a ``model_diff`` path is under
+    (``metadata.legacy_fax`` -> ``metadata``): migrations and instructions are blamed per
+    top-level field, as ``Step.touched`` sees them."""
+    from compatfuzz.semantic._diff import join_name
+
+    for key in sorted(keys, key=len, reverse=True):
+        head = join_name("", key)
+        if path == head or path.startswith((f"{head}.", f"{head}[")):
+            return key
+    return None

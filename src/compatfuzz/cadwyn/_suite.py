@@ -9,8 +9,15 @@ shape), in the words of issue 20 (a request-only or response-only schema, as
 * ``valid[head->v]``: a HEAD response migrated to ``v`` is valid in ``v``;
 * ``roundtrip[v->head]``: request-up then response-down gives the client back what it sent.
 
-This is the Cadwyn-specific layer only; when the pydantic family (issue 20, item 1) lands,
-its Suite can take :meth:`CadwynAPI.converters` and :meth:`CadwynAPI.model` instead.
+Given the app (:attr:`CadwynAPI.routes` not empty), the units are per route instead, named
+after its endpoint (``create_customer::valid[2023-01-01->head]``): ``valid[v->head]`` for a
+route with a request body, ``valid[head->v]`` for one with a response model, and
+``roundtrip[v->head]`` where both are the same schema; each runs the route's path-based
+migrations with the schema-based ones.
+
+Examples are drawn and judged by the pydantic family's engine (``model_strategy``,
+``model_diff``; see ``_properties``); what is Cadwyn's own is the migrations, run as Cadwyn
+runs them, and the blame that names the ``VersionChange`` and its migration or instruction.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI
+from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Route
 from compatfuzz.cadwyn._properties import (
     check_request_roundtrip,
     check_request_up,
@@ -47,9 +54,12 @@ class CadwynSuite(Suite):
         self.source = source
         self.kind = "cadwyn"
         self._by_name = {schema.__name__: schema for schema in api.schemas}
+        self._routes = {route.name: route for route in api.routes}
         self._strategies: dict[tuple[str, str], Any] = {}
 
     def units(self, properties: Sequence[Property]) -> list[Unit]:
+        if self._routes:
+            return self._route_units(properties)
         several = len(self._by_name) > 1
         out: list[Unit] = []
         for kind, schema in self._by_name.items():
@@ -67,12 +77,39 @@ class CadwynSuite(Suite):
                                for pair in pairs)
         return out
 
-    def _schema(self, unit: Unit) -> type[Any]:
+    def _route_units(self, properties: Sequence[Property]) -> list[Unit]:
+        out: list[Unit] = []
+        for name, route in self._routes.items():
+            shared = route.body is not None and route.body is route.response
+            for prop in PROPERTIES:
+                if prop not in properties:
+                    continue
+                for version in self.api.versions:
+                    pairs = []
+                    if route.body is not None and (prop is Property.VALID or shared):
+                        pairs.append((version, HEAD))
+                    if route.response is not None and prop is Property.VALID:
+                        pairs.append((HEAD, version))
+                    out.extend(Unit(self.name, name, prop, pair, show_kind=True)
+                               for pair in pairs)
+        return out
+
+    def _target(self, unit: Unit) -> tuple[type[Any], Route | None]:
+        """The schema a unit's bodies are drawn from and judged by, and its route."""
+        route = self._routes.get(unit.kind)
+        if route is not None:
+            model = route.body if unit.versions[1] == HEAD else route.response
+            if model is not None:
+                return model, route
         try:
-            return self._by_name[unit.kind]
+            return self._by_name[unit.kind], None
         except KeyError:
-            raise InvalidArgument(f"{self.name} has no schema {unit.kind!r}; it has "
-                                  f"{sorted(self._by_name)}") from None
+            known = sorted(self._routes) or sorted(self._by_name)
+            raise InvalidArgument(f"{self.name} has no {'route' if self._routes else 'schema'} "
+                                  f"{unit.kind!r}; it has {known}") from None
+
+    def _schema(self, unit: Unit) -> type[Any]:
+        return self._target(unit)[0]
 
     def strategy(self, unit: Unit) -> Any:
         schema = self._schema(unit)
@@ -84,14 +121,14 @@ class CadwynSuite(Suite):
         return self._strategies[key]
 
     def check(self, unit: Unit, example: Any) -> None:
-        schema = self._schema(unit)
+        schema, route = self._target(unit)
         a, b = unit.versions
         if unit.property is Property.ROUNDTRIP:
-            check_request_roundtrip(self.api, schema, a, example)
+            check_request_roundtrip(self.api, schema, a, example, route=route)
         elif unit.property is Property.VALID and b == HEAD:
-            check_request_up(self.api, schema, a, example)
+            check_request_up(self.api, schema, a, example, route=route)
         elif unit.property is Property.VALID:
-            check_response_down(self.api, schema, b, example)
+            check_response_down(self.api, schema, b, example, route=route)
         else:
             raise InvalidArgument(f"a Cadwyn API has no {unit.property} property; its "
                                   f"properties are {', '.join(map(str, PROPERTIES))}")

@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument, NotEquivalent
@@ -230,7 +230,10 @@ def is_unit(api: API | Suite, unit: Unit) -> bool:
     """Whether ``unit`` is one of ``api``'s units when nothing is sampled (a replayed
     counterexample may come from a unit this run's sample left out)."""
     if isinstance(api, Suite):
-        return unit in api.units([unit.property])
+        # a counterexample file records the kind, not whether the id shows it (a Suite
+        # with several kinds shows it: a Cadwyn bundle with two schemas)
+        return any(replace(unit, show_kind=u.show_kind) == u
+                   for u in api.units([unit.property]))
     if unit.api != api.name or unit.kind not in [k.name for k in api.kinds]:
         return False
     kind = api.kind(unit.kind)

@@ -170,6 +170,11 @@ def number_edges(lo: float | None, hi: float | None, lo_excl: bool, hi_excl: boo
 
 
 # ---------------------------------------------------------------------------- strings
+# An empty piece beside a separator: split/partition and join lose it ("Cher " split on its
+# first space is "Cher" and "", which `last or None` reads as no last name; Go's
+# strings.Fields and Python's str.split() drop empty fields, Split(s, " ") keeps them); two
+# words with a doubled separator are the same trap in the middle.
+_SPLIT_PIECES = ("x ", " x", "x  y", "x,", ",x", "x,,y", "x/", "x y ")
 # One class per line; a hot string picks a class first (string_edges weighs "" twice).
 _STRING_CLASSES: tuple[tuple[str, ...], ...] = (
     ("",),
@@ -181,12 +186,14 @@ _STRING_CLASSES: tuple[tuple[str, ...], ...] = (
     ("\u212b", "\u2126", "\u037e", "K\u212a"),  # singletons: Angstrom, Ohm, Greek ";", Kelvin
     ("\u00e9", "\ufb01", "\U0001f600", "a\u200bb"),  # composed, ligature, astral, ZWSP
     ("null", "true", "a/b", "a.b", "\\", '"', "<>&"),  # words and escapes
+    _SPLIT_PIECES,  # an empty piece beside a separator
 )
 
 
 def string_edges(min_len: int, max_len: int | None) -> st.SearchStrategy[str] | None:
     """Empty, blank, padded, digit-only, case pairs, combining and composed Unicode (NFC
-    and NFD differ), astral characters, and strings of exactly ``maxLength``."""
+    and NFD differ), astral characters, an empty piece beside a separator, and strings of
+    exactly ``maxLength``."""
     hi = math.inf if max_len is None else max_len
     options: list[st.SearchStrategy[str]] = []
     for values in _STRING_CLASSES:
@@ -204,6 +211,12 @@ def string_edges(min_len: int, max_len: int | None) -> st.SearchStrategy[str] | 
                                  st.just(padded)))
     if 0 < min_len <= 4096:
         options.append(st.just("x" * min_len))
+    split = [v for v in _SPLIT_PIECES if min_len <= len(v) <= hi]
+    if split:
+        # twice, as "": a field split on a separator and joined back (a name into first
+        # and last, an address into lines) is the commonest string migration (issue 20:
+        # rename, split, remove, type change), and these are the values it loses
+        options.append(st.sampled_from(split))
     return st.one_of(options) if options else None
 
 
