@@ -178,3 +178,33 @@ def test_simpler_is_shortlex_on_canonical_json() -> None:
     ranked = sorted(objects, key=simpler_key)
     assert ranked[:3] == [[], {"a": 0}, {"a": 1}]  # shorter first, then lexicographic
     assert simpler_key({"b": 1, "a": 2}) == simpler_key({"a": 2, "b": 1})  # key order is no size
+
+
+def _interrupted(folder: Path, shard: Shard, mine: list[Unit], done: list[UnitResult]
+                 ) -> dict[str, Any]:
+    """The report of a shard stopped by SIGTERM after ``done``: what ``fuzz`` writes."""
+    writer = ReportWriter(folder / f"shard-{shard.number}.json", folder / "cx", min_interval=0)
+    writer.handle(RunStarted(tuple(mine), None, "default", 100, None, 1, "none"))
+    for result in done:
+        writer.handle(UnitFinished(result))
+    writer.interrupted()
+    return json.loads((folder / f"shard-{shard.number}.json").read_text())  # type: ignore[no-any-return]
+
+
+def test_interrupted_shard_exits_130_unless_a_shard_is_missing(tmp_path: Path) -> None:
+    units = UNITS[:4]
+    job = sorted(u.id for u in units)
+    docs = []
+    for number in (1, 2):
+        shard = Shard(number, 2)
+        mine = [u for u, _ in split(units, shard, key=lambda u: u.id)]
+        passed = [UnitResult(u, Status.PASSED, 10, 0.1) for u in mine]
+        doc = (shard_doc(tmp_path, shard, mine, passed, dies=False) if number == 1 else
+               _interrupted(tmp_path, shard, mine, passed[:1]))
+        docs.append(as_shard(doc, number, 2, job, units=[u.id for u in mine]))
+    both = merged(docs)
+    assert both["merge"]["exit_code"] == 130 and both["status"] == "interrupted"
+    assert [s["state"] for s in both["merge"]["shards"]] == ["finished", "interrupted"]
+    assert both["not_run"] == docs[1]["not_run"] != []
+    alone = merged(docs[1:])  # shard 1/2 lost as well: the job is incomplete, not stopped
+    assert alone["merge"]["exit_code"] == 2 and alone["status"] == "incomplete"

@@ -106,7 +106,7 @@ def _orphans(missing: list[Any], out: TextIO) -> None:
 
 def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
     """The merged job in a few lines: a line per shard, each failure once, the verdict."""
-    from compatfuzz._commands.fuzz import _shown, printable_json
+    from compatfuzz._commands.fuzz import _config_flag, _shown, printable_json
     from compatfuzz.roundtrip._merge import ShardState
 
     doc = merged.doc
@@ -155,8 +155,8 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
             print(f"  ({failure['other_counterexamples']} other, larger counterexamples of "
                   "this unit from other shards left out)", file=out)
         if failure["counterexample_file"]:
-            print(f"  replay: compatfuzz fuzz --replay {failure['counterexample_file']}",
-                  file=out)
+            print(f"  replay: compatfuzz fuzz --replay {failure['counterexample_file']}"
+                  f"{_config_flag(failure['config'])}", file=out)
     for row in doc["units"]:
         if row["status"] == "error":
             print(f"ERROR {row['id']}: {_shown(str(row.get('message') or ''))}", file=out)

@@ -476,6 +476,7 @@ def _merge_rows(unit: Unit, found: list[tuple[ShardReport, Mapping[str, Any]]]
                "object": cx.get("object") if cx else None,
                "error": (cx.get("error") if cx else rep.get("message")) or "",
                "counterexample_file": cx_file,
+               "config": cx.get("config") if cx else None,
                "found_by": same or [s.number for s, _ in failing],
                "failed_on": sorted(s.number for s, _ in failing),
                "other_counterexamples": max(0, len(distinct) - 1)}
