@@ -267,4 +267,18 @@ def test_unsharded_report_is_shard_one_of_one(runs: dict[str, Any], tmp_path: Pa
     text = capsys.readouterr().out
     assert "compatfuzz report merge: 1 shard (night not given), 6 units" in text
     assert "shard 1/1: finished" in text
+    assert main(["report", "merge", str(path), "-q"]) == code
+    quiet = capsys.readouterr().out
+    assert "shard 1/1: finished" not in quiet and quiet.count("FAIL ") == text.count("FAIL ") == 2
+
+
+def test_two_unsharded_reports_are_refused_with_the_reason(
+        runs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two plain ``fuzz --report`` runs are each a job of their own (shard 1/1)."""
+    a = write(tmp_path / "a.json", runs["valid"][1])
+    b = write(tmp_path / "b.json", runs["roundtrip"][1])
+    assert main(["report", "merge", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "has no \"shard\" object, so it is shard 1/1 of a job of its own" in err
+    assert "run each shard with --shard K/N" in err
     assert digest(JOB) != digest(JOB[1:])  # the helper's digest tells jobs apart

@@ -132,7 +132,8 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
                 print(head, file=out)
             continue
         why = {ShardState.DIED: "DIED: its report still says running (killed: SIGKILL, "
-                                "out of memory, node lost?), last written "
+                                "out of memory, node lost?, or still running: merge after "
+                                "every shard ended), last written "
                                 f"{line.updated or 'never'}",
                ShardState.INTERRUPTED: "INTERRUPTED (SIGTERM or Ctrl-C) before its units "
                                        "were done",

@@ -381,17 +381,22 @@ def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
     are not of one job."""
     first = min(shards, key=lambda s: (s.number, s.path))
     by_number: dict[int, ShardReport] = {}
+    unsharded = next((s.path for s in shards if not s.sharded), None)
+    alone = ("" if unsharded is None or len(shards) == 1 else
+             f"; {unsharded} has no \"shard\" object, so it is shard 1/1 of a job of its "
+             "own: run each shard with --shard K/N")
     for s in sorted(shards, key=lambda s: (s.number, s.path)):
         if s.count != first.count:
             raise _bad(f"is shard {s.label}, but {first.path} is shard {first.label}: "
                        "reports of jobs with different shard counts", s.path, "/shard/count",
-                       "merge the reports of one job only (every --shard K/N of one N)")
+                       "merge the reports of one job only (every --shard K/N of one N)"
+                       + alone)
         if s.config_digest != first.config_digest:
             raise _bad(f"was planned from another config than {first.path} (config_digest "
                        f"{s.config_digest or 'none'} vs {first.config_digest or 'none'}): "
                        "reports of two different jobs", s.path, "/shard/config_digest",
                        "merge the reports of one job only; rerun the shards whose config "
-                       "changed")
+                       "changed" + alone)
         if s.job_units != first.job_units:
             extra = sorted(set(s.job_units) - set(first.job_units))
             lacking = sorted(set(first.job_units) - set(s.job_units))
@@ -403,7 +408,7 @@ def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
             raise _bad(f"plans other units than {first.path}: {detail}", s.path,
                        "/shard/job_units",
                        "merge the reports of one job only (same config, --api, --property "
-                       "and --plan-limit on every shard)")
+                       "and --plan-limit on every shard)" + alone)
         seen = by_number.get(s.number)
         if seen is None:
             by_number[s.number] = s
@@ -411,7 +416,7 @@ def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
             raise _bad(f"is shard {s.label}, and so is {seen.path}, with other contents",
                        s.path, "/shard/number",
                        "pass each shard's report once (a rerun of a shard replaces its old "
-                       "report: merge the newer one)")
+                       "report: merge the newer one)" + alone)
     return [by_number[n] for n in sorted(by_number)]
 
 
