@@ -208,3 +208,50 @@ def test_interrupted_shard_exits_130_unless_a_shard_is_missing(tmp_path: Path) -
     assert both["not_run"] == docs[1]["not_run"] != []
     alone = merged(docs[1:])  # shard 1/2 lost as well: the job is incomplete, not stopped
     assert alone["merge"]["exit_code"] == 2 and alone["status"] == "incomplete"
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                    lambda kids: st.lists(kids, max_size=3)
+                    | st.dictionaries(st.text(max_size=5), kids, max_size=3), max_leaves=6)
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [at]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*at, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*at, i))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(jobs(), st.data())
+def test_a_corrupted_report_is_an_error_naming_it_never_a_traceback(
+        docs: list[dict[str, Any]], data: Any) -> None:
+    """Any one value of any report replaced by any JSON: either a SchemaLoadError naming
+    the file, or a merged report the JUnit and HTML writers render."""
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.roundtrip._html import render_html
+    from compatfuzz.roundtrip._report import junit_xml
+
+    index = data.draw(st.integers(0, len(docs) - 1))
+    target = data.draw(st.sampled_from(_paths(docs[index])))
+    value = data.draw(JSON)
+    if target:
+        parent = docs[index]
+        for step in target[:-1]:
+            parent = parent[step]
+        parent[target[-1]] = value
+    else:
+        docs[index] = value
+    try:
+        shards = [parse_report(d, f"shard-{i}.json") for i, d in enumerate(docs)]
+        result = merge_reports(shards)
+    except SchemaLoadError as exc:
+        assert "shard-" in str(exc) or "<command line>" in str(exc)
+        return
+    render_html(result.doc, result.planned)
+    junit_xml(result.results, planned=result.planned, accept=result.accept, files=result.files)
+    json.dumps(result.doc)

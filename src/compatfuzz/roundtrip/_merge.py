@@ -141,6 +141,116 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+
+def _one_of(value: Any, choices: set[str]) -> bool:
+    return isinstance(value, str) and value in choices
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 \
+        and value != float("inf")
+
+
+def _check_fields(doc: Mapping[str, Any], path: str) -> None:
+    """The run's settings and lists the merged report and its HTML page read."""
+    for key in ("duration", "seconds"):
+        if doc.get(key) is not None and not _number(doc[key]):
+            raise _bad(f"expected a number of seconds or null but got {doc[key]!r:.80}", path,
+                       f"/{key}")
+    if doc.get("workers") is not None and not (_count(doc["workers"]) and doc["workers"]):
+        raise _bad(f"expected a number of workers but got {doc['workers']!r:.80}", path,
+                   "/workers")
+    for key in ("started", "updated"):
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            raise _bad(f"expected a time (a string) but got {_type(doc[key])}", path, f"/{key}")
+    for key in ("sampled", "notices", "accepted", "stale_accepts"):
+        if doc.get(key) is not None and not isinstance(doc[key], list):
+            raise _bad(f"expected a list but got {_type(doc[key])}", path, f"/{key}")
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._accept import Accept
+
+    for key in ("accepted", "stale_accepts"):
+        for i, entry in enumerate(doc.get(key) or []):
+            where = f"/{key}/{i}"
+            if not (isinstance(entry, dict) and isinstance(entry.get("api"), str)
+                    and _count(entry.get("index"))
+                    and all(isinstance(entry.get(k), str)
+                            for k in ("path", "why", "property", "versions"))):
+                raise _bad("expected an accept entry {api, index, path, why, property, "
+                           "versions}", path, where)
+            try:
+                Accept(path=entry["path"], why=entry["why"], property=entry["property"],
+                       versions=entry["versions"])
+            except InvalidArgument as exc:
+                raise _bad(f"not an accept entry: {exc}", path, where) from None
+
+
+def _check_row(row: Any, path: str, where: str) -> None:
+    """One unit result as ``UnitResult.to_json`` (and ``_report``) writes it."""
+    if not isinstance(row, dict):
+        raise _bad(f"expected a unit result (an object) but got {_type(row)}", path, where)
+    for key in ("id", "api", "kind"):
+        if not isinstance(row.get(key), str) or not row[key]:
+            raise _bad(f"expected a string but got {row.get(key)!r:.80}", path,
+                       f"{where}/{key}")
+    if not _one_of(row.get("property"), {str(p) for p in Property}):
+        raise _bad(f"unknown property {row.get('property')!r:.80}", path, f"{where}/property")
+    versions = row.get("versions")
+    if not (isinstance(versions, list) and versions
+            and all(isinstance(v, str) and v for v in versions)):
+        raise _bad(f"expected a list of versions but got {versions!r:.80}", path,
+                   f"{where}/versions")
+    if _unit_from_row(row).id != row["id"]:
+        raise _bad(f"unit id {row['id']!r:.120} does not match its api, kind, property and "
+                   "versions", path, f"{where}/id")
+    if not _one_of(row.get("status"), {str(s) for s in Status}):
+        raise _bad(f"unknown unit status {row.get('status')!r:.80}; expected one of "
+                   f"{', '.join(str(s) for s in Status)}", path, f"{where}/status")
+    if not _count(row.get("examples")):
+        raise _bad(f"expected a number of examples >= 0 but got {row.get('examples')!r:.80}",
+                   path, f"{where}/examples")
+    if row.get("seconds") is not None and not _number(row["seconds"]):
+        raise _bad(f"expected a number of seconds but got {row['seconds']!r:.80}", path,
+                   f"{where}/seconds")
+    if row.get("message") is not None and not isinstance(row["message"], str):
+        raise _bad(f"expected a message (a string) but got {_type(row['message'])}", path,
+                   f"{where}/message")
+    if row.get("counterexample_file") is not None and not isinstance(
+            row["counterexample_file"], str):
+        raise _bad(f"expected a file name but got {_type(row['counterexample_file'])}", path,
+                   f"{where}/counterexample_file")
+    accepted = row.get("accepted")
+    if accepted is not None and not (isinstance(accepted, list) and all(
+            isinstance(a, dict) and _count(a.get("index")) and _count(a.get("count"))
+            for a in accepted)):
+        raise _bad("expected a list of {\"index\": N, \"count\": N}", path,
+                   f"{where}/accepted")
+    cov = row.get("coverage")
+    if cov is not None and not (
+            isinstance(cov, dict) and _count(cov.get("leaf_paths")) and _number(cov.get("ratio"))
+            and all(isinstance(cov.get(k), list) and all(isinstance(c, str) for c in cov[k])
+                    for k in ("edge_classes", "missing_edge_classes"))):
+        raise _bad("expected coverage {leaf_paths, ratio, edge_classes, "
+                   "missing_edge_classes} or null", path, f"{where}/coverage")
+    cx = row.get("counterexample")
+    if cx is None:
+        return
+    if not isinstance(cx, dict):
+        raise _bad(f"expected a counterexample object or null but got {_type(cx)}", path,
+                   f"{where}/counterexample")
+    for key in ("error", "error_type", "traceback", "output", "reproduce_failure", "config"):
+        if cx.get(key) is not None and not isinstance(cx[key], str):
+            raise _bad(f"expected a string or null but got {_type(cx[key])}", path,
+                       f"{where}/counterexample/{key}")
+    diff = cx.get("diff")
+    if diff is not None and not (isinstance(diff, list) and all(isinstance(d, dict)
+                                                                 for d in diff)):
+        raise _bad("expected a list of changes ({path, kind, old, new})", path,
+                   f"{where}/counterexample/diff")
+    if cx.get("truncated") is not None and not isinstance(cx["truncated"], list):
+        raise _bad("expected the list of fields cut", path, f"{where}/counterexample/truncated")
+
+
 def parse_report(doc: Any, path: str) -> ShardReport:
     """Check one report document (``fuzz --report``'s format) and return it as a shard.
 
@@ -151,46 +261,23 @@ def parse_report(doc: Any, path: str) -> ShardReport:
     if not isinstance(doc, dict):
         raise _bad(f"expected a compatfuzz report (a JSON object) but got {_type(doc)}",
                    path, "")
-    if doc.get("format") != REPORT_FORMAT:
+    if not _one_of(doc.get("format"), {REPORT_FORMAT}):
         raise _bad(f"not a compatfuzz report: format is {doc.get('format')!r:.80}, expected "
                    f"{REPORT_FORMAT!r}", path, "/format")
     status = doc.get("status")
-    if status not in _RUN_STATUSES:
+    if not _one_of(status, _RUN_STATUSES):
         raise _bad(f"unknown run status {status!r:.80}; expected one of "
                    f"{', '.join(sorted(_RUN_STATUSES))}", path, "/status")
+    _check_fields(doc, path)
     rows = doc.get("units")
     if not isinstance(rows, list):
         raise _bad(f"expected a list of unit results but got {_type(rows)}", path, "/units")
     ids: set[str] = set()
     for i, row in enumerate(rows):
-        where = f"/units/{i}"
-        if not isinstance(row, dict):
-            raise _bad(f"expected a unit result (an object) but got {_type(row)}", path,
-                       where)
-        for key in ("id", "api", "kind"):
-            if not isinstance(row.get(key), str) or not row[key]:
-                raise _bad(f"expected a string but got {row.get(key)!r:.80}", path,
-                           f"{where}/{key}")
+        _check_row(row, path, f"/units/{i}")
         if row["id"] in ids:
-            raise _bad(f"unit {row['id']!r} has two results", path, f"{where}/id")
+            raise _bad(f"unit {row['id']!r} has two results", path, f"/units/{i}/id")
         ids.add(row["id"])
-        if row.get("property") not in {str(p) for p in Property}:
-            raise _bad(f"unknown property {row.get('property')!r:.80}", path,
-                       f"{where}/property")
-        versions = row.get("versions")
-        if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
-            raise _bad(f"expected a list of versions but got {versions!r:.80}", path,
-                       f"{where}/versions")
-        if row.get("status") not in {str(s) for s in Status}:
-            raise _bad(f"unknown unit status {row.get('status')!r:.80}; expected one of "
-                       f"{', '.join(str(s) for s in Status)}", path, f"{where}/status")
-        if not _count(row.get("examples")):
-            raise _bad(f"expected a number of examples >= 0 but got "
-                       f"{row.get('examples')!r:.80}", path, f"{where}/examples")
-        cx = row.get("counterexample")
-        if cx is not None and not isinstance(cx, dict):
-            raise _bad(f"expected a counterexample object or null but got {_type(cx)}",
-                       path, f"{where}/counterexample")
     running = doc.get("running") or []
     if not isinstance(running, list) or not all(
             isinstance(r, dict) and isinstance(r.get("id"), str) for r in running):
