@@ -114,7 +114,8 @@ def test_merged_shards_equal_a_single_process_run(runs: dict[str, Any], tmp_path
 def test_missing_shard_is_named_with_its_units(runs: dict[str, Any], tmp_path: Path) -> None:
     one = write(tmp_path / "shard-1.json", as_shard(runs["valid"][1], 1, 3, JOB))
     three = write(tmp_path / "shard-3.json", as_shard(runs["no_mutation"][1], 3, 3, JOB))
-    done = merge(one, three, "--report", tmp_path / "merged.json")
+    done = merge(one, three, "--report", tmp_path / "merged.json", "--html",
+                 tmp_path / "merged.html", "--junit", tmp_path / "junit.xml")
     # every unit that ran holds, yet the job failed: shard 2/3 (the round trips) is gone
     assert done.returncode == 2, done.stdout + done.stderr
     assert "shard 2/3: no report" in done.stdout
@@ -124,6 +125,14 @@ def test_missing_shard_is_named_with_its_units(runs: dict[str, Any], tmp_path: P
     assert doc["not_run"] == ["t::roundtrip[v1->v2]", "t::roundtrip[v2->v1]"]
     assert doc["status"] == "incomplete"
     assert [s["state"] for s in doc["merge"]["shards"]] == ["finished", "missing", "finished"]
+    # the page and the JUnit file say so too, not just "not run"
+    assert ("shard 2/3: no report; 2 units only it owned did not run"
+            in (tmp_path / "merged.html").read_text())
+    skipped = {c.get("name"): c.find("skipped").get("message")  # type: ignore[union-attr]
+               for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
+               if c.find("skipped") is not None}
+    assert skipped == dict.fromkeys(["roundtrip[v1->v2]", "roundtrip[v2->v1]"],
+                                    "did not run: shard 2/3 wrote no report")
 
 
 def test_killed_shard_is_reported_as_such(runs: dict[str, Any], tmp_path: Path) -> None:
@@ -165,6 +174,13 @@ def test_killed_shard_is_reported_as_such(runs: dict[str, Any], tmp_path: Path) 
     skipped = [c for c in ET.parse(out / "junit.xml").getroot().iter("testcase")
                if c.find("skipped") is not None]
     assert sorted(f"{c.get('classname')}::{c.get('name')}" for c in skipped) == lost
+    messages = {f"{c.get('classname')}::{c.get('name')}": c.find("skipped").get("message")  # type: ignore[union-attr]
+                for c in skipped}
+    for unit in lost:
+        assert messages[unit] == ("did not finish: shard 2/2 died while running it"
+                                  if unit in running else
+                                  "did not run: shard 2/2 died before it started")
+    assert doc["notices"][0].startswith("shard 2/2 died (died): 1 unit was running")
 
 
 def test_duplicate_failures_are_merged(runs: dict[str, Any], tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
             atomic_write(args.report, json.dumps(merged.doc, indent=2) + "\n")
         if args.junit is not None:
             write_junit(args.junit, merged.results, planned=merged.planned,
-                        accept=merged.accept, files=merged.files)
+                        accept=merged.accept, files=merged.files, not_run=merged.not_run)
         if args.html is not None:
             from compatfuzz.roundtrip._html import render_html
 

@@ -410,6 +410,8 @@ class Merged:
     results: list[UnitResult]
     accept: list[dict[str, Any]]
     files: dict[str, str]
+    #: unit id -> why it has no result (which shard lost it), for JUnit's ``skipped``
+    not_run: dict[str, str]
     shards: list[ShardLine]
     failures: list[dict[str, Any]]
     exit_code: int
@@ -581,6 +583,44 @@ def _common(values: Iterable[Any]) -> Any:
     return next(iter(distinct.values())) if len(distinct) == 1 else None
 
 
+def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str]
+                 ) -> tuple[dict[str, str], list[str]]:
+    """Per unit without a result, the shard that lost it (JUnit's ``skipped`` message),
+    and a notice per shard that did not finish (the HTML page's notices)."""
+    why: dict[str, str] = {}
+    notices: list[str] = []
+    left = set(not_run)
+    missing = [line for line in lines if line.state == ShardState.MISSING]
+    owners = ("shard " if len(missing) == 1 else "shards ") + ", ".join(
+        f"{m.number}/{m.count}" for m in missing)
+    for line in lines:
+        label = f"shard {line.number}/{line.count}"
+        if line.state == ShardState.MISSING:
+            for unit in line.not_run:
+                if unit in left:
+                    why[unit] = f"did not run: {owners} wrote no report"
+            continue
+        if line.state == ShardState.FINISHED:
+            continue
+        verb = {ShardState.DIED: "died", ShardState.INTERRUPTED: "was interrupted",
+                ShardState.INCOMPLETE: "ended"}[line.state]
+        for unit in line.running:
+            if unit in left:
+                why[unit] = f"did not finish: {label} {verb} while running it"
+        for unit in line.not_run:
+            if unit in left:
+                why[unit] = f"did not run: {label} {verb} before it started"
+        running = len(line.running)
+        notices.append(f"{label} {verb} ({line.state}): {running} "
+                       f"unit{' was' if running == 1 else 's were'} running, "
+                       f"{len(line.not_run)} never started")
+    if missing:
+        orphans = [u for u in missing[0].not_run if u in left]
+        notices.insert(0, f"{owners}: no report; {len(orphans)} units only "
+                       f"{'it' if len(missing) == 1 else 'they'} owned did not run")
+    return why, notices
+
+
 def merge_reports(reports: Sequence[ShardReport]) -> Merged:
     """The report of the whole job from its shards' reports (in any order; one report
     given twice counts once).
@@ -661,6 +701,7 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
     for result in results:
         summary_all[str(result.status)] += 1
     not_run = [u.id for u in planned if u.id not in done]
+    why, lost = _why_not_run(lines, not_run)
     states = {line.state for line in lines}
     broken = states & {ShardState.MISSING, ShardState.DIED, ShardState.INCOMPLETE}
     if any(r.status is Status.FAILED for r in results):
@@ -701,7 +742,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
         "units": units_json,
         "running": [],
         "not_run": not_run,
-        "notices": [f"shard {s.label}: {n}" for s in shards for n in s.doc.get("notices") or []],
+        "notices": [*lost, *(f"shard {s.label}: {n}" for s in shards
+                             for n in s.doc.get("notices") or [])],
         "accepted": accepted,
         "stale_accepts": stale,
         "merge": {
@@ -714,4 +756,4 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
             "failures": failures,
         },
     }
-    return Merged(doc, planned, results, accept, files, lines, failures, code)
+    return Merged(doc, planned, results, accept, files, why, lines, failures, code)
