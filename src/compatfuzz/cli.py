@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample": ("compatfuzz._commands.sample", "print generated objects as JSON lines"),
     "fuzz": ("compatfuzz._commands.fuzz", "round-trip every version pair (nightly job)"),
     "diff": ("compatfuzz._commands.diff", "check two schema revisions for breaking changes"),
+    "report": ("compatfuzz._commands.report", "merge the reports of a sharded nightly job "
+               "(report merge out/shard-*.json)"),
 }
 
 

@@ -28,7 +28,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -348,11 +348,12 @@ class ReportWriter:
 def write_junit(path: Path, results: list[UnitResult], *,
                 planned: Sequence[Unit] = (), running: Iterable[str] = (),
                 accept: Sequence[dict[str, Any]] = (),
-                files: dict[str, str] | None = None) -> None:
+                files: dict[str, str] | None = None,
+                not_run: Mapping[str, str] | None = None) -> None:
     """Write :func:`junit_xml` to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, junit_xml(results, planned=planned, running=running, accept=accept,
-                                 files=files))
+                                 files=files, not_run=not_run))
 
 
 def _message(text: str) -> str:
@@ -365,12 +366,14 @@ def _message(text: str) -> str:
 def junit_xml(results: Sequence[UnitResult], *,
               planned: Sequence[Unit] = (), running: Iterable[str] = (),
               accept: Sequence[dict[str, Any]] = (),
-              files: dict[str, str] | None = None) -> str:
+              files: dict[str, str] | None = None,
+              not_run: Mapping[str, str] | None = None) -> str:
     """JUnit XML: one testsuite per API, one testcase per unit.
 
     Units of ``planned`` without a result are listed as skipped, saying whether they were
     running or had not started when the file was written (so a killed run's file still
-    accounts for every unit). A unit in which accept entries accepted differences has an
+    accounts for every unit), or what ``not_run`` says for them (``report merge``: the
+    shard that lost them). A unit in which accept entries accepted differences has an
     ``accepted`` property per entry; a stale entry is a ``stale_accept`` property of its
     API's testsuite.  A failure's text is cut to ``REPORT_TEXT_LIMIT`` characters with a
     note naming its counterexample file (in ``files``, by unit id), and every character
@@ -431,7 +434,7 @@ def junit_xml(results: Sequence[UnitResult], *,
             continue
         case = ET.SubElement(suite_for(unit.api), "testcase", classname=unit.api,
                              name=unit.name, time="0.000")
-        ET.SubElement(case, "skipped", message=(
+        ET.SubElement(case, "skipped", message=(not_run or {}).get(unit.id) or (
             "was still running when this file was written" if unit.id in busy else
             "did not run: the run ended (or this file was written) before it started"))
     for row in stale:

@@ -1,0 +1,210 @@
+"""Work with run reports.  ``compatfuzz report merge out/shard-*.json`` turns the reports of
+the N shards of one job (``compatfuzz fuzz --shard K/N --report FILE``) into the job's one
+report: every unit once, each failure once with its minimal counterexample, every missing or
+dead shard named with the units it left, and the exit code the job should have (0 every
+unit ran and holds, 1 a property failed, 2 an error, a missing or dead shard or units that
+did not run, 130 interrupted).  Reports of different jobs are refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_USAGE = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    merge = sub.add_parser(
+        "merge", help="merge the --report files of a sharded job into one report",
+        description=("Merge the --report files of the shards of one job (compatfuzz fuzz "
+                     "--shard K/N) into one report, with every unit once, each failure "
+                     "once, every missing or dead shard named, and the job's exit code. "
+                     "A report without a \"shard\" object is shard 1/1."))
+    merge.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                       help="the shards' report files (out/shard-*.json)")
+    merge.add_argument("--report", metavar="report.json", type=Path,
+                       help="write the merged JSON report (the format of fuzz --report)")
+    merge.add_argument("--junit", metavar="junit.xml", type=Path,
+                       help="write JUnit XML for the whole job")
+    merge.add_argument("--html", metavar="report.html", type=Path,
+                       help="write the HTML page for the whole job")
+    merge.add_argument("-q", "--quiet", action="store_true",
+                       help="print only failures, missing or dead shards and the summary")
+    parser.set_defaults(action_parser=parser)
+
+
+def _check_outputs(args: argparse.Namespace) -> str | None:
+    """Why an output path is unusable, or None: above all, never write over a shard's
+    report (the only copy of what that shard found)."""
+    from compatfuzz._commands.fuzz import _ours, _writable_folder, path_suffix
+
+    inputs = {}
+    for p in args.files:
+        try:
+            inputs[p.resolve()] = p
+        except (OSError, RuntimeError):
+            continue
+    seen: dict[Path, str] = {}
+    for flag, path in (("--report", args.report), ("--junit", args.junit),
+                       ("--html", args.html)):
+        if path is None:
+            continue
+        where = path.resolve()
+        if where in inputs:
+            return (f"{flag} {path} is one of the reports being merged; writing it would "
+                    f"destroy that shard's report\n  fix: name another file for {flag}, "
+                    f"e.g. {flag} merged{path_suffix(flag)}")
+        if where.is_dir():
+            return (f"{flag} {path} is a folder\n  fix: name a file in it, e.g. "
+                    f"{flag} {path / ('merged' + path_suffix(flag))}")
+        if where.exists() and not where.is_file():
+            return (f"{flag} {path} is not a regular file (a device or a pipe)\n  fix: "
+                    f"leave {flag} out to write no such file, or name a regular file")
+        if where.is_file() and where.stat().st_size and not _ours(where):
+            return (f"{flag} {path} exists and is not a compatfuzz report; writing it "
+                    f"would replace it\n  fix: name another file for {flag}")
+        if where in seen:
+            return (f"{flag} {path} is also the {seen[where]} file\n  fix: give {flag} and "
+                    f"{seen[where]} different files")
+        seen[where] = flag
+        why = _writable_folder(where.parent)
+        if why is not None:
+            return (f"{flag} {path} cannot be written: {why}\n  fix: name a file in a "
+                    "folder you can write")
+    return None
+
+
+def _units(ids: list[str], limit: int = 8) -> str:
+    from compatfuzz.roundtrip._text import printable
+
+    shown = ", ".join(printable(i, newlines=False) for i in ids[:limit])
+    return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def _counts(summary: dict[str, int]) -> str:
+    return ", ".join(f"{n} {s}" for s, n in sorted(summary.items()) if n) or "no result"
+
+
+def _orphans(missing: list[Any], out: TextIO) -> None:
+    """The units only the missing shards owned (which of them owned which is the split's
+    secret: it weighs units by an expected cost the reports do not hold)."""
+    orphans = missing[0].not_run
+    if len(missing) == 1:
+        owners = f"shard {missing[0].number}/{missing[0].count}"
+    else:
+        owners = "shards " + ", ".join(f"{m.number}/{m.count}" for m in missing)
+    if orphans:
+        print(f"  {len(orphans)} units only {owners} owned did not run: {_units(orphans)}",
+              file=out)
+    else:
+        print(f"  every unit {owners} owned was run by another shard (a copy)", file=out)
+
+
+def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
+    """The merged job in a few lines: a line per shard, each failure once, the verdict."""
+    from compatfuzz._commands.fuzz import _config_flag, _shown, printable_json
+    from compatfuzz.roundtrip._merge import ShardState
+
+    doc = merged.doc
+    info = doc["merge"]
+    count = info["count"]
+    nights = ", ".join(info["nights"]) or "not given"
+    print(f"compatfuzz report merge: {count} shard{'s' if count > 1 else ''} "
+          f"(night {nights}), {len(info['job_units'])} units", file=out)
+    missing = [line for line in merged.shards if line.state == ShardState.MISSING]
+    for line in merged.shards:
+        label = f"shard {line.number}/{line.count}"
+        if line.state == ShardState.MISSING:
+            print(f"{label}: no report", file=out)
+            if line is missing[-1]:
+                _orphans(missing, out)
+            continue
+        head = (f"{label}: {line.state}, {len(line.units)} units: {_counts(line.summary)}; "
+                f"{line.examples} examples"
+                + (f", seed {line.seed}" if line.seed is not None else "")
+                + f" ({line.file})")
+        if line.state == ShardState.FINISHED:
+            if not quiet:
+                print(head, file=out)
+            continue
+        why = {ShardState.DIED: "DIED: its report still says running (killed: SIGKILL, "
+                                "out of memory, node lost?, or still running: merge after "
+                                "every shard ended), last written "
+                                f"{line.updated or 'never'}",
+               ShardState.INTERRUPTED: "INTERRUPTED (SIGTERM or Ctrl-C) before its units "
+                                       "were done",
+               ShardState.INCOMPLETE: "INCOMPLETE: it left units without a result "
+                                      "(a spent --duration?)"}[line.state]
+        print(f"{head}\n  {why}", file=out)
+        if line.running:
+            print(f"  was running: {_units(line.running)}", file=out)
+        if line.not_run:
+            print(f"  never started: {_units(line.not_run)}", file=out)
+    for failure in merged.failures:
+        found = ", ".join(f"{n}/{count}" for n in failure["found_by"])
+        print(f"FAIL {failure['id']}  (shard{'s' if len(failure['found_by']) > 1 else ''} "
+              f"{found})", file=out)
+        if failure["object"] is not None:
+            print(f"  minimal counterexample: {printable_json(failure['object'])}", file=out)
+        for text in _shown(str(failure["error"])).splitlines()[:3]:
+            print(f"    {text}", file=out)
+        if failure["other_counterexamples"]:
+            print(f"  ({failure['other_counterexamples']} other, larger counterexamples of "
+                  "this unit from other shards left out)", file=out)
+        if failure["counterexample_file"]:
+            print(f"  replay: compatfuzz fuzz --replay {failure['counterexample_file']}"
+                  f"{_config_flag(failure['config'])}", file=out)
+    for row in doc["units"]:
+        if row["status"] == "error":
+            print(f"ERROR {row['id']}: {_shown(str(row.get('message') or ''))}", file=out)
+    counts = _counts(doc["summary"]) if doc["units"] else "nothing ran"
+    if doc["not_run"]:
+        counts += f", {len(doc['not_run'])} not run"
+    dead = [line for line in merged.shards if line.state in (ShardState.DIED,
+                                                               ShardState.INTERRUPTED,
+                                                               ShardState.INCOMPLETE)]
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} shard{'s' if len(missing) > 1 else ''} missing")
+    if dead:
+        problems.append(", ".join(f"shard {d.number}/{d.count} {d.state}" for d in dead))
+    examples = sum(row["examples"] for row in doc["units"])
+    print(f"compatfuzz report merge: {counts}; {examples} examples"
+          + (f"; {'; '.join(problems)}" if problems else "")
+          + f" -> {doc['status']} (exit {merged.exit_code})", file=out)
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "action", None) != "merge":
+        args.action_parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    from compatfuzz.roundtrip._merge import merge_reports, read_report
+    from compatfuzz.roundtrip._report import atomic_write, write_junit
+
+    bad = _check_outputs(args)
+    if bad:
+        print(f"compatfuzz report: error: {bad}", file=sys.stderr)
+        return EXIT_USAGE
+    merged = merge_reports([read_report(path) for path in args.files])
+    import json
+
+    try:
+        if args.report is not None:
+            atomic_write(args.report, json.dumps(merged.doc, indent=2) + "\n")
+        if args.junit is not None:
+            write_junit(args.junit, merged.results, planned=merged.planned,
+                        accept=merged.accept, files=merged.files, not_run=merged.not_run)
+        if args.html is not None:
+            from compatfuzz.roundtrip._html import render_html
+
+            atomic_write(args.html, render_html(merged.doc, merged.planned))
+    except OSError as exc:
+        print(f"compatfuzz report: error: cannot write {exc.filename or ''} "
+              f"({exc.strerror or exc})", file=sys.stderr)
+        return EXIT_USAGE
+    print_summary(merged, sys.stdout, quiet=args.quiet)
+    return int(merged.exit_code)
