@@ -143,6 +143,28 @@ def test_shards_of_a_pytest_matrix_run_every_unit_once(pytester: pytest.Pytester
         assert set(ran) == set(everything) and len(ran) == count
 
 
+def test_a_spare_shard_reruns_a_unit_with_its_own_seed_and_says_how_to_replay(
+        pytester: pytest.Pytester) -> None:
+    """Ten shards, six units: shard 10 runs the fourth unit (the seeded bug) again, as
+    copy 1, on a run seed of its own, which its replay line gives (running the node alone
+    with it reproduces that seed, with no shard)."""
+    _frobber(pytester)
+    unit = next(u for u in units(load_config(pytester.path / "compatfuzz.toml")[0])
+                if u.id == FAILING)
+    result = _run(pytester, *NO_CACHE, "-n", "0", "--compatfuzz-seed=3",
+                  "--compatfuzz-shard=10/10")
+    result.assert_outcomes(failed=1, deselected=5)
+    seeds = re.findall(r'"seed": (\d+), "unit": "' + re.escape(FAILING), result.stdout.str())
+    assert len(seeds) == 1 and int(seeds[0]) != unit_seed(3, unit)
+    replay = re.findall(r"replay: pytest '(\S+)' --compatfuzz-seed=(\d+)\n",
+                        result.stdout.str())
+    assert replay and replay[0][0] == f"compatfuzz.toml::{FAILING}" and replay[0][1] != "3"
+    assert int(seeds[0]) == unit_seed(int(replay[0][1]), unit)
+    again = _run(pytester, *NO_CACHE, "-n", "0", replay[0][0],
+                 f"--compatfuzz-seed={replay[0][1]}")
+    assert re.findall(r'"seed": (\d+)', again.stdout.str()) == seeds
+
+
 def test_shard_under_xdist_runs_its_units_and_says_what_it_left(
         pytester: pytest.Pytester) -> None:
     _frobber(pytester, "compatfuzz.toml")

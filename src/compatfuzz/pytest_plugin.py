@@ -665,6 +665,7 @@ class PropertyItem(pytest.Item):
         self.unit = unit
         self.counterexample: Any = None
         self.seed: int | None = None
+        self.run_seed: int | None = None  # the run seed self.seed derives from
         self.html_row: dict[str, Any] | None = None
         #: ``c > 0``: under ``--compatfuzz-shard``, a spare shard's re-run of this unit
         self.copy = 0
@@ -709,9 +710,13 @@ class PropertyItem(pytest.Item):
         if config.stash[_SEED_EXPLICIT]:
             # the run seed and the unit id only: the same on every xdist worker, in any
             # order, and in an unsharded run (a copy, below, is the one exception)
-            self.seed = unit_seed(config.stash[_SEED], self.unit)
-            if self.copy:
-                self.seed = unit_seed(config.stash[_SEED] + self.copy, self.unit)
+            self.run_seed = config.stash[_SEED]
+            if self.copy:  # a spare shard's re-run: a run seed of its own, printed to replay
+                import hashlib
+
+                digest = hashlib.sha256(f"{self.run_seed}:copy:{self.copy}".encode()).digest()
+                self.run_seed = int.from_bytes(digest[:4], "big")
+            self.seed = unit_seed(self.run_seed, self.unit)
             test = hseed(self.seed)(test)
         self.replays_from_database = (
             overrides.get("database", _database_of(base)) is not None
@@ -788,7 +793,7 @@ class PropertyItem(pytest.Item):
         if self.counterexample is not None:
             lines.append("minimal counterexample: " + json.dumps(self.counterexample,
                                                                  sort_keys=True))
-        seed_arg = f" {OPTION_SEED}={self.config.stash[_SEED]}" if self.seed else ""
+        seed_arg = f" {OPTION_SEED}={self.run_seed}" if self.seed else ""
         here = Path(self.config.invocation_params.dir)
         # the names below the file node, not the node id's tail: a config above the rootdir
         # (pytest run in a subfolder) has a node id that starts "::compatfuzz.toml::"
