@@ -295,6 +295,8 @@ def test_a_sleeping_converter_fails_the_example_deadline_naming_where(
         "*: TimeoutError: an example took longer than the 1s per-example deadline "
         "(stuck in slow.py:* in _work()); *(raise it with --compatfuzz-example-deadline="
         "SECONDS, or 'none' to disable it)"])
+    # Hypothesis stopped at once and saved nothing: the replay line promises no database
+    assert "replays the failing example first" not in result.stdout.str()
 
 
 @pytest.mark.parametrize("value", ["abc", "-1", "inf"])

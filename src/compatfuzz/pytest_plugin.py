@@ -144,7 +144,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None and WORKER_SEED in workerinput:
         # an xdist worker: the controller's seed, resolved once ("last" read once)
         seed, explicit = workerinput[WORKER_SEED]
-    elif config.pluginmanager.hasplugin("xdist"):
+    elif workerinput is None and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config), "compatfuzz-xdist")
     config.stash[_SEED] = seed
     config.stash[_SEED_EXPLICIT] = explicit
@@ -641,7 +641,8 @@ def _deadline_failure(alarm: Any, recorder: Any, exc: BaseException) -> BaseExce
                    f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
                    f"server fails the property ({knob})")
         if recorder.failure is None:
-            recorder.failure = (getattr(recorder, "current", None), TimeoutError(message))
+            if recorder.current is not None:  # the example it was stuck on
+                recorder.failure = (recorder.current, TimeoutError(message))
         else:
             message = f"shrinking stopped: {message}; counterexample not minimal"
     else:
@@ -732,13 +733,15 @@ class PropertyItem(pytest.Item):
         except ExampleDeadline as exc:
             # a KeyboardInterrupt, which would end the pytest session: fail this item
             failure = _deadline_failure(alarm, recorder, exc)
+            # Hypothesis stopped at once: nothing was saved for the database to replay
+            self.replays_from_database = False
             raise failure from None
         except BaseException as exc:
             failure = exc
             raise
         finally:
             self._record(recorder, failure, time.monotonic() - started)
-            if recorder.failure is not None:
+            if recorder.failure is not None and recorder.failure[0] is not None:
                 import json
 
                 from compatfuzz.roundtrip._properties import example_to_json
