@@ -7,14 +7,17 @@ way to v6, so ``roundtrip[v7beta1->v6]`` fails).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from compatfuzz.roundtrip import load_config, units
+from compatfuzz.roundtrip import _runner, load_config, units
 from compatfuzz.roundtrip._database import _unseal
 from compatfuzz.roundtrip._deadline import run_queue_wait
 from compatfuzz.roundtrip._profiles import PROFILES, get_profile
@@ -124,23 +127,46 @@ def test_shards_of_a_pytest_matrix_run_every_unit_once(pytester: pytest.Pytester
     shards for six units: the seventh re-runs one (a copy), none idles."""
     _frobber(pytester, "compatfuzz.toml")
     pytester.makepyfile(test_plain="def test_x():\n    pass\n")
-    everything = [u.id for u in units(load_config(pytester.path / "compatfuzz.toml")[0])]
+    api = load_config(pytester.path / "compatfuzz.toml")[0]
+    everything = units(api)
+    cost = getattr(_runner, "unit_cost", None)  # what fuzz --shard balances, once it has it
     ran: list[str] = []
     for number in range(1, count + 1):
         result = _run(pytester, *NO_CACHE, "--co", "-q", "-n", "0",
                       f"--compatfuzz-shard={number}/{count}", "compatfuzz.toml",
                       "test_plain.py")
         mine = _ids(result)
-        expected = split(everything, Shard(number, count), key=str)
-        assert mine == [f"compatfuzz.toml::{unit}".split("::", 1)[1] for unit, _ in expected]
+        expected = split(everything, Shard(number, count), key=lambda u: u.id,
+                         cost=None if cost is None else lambda u: cost(api, u))
+        assert mine == [unit.id for unit, _ in expected]
         assert "test_plain.py::test_x" in result.stdout.str()  # not compatfuzz's to split
         result.stdout.fnmatch_lines([f"*{len(mine) + 1}/7 tests collected "
                                      f"({6 - len(mine)} deselected)*"])
         ran.extend(mine)
+    ids = [unit.id for unit in everything]
     if count <= len(everything):
-        assert sorted(ran) == sorted(everything)
+        assert sorted(ran) == sorted(ids)
     else:
-        assert set(ran) == set(everything) and len(ran) == count
+        assert set(ran) == set(ids) and len(ran) == count
+
+
+def test_pytest_shards_run_the_units_of_fuzz_shards(pytester: pytest.Pytester) -> None:
+    """``pytest --compatfuzz-shard K/N`` and ``compatfuzz fuzz --shard K/N`` split the same
+    way, so one matrix may mix them."""
+    help_text = subprocess.run([sys.executable, "-m", "compatfuzz.cli", "fuzz", "--help"],
+                               capture_output=True, text=True, check=False, timeout=120)
+    if "--shard" not in help_text.stdout:
+        pytest.skip("`compatfuzz fuzz --shard K/N` (issue 21, item 1) has not landed yet")
+    _frobber(pytester, "compatfuzz.toml")
+    for number in (1, 2, 3):
+        fuzz = subprocess.run(
+            [sys.executable, "-m", "compatfuzz.cli", "fuzz", "--shard", f"{number}/3",
+             "--max-examples", "2", "--database", "none", "--report", "r.json", "-q"],
+            cwd=pytester.path, capture_output=True, text=True, check=False, timeout=TIMEOUT)
+        assert fuzz.returncode == 0, fuzz.stderr
+        owned = json.loads((pytester.path / "r.json").read_text())["shard"]["units"]
+        result = _run(pytester, *NO_CACHE, "--co", "-q", f"--compatfuzz-shard={number}/3")
+        assert sorted(_ids(result)) == sorted(owned)
 
 
 def test_a_spare_shard_reruns_a_unit_with_its_own_seed_and_says_how_to_replay(

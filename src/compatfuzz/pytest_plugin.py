@@ -501,7 +501,7 @@ def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytes
 
     ours = [item for item in items if isinstance(item, PropertyItem)]
     try:
-        mine = split(ours, shard, key=lambda item: item.unit.id)
+        mine = split(ours, shard, key=lambda item: item.unit.id, cost=_unit_cost())
     except InvalidArgument as exc:  # one unit collected twice (config and test module)
         twice = sorted({i.nodeid for i in ours
                         if sum(j.unit.id == i.unit.id for j in ours) > 1})
@@ -522,6 +522,19 @@ def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytes
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if id(item) in kept
                     or not isinstance(item, PropertyItem)]
+
+
+def _unit_cost() -> Any:
+    """The expected cost of an item's unit, as ``compatfuzz fuzz --shard`` balances it
+    (``roundtrip._runner.unit_cost``, issue 21 item 1), so that pytest's shard K runs the
+    units fuzz's shard K runs; every unit costs the same where that function is absent."""
+    import importlib
+
+    runner = importlib.import_module("compatfuzz.roundtrip._runner")
+    unit_cost = getattr(runner, "unit_cost", None)
+    if unit_cost is None:
+        return None
+    return lambda item: float(unit_cost(item.api, item.unit))
 
 
 def _extend(items: list[pytest.Item], node: pytest.Collector) -> None:
