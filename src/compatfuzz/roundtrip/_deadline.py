@@ -65,11 +65,12 @@ def _where(frame: FrameType | None) -> tuple[str, bool]:
     return where, checking
 
 
-def run_queue_wait(native_id: int) -> float | None:
-    """Seconds thread ``native_id`` of this process has spent runnable but waiting for a
-    CPU (``run_delay`` in ``schedstat``), or ``None`` where the kernel does not say."""
+def run_queue_wait(native_id: int, pid: int | str = "self") -> float | None:
+    """Seconds thread ``native_id`` of process ``pid`` (this one by default) has spent
+    runnable but waiting for a CPU (``run_delay`` in ``schedstat``), or ``None`` where the
+    kernel does not say (or the process is gone)."""
     try:
-        with open(f"/proc/self/task/{native_id}/schedstat", encoding="ascii") as file:
+        with open(f"/proc/{pid}/task/{native_id}/schedstat", encoding="ascii") as file:
             fields = file.read().split()
         return int(fields[1]) / 1e9
     except (OSError, IndexError, ValueError):
