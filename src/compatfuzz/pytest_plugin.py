@@ -10,6 +10,29 @@ example database, so a failure the nightly job found is replayed first here.
 Imports only the standard library and pytest at load time (STYLE.md 14): compatfuzz,
 Hypothesis and the schema stack are imported inside hooks, and only once a compatfuzz
 test is actually collected, so installing compatfuzz costs nothing elsewhere.
+
+Under pytest-xdist (``-n auto``, issue 21) every worker is its own process with its own
+collection, so the plugin keeps three things worker-independent:
+
+* the example database: each worker opens the same folder (the config's, as without
+  xdist), and each unit's examples sit under its own key (the unit id), so a failure is
+  saved once, by the worker that ran the unit, and replayed by whichever worker runs that
+  unit next;
+* the seed: the controller resolves ``--compatfuzz-seed`` (``last`` included) once and
+  hands it to every worker in ``workerinput`` (xdist's ``pytest_configure_node``, as
+  pytest-randomly passes its seed); a unit's seed is derived from that seed and the unit
+  id only (``roundtrip._runner.unit_seed``), never from the worker or the order;
+* the ``--compatfuzz-html`` rows: a worker attaches its unit's row to the test report
+  (``report.__dict__``, which xdist serialises, as Hypothesis's plugin does with its
+  statistics in ``_hypothesis_pytestplugin.py``) and the controller writes one page.
+
+Hypothesis's own ``deadline`` is off in every compatfuzz profile (``_profiles``): a
+wall-clock limit of 200 ms per example is what makes ``DeadlineExceeded``/``Flaky``
+failures appear only on a loaded CI machine or a busy xdist worker.
+
+``--compatfuzz-shard K/N`` keeps the compatfuzz items of shard K of N (the split of
+``roundtrip._shard.split`` keyed by unit id, as ``compatfuzz fuzz --shard``) and
+deselects the others, so a CI matrix of N pytest jobs runs every unit once.
 """
 
 from __future__ import annotations
@@ -17,7 +40,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,17 +53,27 @@ OPTION_CONFIG = "--compatfuzz-config"
 OPTION_HTML = "--compatfuzz-html"
 OPTION_APISERVER = "--compatfuzz-apiserver"
 OPTION_APISERVER_ASSETS = "--compatfuzz-apiserver-assets"
+OPTION_SHARD = "--compatfuzz-shard"
+OPTION_EXAMPLE_DEADLINE = "--compatfuzz-example-deadline"
 INI_PROFILE = "compatfuzz_profile"
 INI_MAX_EXAMPLES = "compatfuzz_max_examples"
 ENV_PROFILE = "COMPATFUZZ_PROFILE"
 PROFILES = ("default", "ci", "nightly")
 CACHE_SEED = "compatfuzz/seed"
 MARKER = "compatfuzz"
+#: The ``workerinput`` key the xdist controller passes its resolved seed in.
+WORKER_SEED = "compatfuzz_seed"
+#: The ``workeroutput`` key a worker sends its shard's (kept, deselected) counts back in.
+WORKER_SHARD = "compatfuzz_shard"
+#: The test report attribute that carries a unit's ``--compatfuzz-html`` row.
+REPORT_ROW = "compatfuzz_row"
 
 _SEED = pytest.StashKey[int]()
 _SEED_EXPLICIT = pytest.StashKey[bool]()
 _COLLECTED = pytest.StashKey[set[str]]()
 _SERVER = pytest.StashKey[dict[str, Any]]()
+_SHARD = pytest.StashKey[Any]()
+_SHARD_COUNTS = pytest.StashKey[tuple[int, int]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,6 +98,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(OPTION_APISERVER_ASSETS, default=None, metavar="DIR",
                     help="folder with kube-apiserver and etcd, after TEST_ASSET_* and "
                     "KUBEBUILDER_ASSETS")
+    group.addoption(OPTION_EXAMPLE_DEADLINE, default="10s", metavar="SECONDS|none",
+                    help="fail a compatfuzz property whose one example takes longer "
+                    "(default 10s, as compatfuzz fuzz --example-deadline; time spent "
+                    "waiting for a CPU on a loaded machine does not count)")
+    group.addoption(OPTION_SHARD, default=None, metavar="K/N",
+                    help="run only shard K of N of the compatfuzz items (the split "
+                    "'compatfuzz fuzz --shard K/N' makes; other tests are not affected), "
+                    "for a CI matrix of N pytest jobs")
     try:
         parser.addini(INI_PROFILE, help="default compatfuzz profile",
                       type=Literal["default", "ci", "nightly"],
@@ -99,18 +140,71 @@ def pytest_configure(config: pytest.Config) -> None:
         # earlier failures (an explicit seed, like @seed, bypasses the database).
         explicit = False
         seed = 0
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and WORKER_SEED in workerinput:
+        # an xdist worker: the controller's seed, resolved once ("last" read once)
+        seed, explicit = workerinput[WORKER_SEED]
+    elif workerinput is None and config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(config), "compatfuzz-xdist")
     config.stash[_SEED] = seed
     config.stash[_SEED_EXPLICIT] = explicit
+    config.stash[_SHARD] = _shard_option(config)
+    if config.getoption(OPTION_HTML) and workerinput is None:
+        config.pluginmanager.register(_HtmlRows(config), "compatfuzz-html-rows")
     config.stash[_COLLECTED] = set()
     config.stash[_ROWS] = []
     # Check the other settings now: a bad value found inside a test's runtest would
     # surface as an INTERNALERROR instead of a usage error.
     _profile(config)
     _max_examples(config)
+    _example_deadline(config)
     _check_config_option(config)
     cache = getattr(config, "cache", None)
-    if cache is not None and explicit:
+    if cache is not None and explicit and workerinput is None:
         cache.set(CACHE_SEED, seed)
+
+
+class _XdistHooks:
+    """Registered on the xdist controller only (STYLE.md 16: the hook spec exists only
+    when xdist is installed)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[WORKER_SEED] = (self.config.stash[_SEED],
+                                         self.config.stash[_SEED_EXPLICIT])
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        counts = getattr(node, "workeroutput", {}).get(WORKER_SHARD)
+        if counts:  # every worker computed the same split: any one tells
+            self.config.stash[_SHARD_COUNTS] = (int(counts[0]), int(counts[1]))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """``--compatfuzz-shard``: how many compatfuzz items this shard ran and left to the
+    others (under xdist pytest's own "deselected" count stays in the workers)."""
+    shard = config.stash.get(_SHARD, None)
+    counts = config.stash.get(_SHARD_COUNTS, None)
+    if shard is None or counts is None or hasattr(config, "workerinput"):
+        return
+    terminalreporter.write_line(
+        f"compatfuzz: shard {shard}: {counts[0]} compatfuzz items here, {counts[1]} "
+        f"deselected (the other shards' units)")
+
+
+def _shard_option(config: pytest.Config) -> Any:
+    """``--compatfuzz-shard K/N`` as a ``Shard`` (``None`` without the option)."""
+    raw = config.getoption(OPTION_SHARD)
+    if raw is None:
+        return None
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._shard import parse_shard
+
+    try:
+        return parse_shard(raw)
+    except InvalidArgument as exc:
+        raise pytest.UsageError(f"{OPTION_SHARD}: {exc}") from None
 
 
 _LOADED = pytest.StashKey[dict[str, Any]]()
@@ -179,6 +273,22 @@ def _max_examples(config: pytest.Config) -> int | None:
     return value or None
 
 
+def _example_deadline(config: pytest.Config) -> float | None:
+    """``--compatfuzz-example-deadline``: seconds (``10``, ``10s``, ``1.5``) or ``None``."""
+    raw = str(config.getoption(OPTION_EXAMPLE_DEADLINE)).strip().lower()
+    if raw in ("none", "off", "0"):
+        return None
+    try:
+        value = float(raw.removesuffix("s"))
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise pytest.UsageError(
+            f"{OPTION_EXAMPLE_DEADLINE} expects seconds (like 10 or 10s) or 'none', got "
+            f"{raw!r}")
+    return value
+
+
 def _root_config(config: pytest.Config) -> Path | None:
     explicit = config.getoption(OPTION_CONFIG)
     if explicit:
@@ -242,13 +352,46 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.pop("server").stop()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    row = getattr(item, "html_row", None)
+    if row is not None and call.when == "call":
+        # in the report's __dict__, which xdist sends to the controller as it is
+        report.__dict__[REPORT_ROW] = row
+    return report
+
+
+class _HtmlRows:
+    """Collects ``--compatfuzz-html`` rows where the reports meet: in the xdist controller
+    (a worker's own list would hold only its units), in the one process without xdist."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = getattr(report, REPORT_ROW, None)
+        if row is not None:
+            self.config.stash[_ROWS].append((_unit_of(row), row))
+
+
+def _unit_of(row: dict[str, Any]) -> Any:
+    """The ``Unit`` a report row describes (rows cross the xdist channel as JSON)."""
+    from compatfuzz.roundtrip._events import Property, Unit
+
+    bare = f"{row['api']}::{row['property']}[{'->'.join(row['versions'])}]"
+    return Unit(row["api"], row["kind"], Property(row["property"]), tuple(row["versions"]),
+                show_kind=row["id"] != bare)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """``--compatfuzz-html FILE``: the same page as ``compatfuzz fuzz --html``."""
     config = session.config
     target = config.getoption(OPTION_HTML)
     rows = config.stash.get(_ROWS, [])
-    if not target or not rows:
-        return
+    if not target or not rows or hasattr(config, "workerinput"):
+        return  # an xdist worker's rows went to the controller, which writes the page
     import datetime
 
     from compatfuzz import __version__
@@ -342,6 +485,58 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(str(exc.args[0] if exc.args else exc)) from None
 
 
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--compatfuzz-shard K/N``: deselect the compatfuzz items of the other shards.
+
+    After ``-k``/``-m``/``--lf`` (trylast), so the N jobs of a matrix split what they
+    would all run; every job computes the same split from the same items, and xdist's
+    workers each compute it too, so no coordinator is needed.  Other tests stay.
+    """
+    shard = config.stash.get(_SHARD, None)
+    if shard is None:
+        return
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._shard import split
+
+    ours = [item for item in items if isinstance(item, PropertyItem)]
+    try:
+        mine = split(ours, shard, key=lambda item: item.unit.id, cost=_unit_cost())
+    except InvalidArgument as exc:  # one unit collected twice (config and test module)
+        twice = sorted({i.nodeid for i in ours
+                        if sum(j.unit.id == i.unit.id for j in ours) > 1})
+        raise pytest.UsageError(
+            f"{OPTION_SHARD} {shard}: {exc}: {', '.join(twice)}; declare each API once "
+            "(in the config or in a test module) or narrow the run to one of them"
+        ) from None
+    kept: set[int] = set()
+    for item, copy in mine:
+        item.copy = copy
+        kept.add(id(item))
+    deselected = [item for item in ours if id(item) not in kept]
+    config.stash[_SHARD_COUNTS] = (len(mine), len(deselected))
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # xdist reports no worker's deselections: say it ourselves
+        workeroutput[WORKER_SHARD] = [len(mine), len(deselected)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if id(item) in kept
+                    or not isinstance(item, PropertyItem)]
+
+
+def _unit_cost() -> Any:
+    """The expected cost of an item's unit, as ``compatfuzz fuzz --shard`` balances it
+    (``roundtrip._runner.unit_cost``, issue 21 item 1), so that pytest's shard K runs the
+    units fuzz's shard K runs; every unit costs the same where that function is absent."""
+    import importlib
+
+    runner = importlib.import_module("compatfuzz.roundtrip._runner")
+    unit_cost = getattr(runner, "unit_cost", None)
+    if unit_cost is None:
+        return None
+    return lambda item: float(unit_cost(item.api, item.unit))
+
+
 def _extend(items: list[pytest.Item], node: pytest.Collector) -> None:
     for child in node.collect():
         if isinstance(child, pytest.Collector):
@@ -431,6 +626,45 @@ class APINode(pytest.Collector):
             yield item
 
 
+def _arming_recorder(alarm: Any) -> Any:
+    """A ``Recorder`` that also arms the per-example deadline (``roundtrip._deadline``)
+    before each example, as the runner's does for ``compatfuzz fuzz``."""
+    from compatfuzz.roundtrip._properties import Recorder
+
+    class ArmingRecorder(Recorder):
+        current: Any = None
+
+        def before(self, obj: Any) -> None:
+            self.current = obj
+            alarm.arm()
+            super().before(obj)
+
+    return ArmingRecorder()
+
+
+def _deadline_failure(alarm: Any, recorder: Any, exc: BaseException) -> BaseException:
+    """The failure of an item whose example outlived the per-example deadline."""
+    if getattr(exc, "unavailable", None) is not None:  # waiting on a webhook: setup error
+        return exc.unavailable  # type: ignore[attr-defined, no-any-return]
+    where, checking = alarm.fired_at or ("", True)
+    stuck = f" (stuck in {where})" if where else ""
+    knob = f"raise it with {OPTION_EXAMPLE_DEADLINE}=SECONDS, or 'none' to disable it"
+    if checking:
+        message = (f"an example took longer than the {alarm.seconds:g}s per-example "
+                   f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
+                   f"server fails the property ({knob})")
+        if recorder.failure is None:
+            if recorder.current is not None:  # the example it was stuck on
+                recorder.failure = (recorder.current, TimeoutError(message))
+        else:
+            message = f"shrinking stopped: {message}; counterexample not minimal"
+    else:
+        message = (f"generating one example took longer than the {alarm.seconds:g}s "
+                   f"per-example deadline{stuck}: the schema asks for very large values "
+                   f"or deep nesting ({knob})")
+    return TimeoutError(message)
+
+
 def _database_of(settings: Any) -> Any:
     """The example database ``settings`` use (``None`` when there is none)."""
     return getattr(settings, "database", None)
@@ -445,13 +679,16 @@ class PropertyItem(pytest.Item):
         self.unit = unit
         self.counterexample: Any = None
         self.seed: int | None = None
+        self.run_seed: int | None = None  # the run seed self.seed derives from
+        self.html_row: dict[str, Any] | None = None
+        #: ``c > 0``: under ``--compatfuzz-shard``, a spare shard's re-run of this unit
+        self.copy = 0
 
     def runtest(self) -> None:
         from hypothesis import seed as hseed
         from hypothesis import settings
 
         from compatfuzz.roundtrip import build_test, get_profile
-        from compatfuzz.roundtrip._properties import Recorder
         from compatfuzz.roundtrip._runner import unit_seed
 
         config = self.config
@@ -478,11 +715,22 @@ class PropertyItem(pytest.Item):
             home = (project_home(self.api.source) if self.api.source
                     else Path(config.rootpath))
             overrides["database"] = DirectoryBasedExampleDatabase(default_database_path(home))
-        recorder = Recorder()
+        from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
+
+        alarm = Alarm(_example_deadline(config))
+        recorder = _arming_recorder(alarm)
         test = build_test(self.api, self.unit, settings=settings(base, **overrides),
                           recorder=recorder)
         if config.stash[_SEED_EXPLICIT]:
-            self.seed = unit_seed(config.stash[_SEED], self.unit)
+            # the run seed and the unit id only: the same on every xdist worker, in any
+            # order, and in an unsharded run (a copy, below, is the one exception)
+            self.run_seed = config.stash[_SEED]
+            if self.copy:  # a spare shard's re-run: a run seed of its own, printed to replay
+                import hashlib
+
+                digest = hashlib.sha256(f"{self.run_seed}:copy:{self.copy}".encode()).digest()
+                self.run_seed = int.from_bytes(digest[:4], "big")
+            self.seed = unit_seed(self.run_seed, self.unit)
             test = hseed(self.seed)(test)
         self.replays_from_database = (
             overrides.get("database", _database_of(base)) is not None
@@ -490,13 +738,23 @@ class PropertyItem(pytest.Item):
         started = time.monotonic()
         failure: BaseException | None = None
         try:
-            test()
+            with alarm:
+                try:
+                    test()
+                finally:
+                    alarm.disarm()
+        except ExampleDeadline as exc:
+            # a KeyboardInterrupt, which would end the pytest session: fail this item
+            failure = _deadline_failure(alarm, recorder, exc)
+            # Hypothesis stopped at once: nothing was saved for the database to replay
+            self.replays_from_database = False
+            raise failure from None
         except BaseException as exc:
             failure = exc
             raise
         finally:
             self._record(recorder, failure, time.monotonic() - started)
-            if recorder.failure is not None:
+            if recorder.failure is not None and recorder.failure[0] is not None:
                 import json
 
                 from compatfuzz.roundtrip._properties import example_to_json
@@ -533,7 +791,7 @@ class PropertyItem(pytest.Item):
                     "diff": diff_to_json(getattr(exc, "diff", None)),
                     "traceback": find_user_traceback(exc),
                     "output": recorder.output, "config": self.api.source, "seed": self.seed}
-        self.config.stash[_ROWS].append((self.unit, row))
+        self.html_row = row  # sent with the report (pytest_runtest_makereport)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str | Any:
@@ -551,7 +809,7 @@ class PropertyItem(pytest.Item):
         if self.counterexample is not None:
             lines.append("minimal counterexample: " + json.dumps(self.counterexample,
                                                                  sort_keys=True))
-        seed_arg = f" {OPTION_SEED}={self.config.stash[_SEED]}" if self.seed else ""
+        seed_arg = f" {OPTION_SEED}={self.run_seed}" if self.seed else ""
         here = Path(self.config.invocation_params.dir)
         # the names below the file node, not the node id's tail: a config above the rootdir
         # (pytest run in a subfolder) has a node id that starts "::compatfuzz.toml::"

@@ -7,6 +7,16 @@ thread a real-time interval timer (``SIGALRM``) raises into the example: it inte
 tool owns ``SIGALRM`` (pytest-timeout's signal method), a watchdog thread injects the
 exception with ``PyThreadState_SetAsyncExc``, which reaches Python code but not a blocking
 call. Code that never returns to Python is the worker parent's job (it kills the worker).
+
+Load does not count (issue 21): on a busy machine (``pytest -n auto``, N shards on 2
+cores) an example can wait for a CPU longer than it runs, and a wall-clock limit then
+fails an innocent example, which is the ``DeadlineExceeded``/``Flaky`` flake Hypothesis's
+own ``deadline`` shows under xdist.  So the time an example has used is its wall-clock time
+minus the time its thread waited, runnable, on the run queue: the kernel's ``run_delay``,
+the second field of ``/proc/<pid>/task/<tid>/schedstat`` (``kernel/sched/stats.c``,
+``Documentation/scheduler/sched-stats.rst``).  Sleeping, blocking on a socket and
+computing all count; waiting for a CPU does not.  When the timer fires early by that
+measure it is set again for the rest.  Without ``schedstat`` (not Linux) it is wall time.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ import traceback
 from types import FrameType
 from typing import Any
 
-__all__ = ["Alarm", "ExampleDeadline"]
+__all__ = ["Alarm", "ExampleDeadline", "run_queue_wait"]
 
 
 class ExampleDeadline(KeyboardInterrupt):
@@ -55,6 +65,18 @@ def _where(frame: FrameType | None) -> tuple[str, bool]:
     return where, checking
 
 
+def run_queue_wait(native_id: int, pid: int | str = "self") -> float | None:
+    """Seconds thread ``native_id`` of process ``pid`` (this one by default) has spent
+    runnable but waiting for a CPU (``run_delay`` in ``schedstat``), or ``None`` where the
+    kernel does not say (or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/task/{native_id}/schedstat", encoding="ascii") as file:
+            fields = file.read().split()
+        return int(fields[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class Alarm:
     """Raises :class:`ExampleDeadline` into the running example after ``seconds``.
 
@@ -62,6 +84,8 @@ class Alarm:
     ``time.sleep`` and blocking socket reads too, and fires again every second in case
     user code swallows the first one.  Elsewhere a watchdog thread injects the exception
     with ``PyThreadState_SetAsyncExc`` (which reaches Python code, not a blocking call).
+    Either way it fires only once the example has *used* ``seconds``: time its thread
+    spent waiting for a CPU is added back (:func:`run_queue_wait`).
     """
 
     def __init__(self, seconds: float | None) -> None:
@@ -71,6 +95,9 @@ class Alarm:
         self._signal = False
         self._generation = 0
         self._thread_id = threading.get_ident()
+        self._native_id = threading.get_native_id()
+        self._armed_at = 0.0
+        self._waited_at: float | None = None
         self._watchdog: threading.Thread | None = None
         self._due: float | None = None
         self._cond = threading.Condition()
@@ -106,6 +133,8 @@ class Alarm:
     def arm(self) -> None:
         if self.seconds is None or self.fired_at is not None:
             return
+        self._armed_at = time.monotonic()
+        self._waited_at = run_queue_wait(self._native_id)
         if self._signal:
             signal.setitimer(signal.ITIMER_REAL, self.seconds, 1.0)
         else:
@@ -121,8 +150,23 @@ class Alarm:
             self._due = None
             self._cond.notify_all()
 
+    def _left(self) -> float:
+        """Seconds the example may still use: 0 once it has used its deadline, wall time
+        since :meth:`arm` less the time its thread waited for a CPU."""
+        assert self.seconds is not None
+        used = time.monotonic() - self._armed_at
+        if self._waited_at is not None:
+            waited = run_queue_wait(self._native_id)
+            if waited is not None:
+                used -= max(0.0, waited - self._waited_at)
+        return max(0.0, self.seconds - used)
+
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.fired_at is None:
+            left = self._left()
+            if left > 0:  # it waited for a CPU: that time was not its to use
+                signal.setitimer(signal.ITIMER_REAL, left, 1.0)
+                return
             self.fired_at = _where(frame)
         raise ExampleDeadline
 
@@ -135,6 +179,11 @@ class Alarm:
                     self._cond.wait(wait)
                 if self._closed:
                     return
+                if self.fired_at is None:
+                    left = self._left()
+                    if left > 0:  # it waited for a CPU: that time was not its to use
+                        self._due = time.monotonic() + left
+                        continue
                 self._due = time.monotonic() + 1.0  # again in a second if swallowed
             if self.fired_at is None:
                 self.fired_at = _where(sys._current_frames().get(self._thread_id))

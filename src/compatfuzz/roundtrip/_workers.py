@@ -10,7 +10,9 @@ on the pipes *and* the process sentinels:
 * a worker that ends without a result fails its unit with its exit status, and the run
   goes on;
 * a worker whose example outlives the deadline plus a grace period (C code that never
-  returns to Python, so the alarm cannot fire) is killed and its unit fails;
+  returns to Python, so the alarm cannot fire) is killed and its unit fails; as for the
+  alarm (``_deadline``), time the worker waited for a CPU does not count, so a loaded
+  machine kills no worker the alarm would have spared (issue 21);
 * a worker dies with its parent: ``PR_SET_PDEATHSIG`` on Linux and a parent-pid check
   everywhere, so ``kill -9`` of the CLI leaves nothing behind;
 * a second signal to the parent (``KeyboardInterrupt`` in its wait) kills every worker.
@@ -42,6 +44,7 @@ from typing import Any
 
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip._converters import safe_str
+from compatfuzz.roundtrip._deadline import run_queue_wait
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
@@ -201,6 +204,23 @@ class _Worker:
         self.failure: Counterexample | None = None
         self.notice: Notice | None = None
         self.killed_for: str | None = None
+        #: the heartbeat last seen, and the worker's run-queue wait when it was seen
+        self._beat: tuple[float, float | None] = (0.0, None)
+
+    def busy_for(self, now: float) -> float:
+        """Seconds the worker's current example has had: wall time since its heartbeat
+        less the time its main thread waited for a CPU since the parent saw that beat."""
+        beat = float(self.heartbeat.value)
+        if beat != self._beat[0]:
+            pid = self.process.pid
+            self._beat = (beat, run_queue_wait(pid, pid) if pid is not None else None)
+        used = now - beat
+        before = self._beat[1]
+        if before is not None and self.process.pid is not None:
+            waited = run_queue_wait(self.process.pid, self.process.pid)
+            if waited is not None:
+                used -= max(0.0, waited - before)
+        return used
 
     def drain(self, on_failure: FailureCallback | None) -> None:
         """Read every message waiting on the pipe (EOF once the worker is gone)."""
@@ -314,7 +334,7 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
                 w.drain(on_failure)
                 grace = None if deadline is None else min(_GRACE, max(1.0, deadline))
                 if (w.result is None and deadline is not None and grace is not None
-                        and w.heartbeat.value and now - w.heartbeat.value > deadline + grace):
+                        and w.heartbeat.value and w.busy_for(now) > deadline + grace):
                     w.killed_for = (f"was killed: an example ran for more than "
                                     f"{deadline + grace:g}s without answering the "
                                     f"{deadline:g}s per-example deadline (code that never "
