@@ -90,13 +90,16 @@ def _round(suite: Any, n: int, rows: dict[tuple[str, str], list[float]]) -> None
     from compatfuzz.roundtrip import Property, run_unit, units
 
     api = suite.api
-    (schema,) = api.schemas
     v = api.versions[0]
-    by_id = {u.id: u for u in units(suite)}
-    up = by_id[f"{suite.name}::valid[{v}->head]"]
-    down = by_id[f"{suite.name}::valid[head->{v}]"]
-    trip = next(u for u in by_id.values()
-                if u.property is Property.ROUNDTRIP and u.versions[0] == v)
+    every = units(suite)
+    # the schema both requests and responses use (the shop also has a response-only one)
+    schema = next(s for s in api.schemas
+                  if any(u.kind == s.__name__ and u.property is Property.ROUNDTRIP
+                         for u in every))
+    mine = [u for u in every if u.kind == schema.__name__]
+    up = next(u for u in mine if u.property is Property.VALID and u.versions == (v, "head"))
+    down = next(u for u in mine if u.property is Property.VALID and u.versions == ("head", v))
+    trip = next(u for u in mine if u.property is Property.ROUNDTRIP and u.versions[0] == v)
 
     def add(measure: str, value: float) -> None:
         rows.setdefault((suite.name, measure), []).append(value)
@@ -131,7 +134,7 @@ def _round(suite: Any, n: int, rows: dict[tuple[str, str], list[float]]) -> None
         result = run_unit(suite, unit, max_examples=n, seed=1, database=None)
         elapsed = time.perf_counter() - start
         assert result.status.value == "passed", (unit.id, result.message)
-        add(f"fuzz unit {unit.id.partition('::')[2]}, examples/s", result.examples / elapsed)
+        add(f"fuzz unit {unit.name}, examples/s", result.examples / elapsed)
 
 
 def main() -> None:
