@@ -31,7 +31,7 @@ def test_init_writes_a_config_that_loads_and_runs(shop: Path,
     err = capsys.readouterr().err
     # one schema (Customer, used both ways), three old versions: 3 valid up, 3 valid down,
     # 3 round trips
-    assert ("9 properties to check (schemas: Customer; versions: 2023-01-01, 2023-06-01, "
+    assert ("12 properties to check (schemas: Customer, CustomerResource; versions: 2023-01-01, 2023-06-01, "
             "2024-01-01 against head); next: compatfuzz fuzz\n") in err
     keys = [line.split("#")[0].strip() for line in
             (shop / "compatfuzz.toml").read_text().splitlines() if not line.startswith("#")]
@@ -41,7 +41,7 @@ def test_init_writes_a_config_that_loads_and_runs(shop: Path,
     assert isinstance(suite, CadwynSuite) and suite.name == "shop"
     assert sorted(p.name for p in shop.iterdir()) == ["compatfuzz.toml", "shop"]  # no stub
     assert main(["fuzz", "--database", "none", "--max-examples", "10", "--seed", "1"]) == 0
-    assert "9 passed" in capsys.readouterr().err
+    assert "12 passed" in capsys.readouterr().err
 
 
 def test_init_takes_the_cadwyn_app_and_a_name(shop: Path,
