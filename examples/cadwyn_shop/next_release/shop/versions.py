@@ -25,7 +25,7 @@ from cadwyn import (
 )
 from pydantic import Field
 
-from shop.schemas import Customer
+from shop.schemas import Customer, CustomerResource
 
 FAX_KEY = "legacy_fax"
 
@@ -46,7 +46,7 @@ class SplitNameAndRenameEmail(VersionChange):
         request.body["last_name"] = last if space else None
         request.body["email_address"] = request.body.pop("email")
 
-    @convert_response_to_previous_version_for(Customer)
+    @convert_response_to_previous_version_for(Customer, CustomerResource, check_usage=False)
     def join_name(response: ResponseInfo) -> None:
         first = response.body.pop("first_name")
         last = response.body.pop("last_name")
@@ -67,7 +67,7 @@ class WidenCreditLimitAndRemoveFax(VersionChange):
         if fax is not None:
             request.body.setdefault("metadata", {})[FAX_KEY] = fax
 
-    @convert_response_to_previous_version_for(Customer)
+    @convert_response_to_previous_version_for(Customer, CustomerResource, check_usage=False)
     def unstash_fax_and_round_down(response: ResponseInfo) -> None:
         response.body["fax"] = response.body["metadata"].pop(FAX_KEY, None)
         # an old client can't see cents: it is shown the whole amount it may spend
