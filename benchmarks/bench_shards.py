@@ -22,6 +22,7 @@ Run ``python benchmarks/bench_shards.py --help``; benchmarks/README.md has the f
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import resource
 import shutil
@@ -92,14 +93,14 @@ def _job(config: Path, shards: int, duration: float, night: str, *, stop_on_bug:
                                       stderr=subprocess.DEVNULL))
     found = float("nan")
     while any(p.poll() is None for p in procs):
-        if (out / "cx").is_dir() and any((out / "cx").iterdir()) and found != found:
+        if (out / "cx").is_dir() and any((out / "cx").iterdir()) and math.isnan(found):
             found = time.monotonic() - start
             if stop_on_bug:
                 for p in procs:
                     p.kill()
         time.sleep(0.05)
     wall = time.monotonic() - start
-    if found != found and (out / "cx").is_dir() and any((out / "cx").iterdir()):
+    if math.isnan(found) and (out / "cx").is_dir() and any((out / "cx").iterdir()):
         found = wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -152,8 +153,8 @@ def main() -> None:
                          database="none")
                 times.append(r["found"])
                 _distinct(buggy.parent / "hashes")
-            shown = ", ".join("not found" if t != t else f"{t:.1f}" for t in times)
-            finite = [t if t == t else float("inf") for t in times]
+            shown = ", ".join("not found" if math.isnan(t) else f"{t:.1f}" for t in times)
+            finite = [float("inf") if math.isnan(t) else t for t in times]
             print(f"| {n} | {shown} | {statistics.median(finite):.1f} |", flush=True)
 
 
