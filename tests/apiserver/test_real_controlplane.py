@@ -117,6 +117,9 @@ CHILD = """
 import json, signal, sys
 from compatfuzz.apiserver._real._assets import Assets
 from compatfuzz.apiserver._real._process import ControlPlane
+# as a Python started from a shell has it: a SIG_IGN inherited from the test process (an
+# xdist worker of this suite had SIGINT ignored) would make the SIGINT case a no-op
+signal.signal(signal.SIGINT, signal.default_int_handler)
 plane = ControlPlane(Assets(kube_apiserver=sys.argv[1], etcd=sys.argv[2], found_by="test"),
                      workdir=sys.argv[3])
 plane.start()
