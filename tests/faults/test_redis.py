@@ -10,12 +10,10 @@ a real ``redis-server`` is skipped where none is installed.
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,6 @@ from typing import Any
 import pytest
 
 from compatfuzz.roundtrip import Notice, Status, UnitFinished, run
-from tests._net import free_port
 from tests.faults._project import LOSSY, command, project
 
 redis = pytest.importorskip("redis")
@@ -98,30 +95,6 @@ def test_no_database_no_claim_it_was_saved(tmp_path: Path) -> None:
     assert "FAILED" in done.stderr and "saved in the example database" not in done.stderr
 
 
-@pytest.fixture
-def real_redis(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save",
-                             "", "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0", proc
-    finally:
-        client.close()
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 def test_a_real_redis_dying_mid_run(real_redis: tuple[str, subprocess.Popen[bytes]],

@@ -11,14 +11,12 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from compatfuzz.roundtrip._database import _seal
-from tests._net import free_port
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "frobber"
 FAILING = "frobber::roundtrip[v7beta1->v6]"  # lossy.py drops params[1:] on the way to v6
@@ -101,37 +99,12 @@ def test_three_indexed_job_pods_run_the_unsharded_units_each_once(job: Path,
     assert len({r["shard"]["seed"] for _, _, r in pods}) == 3
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    redis = pytest.importorskip("redis")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save",
-                             "", "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0", proc
-    finally:
-        client.close()
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 def test_a_failure_one_shard_finds_is_replayed_first_by_every_shard_next_night(
         job: Path, tmp_path: Path,
-        redis_server: tuple[str, subprocess.Popen[bytes]]) -> None:
-    url, _ = redis_server
+        real_redis: tuple[str, subprocess.Popen[bytes]]) -> None:
+    url, _ = real_redis
     night1 = tmp_path / "night1"
     pods = _pods(job, 3, night1, "--max-examples", "100", "--database", url,
                  "--night", "1")
@@ -159,8 +132,8 @@ def test_a_failure_one_shard_finds_is_replayed_first_by_every_shard_next_night(
 
 def test_a_redis_outage_mid_run_ends_no_shard(
         job: Path, tmp_path: Path,
-        redis_server: tuple[str, subprocess.Popen[bytes]]) -> None:
-    url, server = redis_server
+        real_redis: tuple[str, subprocess.Popen[bytes]]) -> None:
+    url, server = real_redis
     pods = _start_pods(job, 3, tmp_path, "--max-examples", "400", "--database", url,
                        "--night", "n")
     reports = [tmp_path / f"shard-{i}.json" for i in range(3)]
