@@ -14,7 +14,13 @@ matrix jobs or Indexed Job pods) on a copy of ``examples/shipments``:
   fractional weight up), each job with ``--database none`` and a night label per repetition
   (distinct seeds, :func:`compatfuzz.roundtrip._shard.shard_seed`), timed until the first
   counterexample file of any shard appears. A shard's ``--duration`` is split over its own
-  units only, so with N shards the bug's unit starts sooner and gets N times the time.
+  units only, so with N shards the bug's unit gets N times the time, but it starts no
+  sooner unless it moved up its shard's order: this bug is found within its unit's first
+  examples, so the figure is mostly when its unit starts;
+* **time to a rare bug**: the correct converters, except that ``to_hub`` raises on the
+  objects whose hash is 0 modulo ``--needle`` (a crash on 1 input in K, hit by any unit
+  that converts): the time to find it is the time to explore about K distinct objects,
+  which N shards do together.
 
 Run ``python benchmarks/bench_shards.py --help``; benchmarks/README.md has the figures.
 """
@@ -48,10 +54,16 @@ def _log(obj):
     digest = hashlib.sha1(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
     with open(os.path.join({hashes!r}, f"{{os.getpid()}}.txt"), "a") as f:
         f.write(digest + "\\n")
+    return digest
+
+
+NEEDLE = {needle}
 
 
 def to_hub(obj, *args, **kwargs):
-    _log(obj)
+    digest = _log(obj)
+    if NEEDLE and int(digest, 16) % NEEDLE == 0:
+        raise ValueError("the 1-in-{needle} input")  # a converter that crashes on rare input
     return _real.{to_hub}(obj, *args, **kwargs)
 
 
@@ -60,8 +72,9 @@ def from_hub(obj, *args, **kwargs):
 '''
 
 
-def _project(work: Path, bug: bool) -> Path:
-    """A copy of the example whose converters log what they see; returns its config."""
+def _project(work: Path, bug: bool, needle: int = 0) -> Path:
+    """A copy of the example whose converters log what they see (and, with ``needle``,
+    raise on the objects whose hash is 0 modulo ``needle``); returns its config."""
     shutil.copytree(EXAMPLE, work, dirs_exist_ok=True)
     hashes = work / "hashes"
     hashes.mkdir()
@@ -69,8 +82,8 @@ def _project(work: Path, bug: bool) -> Path:
         module, to_hub, from_hub = "bugs", "weight_rounded_up.to_hub", "weight_rounded_up.from_hub"
     else:
         module, to_hub, from_hub = "conversion", "to_hub", "from_hub"
-    (work / "counting.py").write_text(COUNTING.format(module=module, hashes=str(hashes),
-                                                      to_hub=to_hub, from_hub=from_hub))
+    (work / "counting.py").write_text(COUNTING.format(
+        module=module, hashes=str(hashes), to_hub=to_hub, from_hub=from_hub, needle=needle))
     config = work / "bench.toml"
     config.write_text('[[api]]\nname = "shipments"\ncrd = "crd.yaml"\nhub = "v1"\n'
                       'to_hub = "counting:to_hub"\nfrom_hub = "counting:from_hub"\n')
@@ -127,35 +140,63 @@ def main() -> None:
                         help="each shard's --duration when hunting the bug (default 60)")
     parser.add_argument("--nights", type=int, default=3,
                         help="repetitions of the bug hunt, each a new night (default 3)")
+    parser.add_argument("--needle", type=int, default=20000,
+                        help="the rare bug: the converter raises on 1 object in NEEDLE "
+                             "(default 20000)")
+    parser.add_argument("--needle-nights", type=int, default=7,
+                        help="repetitions of the rare-bug hunt (default 7)")
+    parser.add_argument("--needle-duration", type=float, default=180.0,
+                        help="each shard's --duration when hunting the rare bug (default 180)")
+    parser.add_argument("--parts", default="explore,bug,needle",
+                        help="which tables (default explore,bug,needle)")
     args = parser.parse_args()
     sizes = [int(n) for n in args.shards.split(",")]
+    parts = set(args.parts.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         clean = _project(Path(tmp) / "clean", bug=False)
         buggy = _project(Path(tmp) / "buggy", bug=True)
-        print(f"# exploration: each shard --duration {args.duration:g}s on "
-              f"examples/shipments (correct converters), {os.cpu_count()} CPUs")
-        print("| shards | wall s | CPU s | examples | distinct | distinct/min wall | "
-              "distinct/CPU-s |")
-        print("|---|---|---|---|---|---|---|")
-        for n in sizes:
-            r = _job(clean, n, args.duration, "explore", stop_on_bug=False, database="none")
-            distinct, total = _distinct(clean.parent / "hashes")
-            print(f"| {n} | {r['wall']:.1f} | {r['cpu']:.1f} | {total} | {distinct} | "
-                  f"{distinct / r['wall'] * 60:.0f} | {distinct / r['cpu']:.1f} |", flush=True)
-        print(f"\n# time to the seeded bug weight_rounded_up: each shard --duration "
-              f"{args.bug_duration:g}s, {args.nights} nights, --database none")
-        print("| shards | seconds to first counterexample, per night | median |")
-        print("|---|---|---|")
-        for n in sizes:
-            times = []
-            for night in range(args.nights):
-                r = _job(buggy, n, args.bug_duration, f"night-{night}", stop_on_bug=True,
-                         database="none")
-                times.append(r["found"])
-                _distinct(buggy.parent / "hashes")
-            shown = ", ".join("not found" if math.isnan(t) else f"{t:.1f}" for t in times)
-            finite = [float("inf") if math.isnan(t) else t for t in times]
-            print(f"| {n} | {shown} | {statistics.median(finite):.1f} |", flush=True)
+        rare = _project(Path(tmp) / "rare", bug=False, needle=args.needle)
+        if "explore" in parts:
+            _explore(clean, sizes, args.duration)
+        if "bug" in parts:
+            _hunt(buggy, sizes, args.bug_duration, args.nights,
+                  "the seeded bug weight_rounded_up")
+        if "needle" in parts:
+            _hunt(rare, sizes, args.needle_duration, args.needle_nights,
+                  f"a rare bug (the converter raises on 1 object in {args.needle})")
+
+
+def _explore(clean: Path, sizes: list[int], duration: float) -> None:
+    """Distinct examples the job explores, per wall-clock minute and per CPU-second."""
+    print(f"# exploration: each shard --duration {duration:g}s on examples/shipments "
+          f"(correct converters), {os.cpu_count()} CPUs")
+    print("| shards | wall s | CPU s | examples | distinct | distinct/min wall | "
+          "distinct/CPU-s |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        r = _job(clean, n, duration, "explore", stop_on_bug=False, database="none")
+        distinct, total = _distinct(clean.parent / "hashes")
+        print(f"| {n} | {r['wall']:.1f} | {r['cpu']:.1f} | {total} | {distinct} | "
+              f"{distinct / r['wall'] * 60:.0f} | {distinct / r['cpu']:.1f} |", flush=True)
+
+
+def _hunt(config: Path, sizes: list[int], duration: float, nights: int, what: str) -> None:
+    """Seconds until any shard of the job writes a counterexample, per night (seed)."""
+    print(f"\n# time to {what}: each shard --duration {duration:g}s, {nights} nights, "
+          "--database none")
+    print("| shards | seconds to first counterexample, per night | median | mean |")
+    print("|---|---|---|---|")
+    for n in sizes:
+        times = []
+        for night in range(nights):
+            r = _job(config, n, duration, f"night-{night}", stop_on_bug=True,
+                     database="none")
+            times.append(r["found"])
+            _distinct(config.parent / "hashes")
+        shown = ", ".join("not found" if math.isnan(t) else f"{t:.1f}" for t in times)
+        finite = [float("inf") if math.isnan(t) else t for t in times]
+        print(f"| {n} | {shown} | {statistics.median(finite):.1f} | "
+              f"{statistics.fmean(finite):.1f} |", flush=True)
 
 
 if __name__ == "__main__":

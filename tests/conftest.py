@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from compatfuzz.apiserver._real._assets import Assets, MissingAssets, find_assets
 from compatfuzz.apiserver._real._process import ControlPlane, Endpoint
-from tests._net import free_port
+from tests._net import redis_server
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "testenv" / "build.py"
@@ -62,28 +61,7 @@ def real_endpoint(assets: Assets) -> Iterator[Endpoint]:
 
 @pytest.fixture
 def real_redis(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A real redis-server on 127.0.0.1 (tests/faults/test_redis.py, the sharded runs of
-    tests/roundtrip/test_shard_cli.py); skipped without one."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    redis = pytest.importorskip("redis")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save",
-                             "", "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0", proc
-    finally:
-        client.close()
-        proc.kill()
-        proc.wait(timeout=10)
+    """A real redis-server (tests/faults/test_redis.py, the sharded runs of
+    tests/roundtrip/test_shard_cli.py, examples/nightly's Indexed Job)."""
+    with redis_server(tmp_path) as found:
+        yield found

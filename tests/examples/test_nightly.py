@@ -16,11 +16,8 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,45 +139,11 @@ def test_the_job_command_names_its_report_by_index_and_the_shared_redis() -> Non
             assert (REPO / name).exists(), name  # the build context is the checkout
 
 
-def _has_shards_flag() -> bool:
-    done = subprocess.run([sys.executable, "-m", "compatfuzz.cli", "fuzz", "--help"],
-                          capture_output=True, text=True, check=False, timeout=120)
-    return "--shards" in done.stdout
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    port = _free_port()
-    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save",
-                             "", "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-def test_the_indexed_job_runs_as_its_pods_would(tmp_path: Path, redis_url: str) -> None:
+def test_the_indexed_job_runs_as_its_pods_would(
+        tmp_path: Path, real_redis: tuple[str, subprocess.Popen[bytes]]) -> None:
     """The Job's container args, index by index, as N local processes sharing one Redis:
     together they run every unit once, each shard its own."""
-    if not _has_shards_flag():
-        pytest.skip("`compatfuzz fuzz --shards N` (issue 21, item 1) has not landed yet")
+    redis_url, _ = real_redis
     job = next(d for d in _documents() if d["metadata"]["name"] == "compatfuzz-nightly")
     args = job["spec"]["template"]["spec"]["containers"][0]["args"]
     count = int(job["spec"]["completions"])
@@ -207,3 +170,89 @@ def test_the_indexed_job_runs_as_its_pods_would(tmp_path: Path, redis_url: str) 
                                                            for i in range(count)]
     owned = sorted(u for s in shards for u in s["units"])
     assert owned == sorted(shards[0]["job_units"])  # every unit once
+
+
+FAKE_GH = """#!/usr/bin/env bash
+# gh, as the workflow calls it: the last finished run is 41; its artifacts are in $ARTIFACTS
+set -eu
+case "$1 $2" in
+  "run list") echo 41 ;;
+  "run download")
+    shift 2
+    dir=.
+    while [ $# -gt 0 ]; do
+      case "$1" in --dir) dir=$2; shift 2 ;; *) shift ;; esac
+    done
+    found=0
+    for artifact in "$ARTIFACTS"/examples-db-*; do
+      [ -d "$artifact" ] || continue
+      found=1
+      mkdir -p "$dir/$(basename "$artifact")"
+      cp -r "$artifact/." "$dir/$(basename "$artifact")/"
+    done
+    [ $found = 1 ] || { echo "no valid artifacts found to download" >&2; exit 1; } ;;
+  *) echo "fake gh: unexpected $*" >&2; exit 2 ;;
+esac
+"""
+
+
+def _workflow_step(name: str) -> str:
+    """The shell of the fuzz job's step ``name``, its ${{ }} expressions filled in."""
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    (step,) = [s for s in flow["jobs"]["fuzz"]["steps"] if s.get("name") == name]
+    return str(step["run"]).replace("${{ github.workflow }}", "compatfuzz nightly")
+
+
+def test_the_artifact_database_carries_a_failure_to_every_shard_next_night(
+        tmp_path: Path) -> None:
+    """The matrix as GitHub runs it, one fresh runner folder per shard and night: the
+    workflow's own step merges the last night's ``examples-db-K`` artifacts (a fake
+    ``gh`` serves them from a folder), the shard fuzzes, and its ``.nightly-db`` is
+    uploaded. A failure one shard found on night 1 fails every shard first on night 2."""
+    example = REPO / "examples" / "frobber"
+    failing = "frobber::roundtrip[v7beta1->v6]"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(FAKE_GH)
+    (bin_dir / "gh").chmod(0o755)
+    merge_step = _workflow_step("Merge the example databases of the last finished night")
+    count = 3
+
+    def night(label: str, artifacts: Path, uploads: Path) -> list[dict[str, Any]]:
+        reports = []
+        for k in range(1, count + 1):
+            runner = tmp_path / label / f"runner-{k}"  # a fresh checkout
+            runner.mkdir(parents=True)
+            for name in ("crd.yaml", "conversion.py", "lossy.py", "lossy.toml"):
+                shutil.copy(example / name, runner / name)
+            env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+                   "ARTIFACTS": str(artifacts), "COMPATFUZZ_NIGHT": label}
+            merged = subprocess.run(["bash", "-euo", "pipefail", "-c", merge_step],
+                                    cwd=runner, env=env, capture_output=True, text=True,
+                                    check=False, timeout=60)
+            assert merged.returncode == 0, merged.stderr
+            done = subprocess.run(
+                [sys.executable, "-m", "compatfuzz.cli", "fuzz", "--config", "lossy.toml",
+                 "--shard", f"{k}/{count}", "--max-examples", "100", "-q",
+                 "--database", ".nightly-db", "--report", f"out/shard-{k}.json"],
+                cwd=runner, env=env, capture_output=True, text=True, check=False,
+                timeout=300)
+            assert "Traceback" not in done.stderr, done.stderr
+            reports.append(json.loads((runner / "out" / f"shard-{k}.json").read_text()))
+            shutil.copytree(runner / ".nightly-db", uploads / f"examples-db-{k}")  # upload
+        return reports
+
+    first_uploads = tmp_path / "artifacts-1"
+    first = night("night-1", tmp_path / "none-yet", first_uploads)
+    owners = [r["shard"]["number"] for r in first if failing in r["shard"]["units"]]
+    assert len(owners) == 1
+    statuses = {u["id"]: u["status"] for r in first for u in r["units"]}
+    assert statuses[failing] == "failed"
+
+    second = night("night-2", first_uploads, tmp_path / "artifacts-2")
+    for report in second:
+        head = report["units"][0]  # before the shard generated anything
+        assert (head["id"], head["status"]) == (failing, "failed"), report["shard"]
+        assert "replayed the 1 failure compatfuzz saved" in head["replayed"]
+        assert report["shard"]["replayed"] == (
+            [] if report["shard"]["number"] in owners else [failing])

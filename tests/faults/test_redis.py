@@ -85,6 +85,30 @@ def test_an_outage_falls_back_to_a_local_database(tmp_path: Path) -> None:
     assert (tmp_path / ".hypothesis" / "examples").is_dir()  # really saved there
 
 
+def test_a_workers_fallback_is_beside_the_config_not_in_cwd(tmp_path: Path) -> None:
+    """With --workers 2, each unit's process opens the database itself; its fallback is
+    the config's folder, as the parent's is (it used to be the worker's cwd)."""
+    url, server = _vanishing_redis()
+    (tmp_path / "proj").mkdir()
+    config = project(tmp_path / "proj", LOSSY)
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    argv = command(config, "--property", "roundtrip", "--max-examples", "50",
+                   "--workers", "2")
+    argv[argv.index("--database") + 1] = url
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=cwd,
+                              check=False)
+    finally:
+        server.close()
+    assert done.returncode == 1, done.stderr
+    assert "stopped answering" in done.stderr
+    saved = tmp_path / "proj" / ".hypothesis" / "examples"
+    assert saved.is_dir() and any(saved.iterdir()), done.stderr
+    assert not (cwd / ".hypothesis").exists()
+    assert f"{saved} (the local fallback)" in done.stderr
+
+
 def test_no_database_no_claim_it_was_saved(tmp_path: Path) -> None:
     config = project(tmp_path, LOSSY)
     done = subprocess.run(command(config, "--property", "roundtrip", "--max-examples",

@@ -1,8 +1,10 @@
 """``compatfuzz report merge`` on the reports of real ``compatfuzz fuzz`` runs (issue 21).
 
-Until ``fuzz --shard K/N`` writes shard reports itself, each shard is a real ``fuzz
---report`` run narrowed with ``--property`` to the units the shard owns, given the
-``"shard"`` object of the contract (``tests/roundtrip/_shards.py``).  The project is the
+Each shard here is a real ``fuzz --report`` run narrowed with ``--property`` to the units
+the shard owns, given the ``"shard"`` object of the contract (``tests/roundtrip/_shards.py``,
+without ``owners``, as reports written before it was added): the tests choose which units a
+shard holds and what it found.  Merges of real ``fuzz --shard K/N`` runs are in
+``test_shard_cli.py``.  The project is the
 seeded-bug API of the fault tests: its converter loses ``spec.n`` on the way to v2, so
 both round trips fail within 50 examples on every seed and the other properties hold.
 """

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,6 @@ from compatfuzz.roundtrip import (
     namespaced,
     run,
 )
-from tests._net import free_port
 
 GROUP = "tiny.example.com"
 SCHEMA = {"type": "object", "properties": {
@@ -177,34 +174,8 @@ def test_bad_run_arguments(kwargs: dict[str, Any], message: str) -> None:
 
 
 @pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    pytest.importorskip("redis")
-    import redis
-
-    port = free_port()
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port)
-    try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        client.close()
-        proc.terminate()
-        proc.wait(timeout=10)
+def redis_url(real_redis: tuple[str, subprocess.Popen[bytes]]) -> str:
+    return real_redis[0]
 
 
 def test_workers_share_failures_through_redis(redis_url: str) -> None:

@@ -97,6 +97,47 @@ def test_three_indexed_job_pods_run_the_unsharded_units_each_once(job: Path,
     assert sharded == verdicts
     assert len({r["shard"]["config_digest"] for _, _, r in pods}) == 1
     assert len({r["shard"]["seed"] for _, _, r in pods}) == 3
+    # their merge is the unsharded run's report: the same units, the same verdicts
+    merged = _merge(*(tmp_path / f"shard-{i}.json" for i in range(3)),
+                    "--report", tmp_path / "merged.json")
+    assert merged.returncode == whole.returncode == 1, merged.stdout + merged.stderr
+    doc = json.loads((tmp_path / "merged.json").read_text())
+    assert {r["id"]: r["status"] for r in doc["units"]} == verdicts
+    assert doc["not_run"] == [] and doc["status"] == "failed"
+    assert doc["merge"]["owners"] == {u: i + 1 for i, (_, _, r) in enumerate(pods)
+                                      for u in r["shard"]["units"]}
+
+
+def _merge(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "compatfuzz.cli", "report", "merge",
+                           *map(str, argv)], capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+def test_two_missing_shards_are_each_named_with_the_units_they_owned(
+        job: Path, tmp_path: Path) -> None:
+    """Each report names every unit's owner, so a merge missing two of four shards says
+    which lost unit was whose (it used to list them together)."""
+    pods = _pods(job, 4, tmp_path, "--max-examples", "5", "--database", "none",
+                 "--night", "n1")
+    owners = pods[0][2]["shard"]["owners"]
+    assert all(r["shard"]["owners"] == owners for _, _, r in pods)
+    for index, (_, _, report) in enumerate(pods):
+        assert sorted(u for u, k in owners.items() if k == index + 1) == report["shard"]["units"]
+    done = _merge(tmp_path / "shard-0.json", tmp_path / "shard-2.json", "--report",
+                  tmp_path / "merged.json", "--junit", tmp_path / "junit.xml")
+    assert done.returncode != 0, done.stdout + done.stderr
+    doc = json.loads((tmp_path / "merged.json").read_text())
+    lines = {s["number"]: s for s in doc["merge"]["shards"]}
+    for number in (2, 4):
+        lost = sorted(u for u, k in owners.items() if k == number)
+        assert lines[number]["state"] == "missing"
+        assert lines[number]["not_run"] == lost
+        assert (f"shard {number}/4: no report\n  the {len(lost)} units it owned did not "
+                f"run: {', '.join(lost)}") in done.stdout
+        assert f"shard {number}/4: no report; the {len(lost)} units it owned did not run" \
+            in doc["notices"]
+    assert sorted(doc["not_run"]) == sorted(u for u, k in owners.items() if k in (2, 4))
 
 
 
@@ -128,6 +169,9 @@ def test_a_failure_one_shard_finds_is_replayed_first_by_every_shard_next_night(
             assert FAILING not in report["shard"]["units"]
             assert first["examples"] <= 2  # the saved failure, no generation
             assert f"saved failures of 1 unit other shards own: {FAILING}" in err
+            # the header counts the shard's own units and the replay apart
+            own = len(report["shard"]["units"])
+            assert f"shard {index + 1}/3: {own} properties + 1 replay, " in err
 
 
 def test_a_redis_outage_mid_run_ends_no_shard(

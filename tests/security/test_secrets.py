@@ -9,9 +9,7 @@ notice, the "cannot reach" error, report.json, report.html and JUnit.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compatfuzz.roundtrip._database import redact
-from tests._net import free_port
+from tests._net import free_port, redis_server
 from tests.faults._project import LOSSY, command, project
 
 redis = pytest.importorskip("redis")
@@ -53,29 +51,8 @@ def test_redact_query_passwords_and_leaves_other_text_alone() -> None:
 @pytest.fixture
 def locked_redis(tmp_path: Path) -> Iterator[str]:
     """A real redis-server that wants the password SECRET."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save",
-                             "", "--appendonly", "no", "--dir", str(tmp_path),
-                             "--requirepass", SECRET],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port, password=SECRET)
-    try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://:{SECRET}@127.0.0.1:{port}/0"
-    finally:
-        client.close()
-        proc.kill()
-        proc.wait(timeout=10)
+    with redis_server(tmp_path, password=SECRET) as (url, _):
+        yield url
 
 
 def _fuzz(tmp_path: Path, url: str) -> subprocess.CompletedProcess[str]:

@@ -417,11 +417,18 @@ class _Progress:
             self.shard = shard
             if shard is not None:
                 self.seed = None  # the database is kept: failures are replayed from it
-            print(f"compatfuzz fuzz: {self._who()}{self.total} properties, "
+            database = event.database
+            if event.seed is not None and shard is None and database != "none":
+                # Hypothesis's @seed sets database=None (hypothesis/core.py::seed)
+                database = f"none (--seed bypasses {database})"
+            replays = len(shard["replayed"]) if shard is not None else 0
+            what = (f"{self.total - replays} properties"
+                    + (f" + {replays} replay{'s' if replays > 1 else ''}" if replays else ""))
+            print(f"compatfuzz fuzz: {self._who()}{what}, "
                   f"profile={event.profile}, "
                   f"{budget}, seed={event.seed if event.seed is not None else 'random'}, "
                   f"workers={event.workers}, "
-                  f"database={event.database}", file=self.out)
+                  f"database={database}", file=self.out)
             if shard is not None:
                 self._shard_header(shard, args)
             for row in event.sampled:
@@ -649,29 +656,6 @@ def _nothing_planned(apis: list[Any], properties: list[str] | None,
             "leave --property out to run every property that applies")
 
 
-def _writable_folder(folder: Path) -> str | None:
-    """Why files cannot be created in ``folder`` (made if missing), or None.
-
-    Probes the nearest folder that exists with a real temporary file, as root too (where
-    permission bits stop nothing but a read-only mount or ``/proc`` still does); creates
-    nothing that stays.
-    """
-    import tempfile
-
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"{existing} is a file, not a folder"
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".compatfuzz-probe.", dir=existing)
-    except OSError as exc:
-        return f"cannot create files in {existing} ({exc.strerror or exc})"
-    os.close(fd)
-    os.unlink(probe)
-    return None
-
-
 def _check_outputs(args: argparse.Namespace, apis: list[Any], cx_dir: Path) -> str | None:
     """Why an output path of this run is unusable, or None (issue 22, item 7).
 
@@ -679,38 +663,20 @@ def _check_outputs(args: argparse.Namespace, apis: list[Any], cx_dir: Path) -> s
     destroys it, a folder given as a file, or a folder that cannot be written, ended in a
     traceback after the run had spent its time.
     """
+    from compatfuzz._commands._outputs import output_file_problem, writable_folder
+
     outputs = [(flag, path) for flag, path in (("--report", args.report),
                                                 ("--junit", args.junit),
                                                 ("--html", args.html)) if path is not None]
     inputs = {Path(p).resolve() for p in [args.config, *(a.source for a in apis)] if p}
     seen: dict[Path, str] = {}
     for flag, path in outputs:
-        where = path.resolve()
-        if where.exists() and not where.is_dir() and not where.is_file():
-            # a device or FIFO (/dev/null, /dev/stdout): the atomic rename would replace
-            # it with a regular file, as root the machine's own /dev/null
-            return (f"{flag} {path} is not a regular file (a device or a pipe); a report "
-                    f"is written beside it and renamed over it\n  fix: leave {flag} out to "
-                    "write no such file, or name a regular file")
-        if where.is_file() and where.stat().st_size and not _ours(where):
-            return (f"{flag} {path} exists and is not a compatfuzz report (a schema, a "
-                    f"converter, a document?); writing it would replace it\n  fix: name "
-                    f"another file for {flag}, or delete this one first if it is yours to "
-                    "lose")
-        if where.is_dir():
-            return (f"{flag} {path} is a folder\n  fix: name a file in it, e.g. "
-                    f"{flag} {path / ('report' + path_suffix(flag))}")
-        if where in inputs:
-            return (f"{flag} {path} is the config this run reads; writing it would "
-                    f"destroy the config\n  fix: name another file for {flag}")
-        if where in seen:
-            return (f"{flag} {path} is also the {seen[where]} file; one would overwrite "
-                    f"the other\n  fix: give {flag} and {seen[where]} different files")
-        seen[where] = flag
-        why = _writable_folder(where.parent)
+        why = output_file_problem(
+            flag, path, seen=seen, example="report",
+            inputs=dict.fromkeys(inputs, "the config this run reads; writing it would "
+                                         "destroy the config"))
         if why is not None:
-            return (f"{flag} {path} cannot be written: {why}\n  fix: name a file in a "
-                    "folder you can write")
+            return why
     flag = "--counterexamples" if args.counterexamples is not None else "the counterexample folder"
     if cx_dir.exists() and not cx_dir.is_dir():
         return (f"{flag} {cx_dir} is a file, not a folder\n  fix: pass --counterexamples "
@@ -718,26 +684,11 @@ def _check_outputs(args: argparse.Namespace, apis: list[Any], cx_dir: Path) -> s
     if cx_dir.resolve() in seen:
         return (f"{flag} {cx_dir} is also the {seen[cx_dir.resolve()]} file\n  fix: pass "
                 "--counterexamples with another folder")
-    why = _writable_folder(cx_dir)
+    why = writable_folder(cx_dir)
     if why is not None:
         return (f"{flag} {cx_dir} cannot be written: {why}\n  fix: pass "
                 "--counterexamples with a folder you can write")
     return None
-
-
-def _ours(path: Path) -> bool:
-    """Whether ``path`` looks like a file compatfuzz wrote (a report, JUnit or HTML page
-    of an earlier run, which a run may overwrite): it names compatfuzz near its start."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return False
-    return b"compatfuzz" in head
-
-
-def path_suffix(flag: str) -> str:
-    return {"--report": ".json", "--junit": ".xml", "--html": ".html"}[flag]
 
 
 def _which_shard(args: argparse.Namespace) -> Any:

@@ -40,41 +40,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _check_outputs(args: argparse.Namespace) -> str | None:
     """Why an output path is unusable, or None: above all, never write over a shard's
     report (the only copy of what that shard found)."""
-    from compatfuzz._commands.fuzz import _ours, _writable_folder, path_suffix
+    from compatfuzz._commands._outputs import output_file_problem
 
     inputs = {}
     for p in args.files:
         try:
-            inputs[p.resolve()] = p
+            inputs[p.resolve()] = ("one of the reports being merged; writing it would "
+                                   "destroy that shard's report")
         except (OSError, RuntimeError):
             continue
     seen: dict[Path, str] = {}
     for flag, path in (("--report", args.report), ("--junit", args.junit),
                        ("--html", args.html)):
-        if path is None:
-            continue
-        where = path.resolve()
-        if where in inputs:
-            return (f"{flag} {path} is one of the reports being merged; writing it would "
-                    f"destroy that shard's report\n  fix: name another file for {flag}, "
-                    f"e.g. {flag} merged{path_suffix(flag)}")
-        if where.is_dir():
-            return (f"{flag} {path} is a folder\n  fix: name a file in it, e.g. "
-                    f"{flag} {path / ('merged' + path_suffix(flag))}")
-        if where.exists() and not where.is_file():
-            return (f"{flag} {path} is not a regular file (a device or a pipe)\n  fix: "
-                    f"leave {flag} out to write no such file, or name a regular file")
-        if where.is_file() and where.stat().st_size and not _ours(where):
-            return (f"{flag} {path} exists and is not a compatfuzz report; writing it "
-                    f"would replace it\n  fix: name another file for {flag}")
-        if where in seen:
-            return (f"{flag} {path} is also the {seen[where]} file\n  fix: give {flag} and "
-                    f"{seen[where]} different files")
-        seen[where] = flag
-        why = _writable_folder(where.parent)
-        if why is not None:
-            return (f"{flag} {path} cannot be written: {why}\n  fix: name a file in a "
-                    "folder you can write")
+        if path is not None:
+            why = output_file_problem(flag, path, seen=seen, inputs=inputs,
+                                      example="merged")
+            if why is not None:
+                return why
     return None
 
 
@@ -90,8 +72,8 @@ def _counts(summary: dict[str, int]) -> str:
 
 
 def _orphans(missing: list[Any], out: TextIO) -> None:
-    """The units only the missing shards owned (which of them owned which is the split's
-    secret: it weighs units by an expected cost the reports do not hold)."""
+    """The units only the missing shards owned, together: reports written before they
+    named every unit's owner (``shard.owners``) cannot say which missing shard had which."""
     orphans = missing[0].not_run
     if len(missing) == 1:
         owners = f"shard {missing[0].number}/{missing[0].count}"
@@ -120,7 +102,11 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
         label = f"shard {line.number}/{line.count}"
         if line.state == ShardState.MISSING:
             print(f"{label}: no report", file=out)
-            if line is missing[-1]:
+            if info.get("owners") and len(missing) > 1:
+                print(f"  the {len(line.not_run)} units it owned did not run: "
+                      f"{_units(line.not_run)}" if line.not_run else
+                      "  every unit it owned was run by another shard (a copy)", file=out)
+            elif line is missing[-1]:
                 _orphans(missing, out)
             continue
         head = (f"{label}: {line.state}, {len(line.units)} units: {_counts(line.summary)}; "

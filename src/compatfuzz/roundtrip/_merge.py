@@ -97,6 +97,8 @@ class ShardReport:
     replayed: tuple[str, ...]
     config_digest: str | None
     sharded: bool
+    #: unit id -> the shard that owns it (reports written before it was stored have none)
+    owners: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -322,13 +324,18 @@ def parse_report(doc: Any, path: str) -> ShardReport:
             k in known and _count(v) for k, v in copies.items()):
         raise _bad("expected {unit id: copy number} for units of the job", path,
                    "/shard/copies")
+    owners = shard.get("owners", {})
+    if not isinstance(owners, dict) or not all(
+            k in known and _count(v) and 1 <= v <= count for k, v in owners.items()):
+        raise _bad(f"expected {{unit id: owning shard 1..{count}}} for units of the job",
+                   path, "/shard/owners")
     digest = shard.get("config_digest")
     if not isinstance(digest, str) or not digest:
         raise _bad(f"expected the sha256 of the job's config but got {digest!r:.80}", path,
                    "/shard/config_digest")
     return ShardReport(path, doc, number, count, night, seed, tuple(sorted(job)),
                        tuple(sorted(own)), dict(copies), tuple(sorted(replayed)), digest,
-                       True)
+                       True, dict(owners))
 
 
 def read_report(path: str | os.PathLike[str]) -> ShardReport:
@@ -583,14 +590,21 @@ def _common(values: Iterable[Any]) -> Any:
     return next(iter(distinct.values())) if len(distinct) == 1 else None
 
 
-def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str]
-                 ) -> tuple[dict[str, str], list[str]]:
+def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str], *,
+                 attributed: bool = False) -> tuple[dict[str, str], list[str]]:
     """Per unit without a result, the shard that lost it (JUnit's ``skipped`` message),
-    and a notice per shard that did not finish (the HTML page's notices)."""
+    and a notice per shard that did not finish (the HTML page's notices).
+
+    ``attributed``: each missing shard's ``not_run`` is its own units (the reports name
+    every unit's owner); otherwise the missing shards share one list."""
     why: dict[str, str] = {}
     notices: list[str] = []
     left = set(not_run)
     missing = [line for line in lines if line.state == ShardState.MISSING]
+    if len(missing) > 1 and attributed:
+        for m in missing:
+            notices.append(f"shard {m.number}/{m.count}: no report; the "
+                           f"{len(m.not_run)} units it owned did not run")
     owners = ("shard " if len(missing) == 1 else "shards ") + ", ".join(
         f"{m.number}/{m.count}" for m in missing)
     for line in lines:
@@ -598,7 +612,8 @@ def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str]
         if line.state == ShardState.MISSING:
             for unit in line.not_run:
                 if unit in left:
-                    why[unit] = f"did not run: {owners} wrote no report"
+                    why[unit] = (f"did not run: {label} wrote no report" if attributed
+                                 else f"did not run: {owners} wrote no report")
             continue
         if line.state == ShardState.FINISHED:
             continue
@@ -614,7 +629,7 @@ def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str]
         notices.append(f"{label} {verb} ({line.state}): {running} "
                        f"unit{' was' if running == 1 else 's were'} running, "
                        f"{len(line.not_run)} never started")
-    if missing:
+    if missing and not (len(missing) > 1 and attributed):
         orphans = [u for u in missing[0].not_run if u in left]
         notices.insert(0, f"{owners}: no report; {len(orphans)} units only "
                        f"{'it' if len(missing) == 1 else 'they'} owned did not run")
@@ -639,6 +654,7 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
     # the units a present shard owned; the others were only the missing shards'
     owned = {u for s in shards for u in s.units}
     orphans = [u for u in job_units if u not in owned]
+    owners = next((s.owners for s in shards if s.owners), {})
     rows: dict[str, list[tuple[ShardReport, Mapping[str, Any]]]] = {}
     for s in shards:
         for row in s.rows:
@@ -674,7 +690,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
         got = present.get(number)
         if got is None:
             lines.append(ShardLine(number, count, ShardState.MISSING,
-                                   not_run=[u for u in orphans if u not in done]))
+                                   not_run=[u for u in orphans if u not in done
+                                            and owners.get(u, number) == number]))
             continue
         s = got
         ran = {r["id"]: r for r in s.rows}
@@ -701,7 +718,7 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
     for result in results:
         summary_all[str(result.status)] += 1
     not_run = [u.id for u in planned if u.id not in done]
-    why, lost = _why_not_run(lines, not_run)
+    why, lost = _why_not_run(lines, not_run, attributed=bool(owners))
     states = {line.state for line in lines}
     broken = states & {ShardState.MISSING, ShardState.DIED, ShardState.INCOMPLETE}
     if any(r.status is Status.FAILED for r in results):
@@ -751,6 +768,7 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
             "nights": nights,
             "config_digest": shards[0].config_digest,
             "job_units": list(job_units),
+            "owners": dict(owners),
             "exit_code": code,
             "shards": [line.to_json() for line in lines],
             "failures": failures,

@@ -11,7 +11,12 @@ The database is left at Hypothesis's default (``.hypothesis/examples``) in every
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.errors import HypothesisDeprecationWarning
+from hypothesis.errors import InvalidArgument as HypothesisInvalidArgument
 
 from compatfuzz.errors import InvalidArgument
 
@@ -34,6 +39,9 @@ def profile_name(name: str) -> str:
     return f"compatfuzz-{name}"
 
 
+_BUILT: dict[str, settings] = {}
+
+
 def _register() -> None:
     # The explain phase re-runs variations of the minimal example to annotate the report;
     # our report is the field-path diff, so skip its cost.
@@ -52,15 +60,30 @@ def _register() -> None:
         "nightly": settings(base, max_examples=10_000, print_blob=True),
     }
     for name, value in wanted.items():
+        _BUILT[name] = value
         try:
             settings.get_profile(profile_name(name))
-        except Exception:
-            settings.register_profile(profile_name(name), value)
+        except HypothesisInvalidArgument:
+            # compatfuzz first imported inside a user's @settings test: Hypothesis warns
+            # (deprecated since 2025-11-15, hypothesis/_settings.py::register_profile), and
+            # pytest's -W error makes that a failure.  Serve it unregistered instead; a
+            # later import or get_profile() outside such a test registers it.
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", HypothesisDeprecationWarning)
+                with contextlib.suppress(HypothesisDeprecationWarning):
+                    settings.register_profile(profile_name(name), value)
 
 
 def get_profile(name: str = "default") -> settings:
     """Return the ``settings`` of compatfuzz profile ``name``."""
-    return settings.get_profile(profile_name(name))
+    try:
+        return settings.get_profile(profile_name(name))
+    except HypothesisInvalidArgument:
+        _register()
+        try:
+            return settings.get_profile(profile_name(name))
+        except HypothesisInvalidArgument:
+            return _BUILT[name]
 
 
 _register()

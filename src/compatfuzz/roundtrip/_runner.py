@@ -519,6 +519,11 @@ def _shard_plan(api_list: Sequence[API | Suite], job: list[tuple[API | Suite, Un
         return unit_cost(*pair)
 
     mine = split(job, shard, key=lambda pair: pair[1].id, cost=cost)
+    # every unit's owning shard, so a merge can say which lost units a missing shard owned
+    owners = {unit.id: k for k in range(1, shard.count + 1)
+              for (_, unit), copy in split(job, Shard(k, shard.count),
+                                           key=lambda pair: pair[1].id, cost=cost)
+              if copy == 0}
     copies = {unit.id: copy for (_, unit), copy in mine if copy}
     owned = {unit.id for (_, unit), _ in mine}
     job_ids = [unit.id for _, unit in job]
@@ -531,6 +536,7 @@ def _shard_plan(api_list: Sequence[API | Suite], job: list[tuple[API | Suite, Un
     doc = {"number": shard.number, "count": shard.count, "night": label, "seed": run_seed,
            "job_units": sorted(job_ids), "units": sorted(owned), "copies": copies,
            "replayed": sorted(u.id for _, u in replay),
+           "owners": dict(sorted(owners.items())),
            "config_digest": config_digest(api_list, job_ids)}
     return replay + own, copies, {u.id for _, u in replay}, doc
 

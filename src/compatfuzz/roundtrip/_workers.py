@@ -40,10 +40,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip._converters import safe_str
+from compatfuzz.roundtrip._database import project_home
 from compatfuzz.roundtrip._deadline import run_queue_wait
 from compatfuzz.roundtrip._events import (
     Counterexample,
@@ -108,7 +110,10 @@ def _own_signals() -> None:
     interrupts_are_faults()
 
 
-def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
+def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any,
+                 home: str | None = None) -> None:
+    """``home`` is the project's folder (beside the first config): a Redis database's
+    local fallback lives there, as the parent's does, not in the worker's cwd."""
     _own_signals()
     if "apis" not in _WORKER:  # spawn: nothing inherited, reload the configs
         from compatfuzz.roundtrip._config import load_config
@@ -118,19 +123,21 @@ def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any) -> None:
     if isinstance(database_spec, str) or database_spec is None:
         from compatfuzz.roundtrip._database import database_label, open_database, redact
 
+        where = Path(home) if home is not None else None
         try:
-            _WORKER["database"] = (open_database(database_spec)
+            _WORKER["database"] = (open_database(database_spec, home=where)
                                    if database_spec is not None else None)
         except InvalidArgument as exc:
             if not (database_spec or "").startswith(("redis://", "rediss://", "unix://")):
                 raise
             # the shared database went away mid-run (it answered when the run began)
-            _WORKER["database"] = open_database("")
+            _WORKER["database"] = open_database("", home=where)
+            local = database_label("", home=where)
             _WORKER["notice"] = Notice(
                 f"the example database {redact(database_spec or '')} stopped answering "
-                f"({exc}); the run goes on with the local database {database_label('')}, "
+                f"({exc}); the run goes on with the local database {local}, "
                 "so failures found from now on are kept there, not shared",
-                database=database_label(""))
+                database=local)
     else:
         _WORKER["database"] = database_spec
     _WORKER["stop"] = stop
@@ -149,7 +156,7 @@ def _worker_main(job: dict[str, Any], conn: Any, heartbeat: Any, counter: Any = 
     unit: Unit = job["unit"]
     options: dict[str, Any] = job["options"]
     try:
-        _init_worker(job["sources"], job["database"], job["stop"])
+        _init_worker(job["sources"], job["database"], job["stop"], job.get("home"))
         result = run_unit(_WORKER["apis"][unit.api], unit, database=_WORKER["database"],
                           stop=_WORKER["stop"], heartbeat=heartbeat, counter=counter,
                           on_failure=lambda cx: conn.send(("failure", cx)), **options)
@@ -300,6 +307,8 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
     if forkable:
         _WORKER["apis"] = {a.name: a for a in api_list}
     spec = database if isinstance(database, str) or database is None else db_obj
+    first = next((a.source for a in api_list if a.source), None)  # as run() finds home
+    home = str(project_home(first)) if first is not None else None
     parent = os.getpid()
     running: dict[Unit, _Worker] = {}
     told = False
@@ -315,7 +324,7 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
                 yield UnitStarted(unit)
                 opts = options(unit, len(queue) + len(running) + 1)
                 running[unit] = _Worker(ctx, unit, _worker_main, {
-                    "parent": parent, "sources": sources, "database": spec,
+                    "parent": parent, "sources": sources, "database": spec, "home": home,
                     "stop": mp_stop, "unit": unit, "options": opts})
                 if live is not None:
                     live.start(unit, running[unit].examples)
