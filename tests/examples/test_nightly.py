@@ -129,6 +129,16 @@ def test_the_job_command_names_its_report_by_index_and_the_shared_redis() -> Non
     assert args[:3] == ["fuzz", "--shards", str(count)]
     assert args[args.index("--database") + 1] == "redis://redis:6379/0"
     assert args[args.index("--report") + 1] == "/out/shard-$(JOB_COMPLETION_INDEX).json"
+    # a failure found (exit 1) fails its index at once; a crash is retried once
+    from compatfuzz.cli import EXIT_FAILED
+
+    (rule,) = job["spec"]["podFailurePolicy"]["rules"]
+    assert rule["action"] == "FailIndex"
+    assert rule["onExitCodes"] == {"containerName": "fuzz", "operator": "In",
+                                   "values": [EXIT_FAILED]}
+    assert job["spec"]["backoffLimitPerIndex"] == 1
+    (init,) = job["spec"]["template"]["spec"]["initContainers"]
+    assert "redis-cli -h redis ping" in " ".join(init["command"])
     service = next(d for d in _documents() if d["kind"] == "Service")
     assert service["metadata"]["name"] == "redis"
     assert service["spec"]["ports"][0]["port"] == 6379

@@ -81,7 +81,8 @@ def test_an_outage_falls_back_to_a_local_database(tmp_path: Path) -> None:
     assert [u["status"] for u in doc["units"]] == ["failed", "failed"]  # not ERROR
     assert all(u["examples"] > 0 for u in doc["units"])
     assert "ConnectionError" not in "".join(u["message"] for u in doc["units"])
-    assert "saved in the example database .hypothesis/examples (the local fallback)" in err
+    assert ("saved only in the local fallback .hypothesis/examples, not in the shared "
+            "example database: a run with --database .hypothesis/examples replays it") in err
     assert (tmp_path / ".hypothesis" / "examples").is_dir()  # really saved there
 
 
@@ -106,7 +107,7 @@ def test_a_workers_fallback_is_beside_the_config_not_in_cwd(tmp_path: Path) -> N
     saved = tmp_path / "proj" / ".hypothesis" / "examples"
     assert saved.is_dir() and any(saved.iterdir()), done.stderr
     assert not (cwd / ".hypothesis").exists()
-    assert f"{saved} (the local fallback)" in done.stderr
+    assert f"saved only in the local fallback {saved}, not in the shared" in done.stderr
 
 
 def test_no_database_no_claim_it_was_saved(tmp_path: Path) -> None:

@@ -234,6 +234,10 @@ BAD: dict[str, tuple[Callable[[dict[str, Any], Path], list[Path]], str, str]] = 
         lambda r, t: [write(t / "a.json", _shard(r, 1)),
                       write(t / "b.json", _shard(r, 1, seed=7))],
         "at $.shard.number: is shard 1/2, and so is", "pass each shard's report once"),
+    "a shard count that is not a count": (
+        lambda r, t: [write(t / "a.json", {**_shard(r), "shard": {
+            **_shard(r)["shard"], "count": "three"}})],
+        "a.json at $.shard.count: expected a shard K/N", "--report FILE"),
     "cut JSON": (
         lambda r, t: [(t / "a.json").write_text(json.dumps(_shard(r))[:300]) and t / "a.json"],
         "a.json: not valid JSON (line 1, column", "compatfuzz fuzz --shard K/N"),
@@ -266,6 +270,44 @@ def test_bad_inputs_exit_2_naming_file_and_path(runs: dict[str, Any], tmp_path: 
     assert err.startswith("compatfuzz report: error: ") and "Traceback" not in err
     assert where in err and "fix: " in err and fix in err, err
     assert not out.exists()
+
+
+def test_last_nights_report_is_a_missing_shard_not_its_old_verdict(
+        runs: dict[str, Any], tmp_path: Path) -> None:
+    """A shard that did not run tonight leaves last night's report on a kept volume (the
+    Kubernetes example's): merged, it would pass the job on an old verdict. It is that
+    shard missing, named with the stale file, even when the config changed since."""
+    tonight = [write(tmp_path / f"shard-{k}.json",
+                     as_shard(runs[prop][1], k, 3, JOB, night="n2"))
+               for k, prop in ((1, "valid"), (2, "no_mutation"))]
+    for k, doc in enumerate(json.loads(p.read_text()) for p in tonight):
+        doc["updated"] = f"2026-11-27T0{k}:00:00+00:00"
+        write(tonight[k], doc)
+    old = as_shard(runs["roundtrip"][1], 3, 3, JOB, night="n1", config_digest="1" * 64)
+    old["updated"] = "2026-11-26T05:00:00+00:00"
+    write(tmp_path / "shard-3.json", old)
+    out = tmp_path / "merged.json"
+    done = merge(*sorted(tmp_path.glob("shard-*.json")), "--report", out)
+    assert done.returncode == 2, done.stdout + done.stderr  # a shard missing, no failure
+    assert (f"shard 3/3: no report of night n2 ({tmp_path / 'shard-3.json'} is of night "
+            "n1: left from an earlier night, not merged)") in done.stdout
+    doc = json.loads(out.read_text())
+    assert doc["merge"]["nights"] == ["n2"] and doc["status"] == "incomplete"
+    assert sorted(doc["not_run"]) == [u for u in JOB if u.startswith("t::roundtrip")]
+    assert any("left from an earlier night" in n for n in doc["notices"])
+    assert "failed" not in {r["status"] for r in doc["units"]}  # the old failure is not in
+
+
+def test_a_shards_notice_is_printed_under_its_line(runs: dict[str, Any],
+                                                   tmp_path: Path) -> None:
+    """What a shard said once (here: Redis went away mid-run) is on the terminal, not only
+    in the merged JSON and HTML, also with -q."""
+    said = ("the example database redis://redis:6379/0 stopped answering (ConnectionError); "
+            "the run goes on with the local database .hypothesis/examples")
+    one = {**as_shard(runs["valid"][1], 1, 1, JOB[4:]), "notices": [said]}
+    done = merge(write(tmp_path / "shard-1.json", one), "-q")
+    assert "shard 1/1: finished, 2 units" in done.stdout
+    assert f"\n  note: {said}\n" in done.stdout, done.stdout
 
 
 def test_output_over_a_shard_report_is_refused(runs: dict[str, Any], tmp_path: Path,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,13 +14,14 @@ from hypothesis import strategies as st
 from compatfuzz.roundtrip import get_profile
 
 
-def test_first_imported_inside_a_settings_test_is_no_warning() -> None:
+def test_first_imported_inside_a_settings_test_is_no_warning(tmp_path: Path) -> None:
     """Hypothesis deprecates registering a profile under an active @settings; compatfuzz
     imported there for the first time must not warn (pytest's -W error fails the test)."""
     script = textwrap.dedent("""
         import warnings
-        warnings.simplefilter("error")
         from hypothesis import given, settings, strategies as st
+        from hypothesis.errors import HypothesisDeprecationWarning
+        warnings.simplefilter("error", HypothesisDeprecationWarning)
 
         @settings(max_examples=1, database=None)
         @given(st.none())
@@ -34,7 +37,9 @@ def test_first_imported_inside_a_settings_test_is_no_warning() -> None:
         print("ok")
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=300, check=False, cwd=tmp_path,
+                          env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY":
+                               str(tmp_path / ".hypothesis")})
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 

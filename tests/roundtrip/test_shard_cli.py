@@ -92,7 +92,8 @@ def test_three_indexed_job_pods_run_the_unsharded_units_each_once(job: Path,
         sharded.update({r["id"]: r["status"] for r in report["units"]})
         assert code == (1 if FAILING in shard["units"] else 0), err
         assert f"compatfuzz fuzz: shard {index + 1}/3: " in err  # header and final line
-        assert f"rerun this shard with --shard {index + 1}/3 --night n1" in err
+        assert (f"rerun this shard with: compatfuzz fuzz --config lossy.toml --shard "
+                f"{index + 1}/3 --night n1 --database none") in err
     assert owned == collections.Counter(list(verdicts))  # every unit, each once
     assert sharded == verdicts
     assert len({r["shard"]["config_digest"] for _, _, r in pods}) == 1

@@ -201,6 +201,9 @@ def _shown(text: str, full: str | None = None) -> str:
     return printable(clip(text, TERMINAL_TEXT_LIMIT, full))
 
 
+_FALLBACK = " (the local fallback)"
+
+
 def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
                       out: TextIO, saved_in: str | None, *,
                       apiserver: str | None = None) -> None:
@@ -223,6 +226,13 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
         print(f"  NOT saved in the example database {saved_in}: writing to it failed (a "
               "file, a read-only folder or a full disk?); fix it, or replay the "
               "counterexample file", file=out)
+    elif saved_in is not None and cx.error_type != "TimeoutError" and saved_in.endswith(
+            _FALLBACK):
+        # the shared database went away: a run that uses it again will not see this one
+        local = saved_in[:-len(_FALLBACK)]
+        print(f"  saved only in the local fallback {local}, not in the shared example "
+              f"database: a run with --database {local} replays it; the replay file "
+              "below works anywhere", file=out)
     elif saved_in is not None and cx.error_type != "TimeoutError":
         # only what Hypothesis really saved: not with --database none, not a timed-out
         # example (it never failed, Hypothesis was stopped), not a failed write
@@ -398,7 +408,7 @@ class _Progress:
             self._clear()
             print(f"compatfuzz fuzz: note: {_shown(event.message)}", file=self.out)
             if event.database is not None:
-                self.database = f"{event.database} (the local fallback)"
+                self.database = f"{event.database}{_FALLBACK}"
             self._live()
         elif isinstance(event, RunStarted):
             self.total = len(event.units)
@@ -422,7 +432,8 @@ class _Progress:
                 # Hypothesis's @seed sets database=None (hypothesis/core.py::seed)
                 database = f"none (--seed bypasses {database})"
             replays = len(shard["replayed"]) if shard is not None else 0
-            what = (f"{self.total - replays} properties"
+            own = self.total - replays
+            what = (f"{own} propert{'y' if own == 1 else 'ies'}"
                     + (f" + {replays} replay{'s' if replays > 1 else ''}" if replays else ""))
             print(f"compatfuzz fuzz: {self._who()}{what}, "
                   f"profile={event.profile}, "
@@ -482,15 +493,23 @@ class _Progress:
 
     def _shard_header(self, shard: dict[str, Any], args: argparse.Namespace) -> None:
         """Which units of the job this shard runs, how to rerun it, what it replays."""
-        rerun = (f"--seed {args.seed}" if getattr(args, "seed", None) is not None
-                 else f"--night {shard['night']}")
+        from compatfuzz.roundtrip._database import redact
+
+        seeded = getattr(args, "seed", None) is not None
+        rerun = f"--seed {args.seed}" if seeded else f"--night {shard['night']}"
         copies = shard["copies"]
         again = (f" (again, as copy {', '.join(map(str, sorted(set(copies.values()))))}: "
                  "fewer units than shards)" if copies else "")
-        print(f"compatfuzz fuzz: shard {shard['number']}/{shard['count']} of night "
-              f"{shard['night']}: {len(shard['units'])} of the job's "
-              f"{len(shard['job_units'])} units{again}, seed {shard['seed']}; rerun this "
-              f"shard with --shard {shard['number']}/{shard['count']} {rerun}",
+        # the whole command: a shard is rerun by hand, away from the job that started it
+        database = getattr(args, "database", None)
+        command = (f"compatfuzz fuzz{_config_flag(getattr(args, 'config', None))} "
+                   f"--shard {shard['number']}/{shard['count']} {rerun}"
+                   + (f" --database {redact(database)}" if database else ""))
+        print(f"compatfuzz fuzz: shard {shard['number']}/{shard['count']} "
+              + (f"(seeds from --seed {args.seed})" if seeded else
+                 f"of night {shard['night']}")
+              + f": {len(shard['units'])} of the job's {len(shard['job_units'])} "
+              f"units{again}, seed {shard['seed']}; rerun this shard with: {command}",
               file=self.out)
         if shard["replayed"]:
             n = len(shard["replayed"])

@@ -2,8 +2,9 @@
 the N shards of one job (``compatfuzz fuzz --shard K/N --report FILE``) into the job's one
 report: every unit once, each failure once with its minimal counterexample, every missing or
 dead shard named with the units it left, and the exit code the job should have (0 every
-unit ran and holds, 1 a property failed, 2 an error, a missing or dead shard or units that
-did not run, 130 interrupted).  Reports of different jobs are refused (exit 2).
+unit ran and holds, 1 a property failed, also when a shard is missing or dead, 2 an error,
+a missing or dead shard or units that did not run, 130 interrupted).  Reports of different
+jobs are refused (exit 2); a report an earlier night left is a missing shard.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "merge", help="merge the --report files of a sharded job into one report",
         description=("Merge the --report files of the shards of one job (compatfuzz fuzz "
                      "--shard K/N) into one report, with every unit once, each failure "
-                     "once, every missing or dead shard named, and the job's exit code. "
-                     "A report without a \"shard\" object is shard 1/1."))
+                     "once, every missing or dead shard named, and the job's exit code "
+                     "(0 every unit ran and holds; 1 a property failed, also when a shard "
+                     "is missing or dead; 2 an error, or a missing or dead shard; 130 "
+                     "interrupted). A report without a \"shard\" object is shard 1/1."))
     merge.add_argument("files", nargs="+", type=Path, metavar="FILE",
                        help="the shards' report files (out/shard-*.json)")
     merge.add_argument("--report", metavar="report.json", type=Path,
@@ -101,7 +104,9 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
     for line in merged.shards:
         label = f"shard {line.number}/{line.count}"
         if line.state == ShardState.MISSING:
-            print(f"{label}: no report", file=out)
+            stale = (f" of night {nights} ({line.file} is of night {line.night}: left from "
+                     "an earlier night, not merged)" if line.file else "")
+            print(f"{label}: no report{stale}", file=out)
             if info.get("owners") and len(missing) > 1:
                 print(f"  the {len(line.not_run)} units it owned did not run: "
                       f"{_units(line.not_run)}" if line.not_run else
@@ -113,9 +118,10 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
                 f"{line.examples} examples"
                 + (f", seed {line.seed}" if line.seed is not None else "")
                 + f" ({line.file})")
+        notes = "".join(f"\n  note: {_shown(n)}" for n in line.notices)
         if line.state == ShardState.FINISHED:
-            if not quiet:
-                print(head, file=out)
+            if not quiet or notes:
+                print(head + notes, file=out)
             continue
         why = {ShardState.DIED: "DIED: its report still says running (killed: SIGKILL, "
                                 "out of memory, node lost?, or still running: merge after "
@@ -125,7 +131,7 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
                                        "were done",
                ShardState.INCOMPLETE: "INCOMPLETE: it left units without a result "
                                       "(a spent --duration?)"}[line.state]
-        print(f"{head}\n  {why}", file=out)
+        print(f"{head}\n  {why}{notes}", file=out)
         if line.running:
             print(f"  was running: {_units(line.running)}", file=out)
         if line.not_run:

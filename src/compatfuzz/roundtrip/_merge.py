@@ -297,7 +297,8 @@ def parse_report(doc: Any, path: str) -> ShardReport:
     count: Any = shard.get("count")
     if not (_count(number) and _count(count) and 1 <= number <= count):
         raise _bad(f"expected a shard K/N with 1 <= K <= N but got {number!r:.20}/"
-                   f"{count!r:.20}", path, "/shard/number")
+                   f"{count!r:.20}", path,
+                   "/shard/count" if not (_count(count) and count >= 1) else "/shard/number")
     night = shard.get("night")
     if night is not None and not isinstance(night, str):
         raise _bad(f"expected a night label (a string) but got {_type(night)}", path,
@@ -399,12 +400,15 @@ class ShardLine:
     running: list[str] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)
     updated: str | None = None
+    #: what the shard's run said once (its report's ``notices``: Redis went away, ...)
+    notices: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, "count": self.count, "state": self.state,
                 "file": self.file, "night": self.night, "seed": self.seed,
                 "units": self.units, "summary": self.summary, "examples": self.examples,
-                "running": self.running, "not_run": self.not_run, "updated": self.updated}
+                "running": self.running, "not_run": self.not_run, "updated": self.updated,
+                "notices": self.notices}
 
 
 @dataclass
@@ -514,6 +518,22 @@ def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
                        "pass each shard's report once (a rerun of a shard replaces its old "
                        "report: merge the newer one)" + alone)
     return [by_number[n] for n in sorted(by_number)]
+
+
+def _tonight(reports: Sequence[ShardReport]) -> tuple[list[ShardReport], list[ShardReport]]:
+    """The reports of the newest night, and the older nights' (stale) ones.
+
+    A shard that did not run tonight leaves last night's report where the shards write
+    theirs (a volume kept between nights): it is that shard missing, never its old
+    verdict.  The newest night is the one of the report written last (``updated``)."""
+    nights = {s.night for s in reports if s.sharded}
+    if len(nights) < 2:
+        return list(reports), []
+    newest = max((s for s in reports if s.sharded),
+                 key=lambda s: (str(s.doc.get("updated") or s.doc.get("started") or ""),
+                                s.path)).night
+    return ([s for s in reports if not s.sharded or s.night == newest],
+            [s for s in reports if s.sharded and s.night != newest])
 
 
 def _state(s: ShardReport) -> str:
@@ -647,7 +667,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
     if not reports:
         raise SchemaLoadError("no report to merge", source="<command line>",
                               hint="pass the shards' report files: out/shard-*.json")
-    shards = _check_one_job(reports)
+    tonight, earlier = _tonight(reports)
+    shards = _check_one_job(tonight)
     count = shards[0].count
     job_units = shards[0].job_units
     present = {s.number: s for s in shards}
@@ -689,7 +710,11 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
     for number in range(1, count + 1):
         got = present.get(number)
         if got is None:
+            old = next((s for s in earlier if s.number == number and s.count == count),
+                       None)
             lines.append(ShardLine(number, count, ShardState.MISSING,
+                                   file=None if old is None else old.path,
+                                   night=None if old is None else old.night,
                                    not_run=[u for u in orphans if u not in done
                                             and owners.get(u, number) == number]))
             continue
@@ -704,7 +729,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
             examples=sum(r["examples"] for r in s.rows),
             running=sorted(s.running),
             not_run=sorted(u for u in s.units if u not in ran and u not in s.running),
-            updated=s.doc.get("updated")))
+            updated=s.doc.get("updated"),
+            notices=[str(n) for n in s.doc.get("notices") or []]))
     # the accept entries of every shard, recounted over the whole job
     entries: dict[tuple[str, int], dict[str, Any]] = {}
     for s in shards:
@@ -719,6 +745,9 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
         summary_all[str(result.status)] += 1
     not_run = [u.id for u in planned if u.id not in done]
     why, lost = _why_not_run(lines, not_run, attributed=bool(owners))
+    for s in earlier:
+        lost.append(f"{s.path} is shard {s.label}'s report of night {s.night!r}, not of "
+                    f"{shards[0].night!r}: left from an earlier night, so not merged")
     states = {line.state for line in lines}
     broken = states & {ShardState.MISSING, ShardState.DIED, ShardState.INCOMPLETE}
     if any(r.status is Status.FAILED for r in results):
