@@ -244,3 +244,13 @@ def test_bad_shard_flags_are_usage_errors(job: Path, args: list[str], env: dict[
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not (job.parent / "compatfuzz-counterexamples").exists()  # nothing ran
+
+
+def test_a_seeded_shard_says_its_seeds_come_from_the_seed_not_a_night(job: Path) -> None:
+    done = _fuzz(job, "--shard", "1/2", "--seed", "5", "--max-examples", "2", "--database",
+                 "none", "-q")
+    assert done.returncode in (0, 1), done.stderr
+    assert "shard 1/2 (seeds from --seed 5): " in done.stderr
+    assert "of night" not in done.stderr
+    assert ("rerun this shard with: compatfuzz fuzz --config lossy.toml --shard 1/2 --seed 5 "
+            "--database none") in done.stderr
