@@ -368,6 +368,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if (report.skipped and getattr(item, "replay_only", False)
+            and isinstance(report.longrepr, tuple)):
+        # "SKIPPED lossy.toml: ...", not the plugin's line that called pytest.skip; a
+        # config has no line to name, and pytest's terminal (show_skipped) prints none
+        # for None, which its annotation leaves out
+        report.longrepr = (str(item.path), None, report.longrepr[2])  # type: ignore[assignment]
     row = getattr(item, "html_row", None)
     if row is not None and call.when == "call":
         # in the report's __dict__, which xdist sends to the controller as it is
