@@ -210,10 +210,101 @@ def test_shard_under_xdist_runs_its_units_and_says_what_it_left(
 
 @pytest.mark.parametrize("value", ["0/2", "3/2", "two"])
 def test_bad_shard_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+    """The message names the option the user typed, never ``compatfuzz fuzz``'s
+    ``--shard``."""
     _frobber(pytester, "compatfuzz.toml")
     result = _run(pytester, *NO_CACHE, f"--compatfuzz-shard={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--compatfuzz-shard: Expected *K/N*"])
+    result.stderr.fnmatch_lines(["*Expected --compatfuzz-shard K/N*"])
+    assert not re.search(r"(?<![\w-])--shard", result.stderr.str()), result.stderr.str()
+
+
+def _glob(text: str) -> str:
+    """``text`` as an ``fnmatch`` pattern matching itself (``[`` opens a class there)."""
+    return text.replace("[", "[[]")
+
+
+def _owner(pytester: pytest.Pytester, unit_id: str, count: int) -> int:
+    """The shard (1-based) of ``count`` that owns ``unit_id`` (fuzz's and pytest's split)."""
+    api = load_config(pytester.path / "compatfuzz.toml")[0]
+    cost = getattr(_runner, "unit_cost", None)
+    for number in range(1, count + 1):
+        mine = split(units(api), Shard(number, count), key=lambda u: u.id,
+                     cost=None if cost is None else lambda u: cost(api, u))
+        if any(unit.id == unit_id for unit, _ in mine):
+            return number
+    raise AssertionError(f"no shard of {count} owns {unit_id}")
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_every_shard_replays_a_failure_another_shard_found(pytester: pytest.Pytester,
+                                                           workers: str) -> None:
+    """As ``compatfuzz fuzz --shard``: the shard that does not own the failing unit keeps
+    it, first, and fails on the failure the first run saved; under xdist too."""
+    _frobber(pytester)
+    first = _run(pytester, *NO_CACHE, "-n", "0")
+    first.assert_outcomes(passed=5, failed=1)
+    found = _counterexamples(first)
+    owner = _owner(pytester, FAILING, 2)
+    for number in (1, 2):
+        shard = f"--compatfuzz-shard={number}/2"
+        listed = _ids(_run(pytester, *NO_CACHE, "--co", "-q", "-n", "0", shard))
+        result = _run(pytester, *NO_CACHE, "-n", workers, "--compatfuzz-max-examples=5",
+                      shard)
+        assert _counterexamples(result) == found
+        result.stdout.fnmatch_lines([f"FAILED compatfuzz.toml::{_glob(FAILING)} *"])
+        if number == owner:
+            result.assert_outcomes(passed=2, failed=1, deselected=3 if workers == "0" else 0)
+            result.stdout.fnmatch_lines([f"compatfuzz: shard {number}/2: 3 compatfuzz items "
+                                         "here, 3 deselected (the other shards' units)"])
+            continue
+        assert listed[0] == FAILING and len(listed) == 4  # the replay first, then its own 3
+        result.assert_outcomes(passed=3, failed=1, deselected=2 if workers == "0" else 0)
+        result.stdout.fnmatch_lines([
+            f"replay: pytest 'compatfuzz.toml::{_glob(FAILING)}'  (another shard's unit, *",
+            f"compatfuzz: shard {number}/2: 3 compatfuzz items here, 2 deselected (the other "
+            "shards' units), 1 replayed from other shards' saved failures"])
+
+
+def test_a_fixed_failure_replays_its_saved_examples_only_and_passes(
+        pytester: pytest.Pytester) -> None:
+    """The converter fixed, the same database: the other shard replays the saved examples
+    (not one generated, with a budget of 500) and passes; the replay that passed deleted
+    them, so the next run has nothing to replay and says so."""
+    _frobber(pytester)
+    db = pytester.path / ".hypothesis" / "examples"
+    _run(pytester, *NO_CACHE, "-n", "0").assert_outcomes(passed=5, failed=1)
+    entries = sum(1 for f in db.rglob("*") if f.is_file())
+    assert _known_failures(db) == 1
+    shutil.copy(FROBBER / "compatfuzz.toml", pytester.path / "compatfuzz.toml")  # fixed
+    number = 3 - _owner(pytester, FAILING, 2)
+    args = (*NO_CACHE, "-n", "0", "-rs", "--compatfuzz-max-examples=500",
+            f"--compatfuzz-shard={number}/2", "--compatfuzz-html=report.html")
+
+    def examples(page: str) -> int:
+        cell = re.search(r'title="' + re.escape(FAILING.replace(">", "&gt;")) +
+                         r'">[^<]*<br>(\d+) examples', page)
+        assert cell is not None, page
+        return int(cell.group(1))
+
+    fixed = _run(pytester, *args)
+    fixed.assert_outcomes(passed=4, deselected=2)
+    ran = examples((pytester.path / "report.html").read_text())
+    assert 0 < ran < entries  # the saved failure (and the shrinker's), nothing generated
+    assert _known_failures(db) == 0
+    again = _run(pytester, *args)
+    again.assert_outcomes(passed=3, skipped=1, deselected=2)
+    # named by the config, not by the plugin's line that skipped
+    again.stdout.fnmatch_lines([f"SKIPPED [[]1[]] compatfuzz.toml: {_glob(FAILING)}: *nothing "
+                                "to replay"])
+    assert examples((pytester.path / "report.html").read_text()) == 0
+
+
+def test_a_shard_of_one_item_says_item(pytester: pytest.Pytester) -> None:
+    _frobber(pytester, "compatfuzz.toml")
+    result = _run(pytester, *NO_CACHE, "--co", "-q", "--compatfuzz-shard=1/6")
+    result.stdout.fnmatch_lines(["compatfuzz: shard 1/6: 1 compatfuzz item here, 5 "
+                                 "deselected (the other shards' units)"])
 
 
 def test_a_unit_collected_twice_cannot_be_sharded(pytester: pytest.Pytester) -> None:

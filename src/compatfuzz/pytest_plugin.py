@@ -32,7 +32,12 @@ failures appear only on a loaded CI machine or a busy xdist worker.
 
 ``--compatfuzz-shard K/N`` keeps the compatfuzz items of shard K of N (the split of
 ``roundtrip._shard.split`` keyed by unit id, as ``compatfuzz fuzz --shard``) and
-deselects the others, so a CI matrix of N pytest jobs runs every unit once.
+deselects the others, so a CI matrix of N pytest jobs runs every unit once.  As
+``fuzz --shard`` does (``roundtrip._runner._shard_plan``), an item of another shard whose
+unit saved a failure in the example database it uses (the index
+``roundtrip._database.units_with_failures`` reads) is kept, placed before the shard's own
+items and run replay-only (Hypothesis's ``explicit`` and ``reuse`` phases: the saved
+examples, no generation), so a failure one shard found fails every shard's next run.
 """
 
 from __future__ import annotations
@@ -63,7 +68,8 @@ CACHE_SEED = "compatfuzz/seed"
 MARKER = "compatfuzz"
 #: The ``workerinput`` key the xdist controller passes its resolved seed in.
 WORKER_SEED = "compatfuzz_seed"
-#: The ``workeroutput`` key a worker sends its shard's (kept, deselected) counts back in.
+#: The ``workeroutput`` key a worker sends its shard's (kept, deselected, replayed) counts
+#: back in.
 WORKER_SHARD = "compatfuzz_shard"
 #: The test report attribute that carries a unit's ``--compatfuzz-html`` row.
 REPORT_ROW = "compatfuzz_row"
@@ -73,7 +79,8 @@ _SEED_EXPLICIT = pytest.StashKey[bool]()
 _COLLECTED = pytest.StashKey[set[str]]()
 _SERVER = pytest.StashKey[dict[str, Any]]()
 _SHARD = pytest.StashKey[Any]()
-_SHARD_COUNTS = pytest.StashKey[tuple[int, int]]()
+#: ``--compatfuzz-shard``: (own items, deselected items, other shards' items replayed)
+_SHARD_COUNTS = pytest.StashKey[tuple[int, int, int]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -178,19 +185,24 @@ class _XdistHooks:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         counts = getattr(node, "workeroutput", {}).get(WORKER_SHARD)
         if counts:  # every worker computed the same split: any one tells
-            self.config.stash[_SHARD_COUNTS] = (int(counts[0]), int(counts[1]))
+            self.config.stash[_SHARD_COUNTS] = (int(counts[0]), int(counts[1]),
+                                                int(counts[2]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """``--compatfuzz-shard``: how many compatfuzz items this shard ran and left to the
-    others (under xdist pytest's own "deselected" count stays in the workers)."""
+    """``--compatfuzz-shard``: how many compatfuzz items this shard ran, left to the
+    others and replayed from the others' saved failures (under xdist pytest's own
+    "deselected" count stays in the workers)."""
     shard = config.stash.get(_SHARD, None)
     counts = config.stash.get(_SHARD_COUNTS, None)
     if shard is None or counts is None or hasattr(config, "workerinput"):
         return
-    terminalreporter.write_line(
-        f"compatfuzz: shard {shard}: {counts[0]} compatfuzz items here, {counts[1]} "
-        f"deselected (the other shards' units)")
+    mine, deselected, replayed = counts
+    line = (f"compatfuzz: shard {shard}: {mine} compatfuzz item{'' if mine == 1 else 's'} "
+            f"here, {deselected} deselected (the other shards' units)")
+    if replayed:
+        line += f", {replayed} replayed from other shards' saved failures"
+    terminalreporter.write_line(line)
 
 
 def _shard_option(config: pytest.Config) -> Any:
@@ -202,9 +214,9 @@ def _shard_option(config: pytest.Config) -> Any:
     from compatfuzz.roundtrip._shard import parse_shard
 
     try:
-        return parse_shard(raw)
-    except InvalidArgument as exc:
-        raise pytest.UsageError(f"{OPTION_SHARD}: {exc}") from None
+        return parse_shard(raw, option=OPTION_SHARD)
+    except InvalidArgument as exc:  # the message names the option and the fix
+        raise pytest.UsageError(str(exc)) from None
 
 
 _LOADED = pytest.StashKey[dict[str, Any]]()
@@ -356,6 +368,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if (report.skipped and getattr(item, "replay_only", False)
+            and isinstance(report.longrepr, tuple)):
+        # "SKIPPED lossy.toml: ...", not the plugin's line that called pytest.skip; a
+        # config has no line to name, and pytest's terminal (show_skipped) prints none
+        # for None, which its annotation leaves out
+        report.longrepr = (str(item.path), None, report.longrepr[2])  # type: ignore[assignment]
     row = getattr(item, "html_row", None)
     if row is not None and call.when == "call":
         # in the report's __dict__, which xdist sends to the controller as it is
@@ -513,15 +531,58 @@ def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytes
     for item, copy in mine:
         item.copy = copy
         kept.add(id(item))
+    replay = _with_saved_failures(config, [item for item in ours if id(item) not in kept])
+    for item in replay:
+        item.replay_only = True
+        kept.add(id(item))
     deselected = [item for item in ours if id(item) not in kept]
-    config.stash[_SHARD_COUNTS] = (len(mine), len(deselected))
+    config.stash[_SHARD_COUNTS] = (len(mine), len(deselected), len(replay))
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # xdist reports no worker's deselections: say it ourselves
-        workeroutput[WORKER_SHARD] = [len(mine), len(deselected)]
+        workeroutput[WORKER_SHARD] = [len(mine), len(deselected), len(replay)]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if id(item) in kept
-                    or not isinstance(item, PropertyItem)]
+    # The replays first, where the first compatfuzz item was: every xdist worker computes
+    # this same order (its collections must agree), and xdist hands items out from the
+    # front of it.
+    ordered: list[pytest.Item] = []
+    for node in items:
+        if isinstance(node, PropertyItem):
+            if id(node) not in kept:
+                continue
+            if replay:
+                ordered.extend(replay)
+                replay = []
+            if node.replay_only:
+                continue  # placed above
+        ordered.append(node)
+    items[:] = ordered
+
+
+def _with_saved_failures(config: pytest.Config, items: list[Any]) -> list[Any]:
+    """The ``items`` whose unit saved a failure in the example database that item runs
+    with (``roundtrip._database.units_with_failures``: one index read per database, not
+    one test built per unit), in ``items``' order."""
+    from compatfuzz.roundtrip import get_profile
+    from compatfuzz.roundtrip._database import units_with_failures
+
+    base = get_profile(_profile(config))
+    groups: list[tuple[Any, list[Any]]] = []  # (database, its items): usually one group
+    for item in items:
+        db = _item_database(item, base)
+        if db is None:
+            continue
+        for known, members in groups:
+            if known == db:
+                members.append(item)
+                break
+        else:
+            groups.append((db, [item]))
+    found: set[int] = set()
+    for db, members in groups:
+        failing = units_with_failures(db, [item.unit.id for item in members])
+        found.update(id(item) for item in members if item.unit.id in failing)
+    return [item for item in items if id(item) in found]
 
 
 def _unit_cost() -> Any:
@@ -670,6 +731,26 @@ def _database_of(settings: Any) -> Any:
     return getattr(settings, "database", None)
 
 
+def _item_database(item: PropertyItem, base: Any) -> Any:
+    """The example database ``item`` runs with under the profile settings ``base``: the
+    profile's own, or for Hypothesis's default the folder ``compatfuzz fuzz`` uses,
+    beside the config, or the rootdir for APIs declared in Python; not the working
+    directory (issue 10, item 6)."""
+    from compatfuzz.roundtrip._database import (
+        default_database_path,
+        is_hypothesis_default,
+        project_home,
+    )
+
+    db = _database_of(base)
+    if not is_hypothesis_default(db):
+        return db
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    home = project_home(item.api.source) if item.api.source else Path(item.config.rootpath)
+    return DirectoryBasedExampleDatabase(default_database_path(home))
+
+
 class PropertyItem(pytest.Item):
     """One property of one version pair, run as a Hypothesis test."""
 
@@ -683,10 +764,15 @@ class PropertyItem(pytest.Item):
         self.html_row: dict[str, Any] | None = None
         #: ``c > 0``: under ``--compatfuzz-shard``, a spare shard's re-run of this unit
         self.copy = 0
+        #: under ``--compatfuzz-shard``, another shard's unit kept to replay its saved
+        #: failures only (as ``compatfuzz fuzz --shard``: ``run_unit(replay_only=True)``)
+        self.replay_only = False
 
     def runtest(self) -> None:
+        import unittest
+
+        from hypothesis import Phase, settings
         from hypothesis import seed as hseed
-        from hypothesis import settings
 
         from compatfuzz.roundtrip import build_test, get_profile
         from compatfuzz.roundtrip._runner import unit_seed
@@ -701,27 +787,17 @@ class PropertyItem(pytest.Item):
         overrides: dict[str, Any] = {"print_blob": True}
         if max_examples:
             overrides["max_examples"] = max_examples
-        from compatfuzz.roundtrip._database import (
-            default_database_path,
-            is_hypothesis_default,
-            project_home,
-        )
-
-        if is_hypothesis_default(base.database):
-            # the folder `compatfuzz fuzz` uses: beside the config, or the rootdir for APIs
-            # declared in Python; not the working directory (issue 10, item 6)
-            from hypothesis.database import DirectoryBasedExampleDatabase
-
-            home = (project_home(self.api.source) if self.api.source
-                    else Path(config.rootpath))
-            overrides["database"] = DirectoryBasedExampleDatabase(default_database_path(home))
+        overrides["database"] = _item_database(self, base)
+        if self.replay_only:  # the saved failures only: no generation, no shrinking
+            overrides["phases"] = (Phase.explicit, Phase.reuse)
         from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
 
         alarm = Alarm(_example_deadline(config))
         recorder = _arming_recorder(alarm)
         test = build_test(self.api, self.unit, settings=settings(base, **overrides),
                           recorder=recorder)
-        if config.stash[_SEED_EXPLICIT]:
+        if config.stash[_SEED_EXPLICIT] and not self.replay_only:
+            # (a replay reads the database, which a seed bypasses, as fuzz --shard's does)
             # the run seed and the unit id only: the same on every xdist worker, in any
             # order, and in an unsharded run (a copy, below, is the one exception)
             self.run_seed = config.stash[_SEED]
@@ -732,11 +808,11 @@ class PropertyItem(pytest.Item):
                 self.run_seed = int.from_bytes(digest[:4], "big")
             self.seed = unit_seed(self.run_seed, self.unit)
             test = hseed(self.seed)(test)
-        self.replays_from_database = (
-            overrides.get("database", _database_of(base)) is not None
-            and not config.stash[_SEED_EXPLICIT])
+        self.replays_from_database = overrides["database"] is not None and (
+            self.replay_only or not config.stash[_SEED_EXPLICIT])
         started = time.monotonic()
         failure: BaseException | None = None
+        nothing_saved = False
         try:
             with alarm:
                 try:
@@ -749,11 +825,21 @@ class PropertyItem(pytest.Item):
             # Hypothesis stopped at once: nothing was saved for the database to replay
             self.replays_from_database = False
             raise failure from None
+        except unittest.SkipTest as exc:
+            # Hypothesis skips a test that ran no example (hypothesis/core.py, "told to run
+            # no test cases"): in a replay, the failure the index lists was fixed (a replay
+            # that passes deletes it) or deleted; the index is never pruned
+            if not self.replay_only:
+                failure = exc
+                raise
+            nothing_saved = True
         except BaseException as exc:
             failure = exc
             raise
         finally:
             self._record(recorder, failure, time.monotonic() - started)
+            if nothing_saved and self.html_row is not None:
+                self.html_row["status"] = "skipped"
             if recorder.failure is not None and recorder.failure[0] is not None:
                 import json
 
@@ -770,6 +856,10 @@ class PropertyItem(pytest.Item):
                     # a test's captured output (issue 10)
                     self.add_report_section("call", "compatfuzz converter output",
                                             recorder.output)
+        if nothing_saved:
+            pytest.skip(f"{self.unit.id}: another shard's unit, kept to replay its saved "
+                        "failures, has none left in the example database (fixed, or "
+                        "deleted): nothing to replay")
 
     def _record(self, recorder: Any, failure: BaseException | None, seconds: float) -> None:
         """Keep this unit's outcome for ``--compatfuzz-html``."""
@@ -821,6 +911,9 @@ class PropertyItem(pytest.Item):
         # No @reproduce_failure hint: a declared API has no test function to decorate.
         why = ("  (replays the failing example first from the example database)"
                if getattr(self, "replays_from_database", False) else "")
+        if self.replay_only:
+            why = ("  (another shard's unit, run here only to replay the failure saved "
+                   "in the example database; this command replays it first)")
         mode = self.config.getoption(OPTION_APISERVER)
         server = f" {OPTION_APISERVER} {mode}" if mode else ""
         lines.append(f"replay: pytest '{node}'{seed_arg}{server}{why}")

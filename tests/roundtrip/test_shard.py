@@ -95,3 +95,14 @@ def test_seeds_differ_by_shard_and_night_and_repeat_on_rerun(night, other, count
     if other != night:
         assert shard_seed(other, Shard(1, count)) != seeds[0]
     assert shard_seed(night, Shard(1, count), 7) == shard_seed(other, Shard(1, count), 7)
+
+
+@pytest.mark.parametrize("text", ["0/4", "5/4", "two"])
+def test_bad_shard_names_the_option_given(text):
+    """``pytest --compatfuzz-shard`` users never typed ``--shard``; the fuzz CLI's message
+    stays as it was."""
+    with pytest.raises(InvalidArgument, match="Expected --compatfuzz-shard K/N") as caught:
+        parse_shard(text, option="--compatfuzz-shard")
+    assert " --shard" not in str(caught.value)
+    with pytest.raises(InvalidArgument, match="Expected --shard K/N"):
+        parse_shard(text)

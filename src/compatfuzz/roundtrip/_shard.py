@@ -66,8 +66,9 @@ class Shard:
         return {"number": self.number, "count": self.count}
 
 
-def parse_shard(text: str) -> Shard:
-    """``"2/4"`` -> ``Shard(2, 4)``.
+def parse_shard(text: str, *, option: str = "--shard") -> Shard:
+    """``"2/4"`` -> ``Shard(2, 4)``; ``option`` is the flag the error names (pytest's is
+    ``--compatfuzz-shard``, and its users never typed ``--shard``).
 
     Raises:
         InvalidArgument: not ``K/N`` with ``1 <= K <= N``.
@@ -75,9 +76,15 @@ def parse_shard(text: str) -> Shard:
     match = _SHARD.fullmatch(text or "")
     if match is None:
         raise InvalidArgument(
-            f"Expected --shard K/N (like 2/4: the second of four shards) but got {text!r}"
+            f"Expected {option} K/N (like 2/4: the second of four shards) but got {text!r}"
         )
-    return Shard(int(match.group(1)), int(match.group(2)))
+    number, count = int(match.group(1)), int(match.group(2))
+    if not 1 <= number <= count:
+        raise InvalidArgument(
+            f"Expected {option} K/N with 1 <= K <= N but got {number}/{count}; shards are "
+            f"numbered from 1, as in {option} 1/4 ... {option} 4/4"
+        )
+    return Shard(number, count)
 
 
 def shard_from_env(count: int, environ: Mapping[str, str] | None = None) -> Shard:
