@@ -828,11 +828,14 @@ class PropertyItem(pytest.Item):
         except unittest.SkipTest as exc:
             # Hypothesis skips a test that ran no example (hypothesis/core.py, "told to run
             # no test cases"): in a replay, the failure the index lists was fixed (a replay
-            # that passes deletes it) or deleted; the index is never pruned
+            # that passes deletes it) or deleted: drop it from the index
             if not self.replay_only:
                 failure = exc
                 raise
             nothing_saved = True
+            from compatfuzz.roundtrip._database import forget_failing_unit
+
+            forget_failing_unit(overrides["database"], self.unit.id)
         except BaseException as exc:
             failure = exc
             raise
@@ -859,7 +862,8 @@ class PropertyItem(pytest.Item):
         if nothing_saved:
             pytest.skip(f"{self.unit.id}: another shard's unit, kept to replay its saved "
                         "failures, has none left in the example database (fixed, or "
-                        "deleted): nothing to replay")
+                        "deleted): nothing to replay; dropped from the list of failing "
+                        "units")
 
     def _record(self, recorder: Any, failure: BaseException | None, seconds: float) -> None:
         """Keep this unit's outcome for ``--compatfuzz-html``."""

@@ -154,6 +154,13 @@ def test_a_fixed_failure_listed_for_replay_is_no_error() -> None:
                        for r in results.values()), results
     stale = {k: r for k, r in results.items() if r.status is Status.SKIPPED}
     assert all("nothing to replay" in r.message for r in stale.values())
+    # a replay that found nothing drops the unit from the index: no skip night after night
+    assert units_with_failures(db, [LOSSY]) == set()
+    for number in (1, 2):
+        started, results = _run(tiny(), database=db, max_examples=20,
+                                shard=Shard(number, 2), night="4")
+        assert started.shard is not None and started.shard["replayed"] == []
+        assert all(r.status is Status.PASSED for r in results.values()), results
 
 
 unit_ids = st.text("abcdef:[]>-", min_size=1, max_size=12)

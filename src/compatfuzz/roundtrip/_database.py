@@ -21,6 +21,7 @@ the CLI says "saved in the example database" only when it was (issue 22, item 7)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -43,6 +44,7 @@ __all__ = [
     "FallbackDatabase",
     "database_label",
     "default_database_path",
+    "forget_failing_unit",
     "is_hypothesis_default",
     "namespaced",
     "open_database",
@@ -297,6 +299,18 @@ def units_with_failures(db: ExampleDatabase | None, ids: Iterable[str]) -> set[s
         if unit_id in wanted:
             found.add(unit_id)
     return found
+
+
+def forget_failing_unit(db: ExampleDatabase | None, unit_id: str) -> None:
+    """Drop ``unit_id`` from the index of failing units (:data:`INDEX_KEY`): a replay of
+    it found nothing saved any more (fixed: a passing replay deletes the example; or
+    deleted), so no shard should keep it for replay night after night.  A database that
+    cannot be written keeps the entry; the next replay tries again."""
+    if db is None:
+        return
+    inner = db.inner if isinstance(db, NamespacedDatabase) else db
+    with contextlib.suppress(Exception):  # a cache: never the reason a run fails
+        inner.delete(INDEX_KEY, _seal(unit_id.encode()))
 
 
 def namespaced(db: ExampleDatabase, namespace: str) -> NamespacedDatabase:

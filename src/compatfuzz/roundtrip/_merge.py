@@ -553,7 +553,10 @@ def _merge_rows(unit: Unit, found: list[tuple[ShardReport, Mapping[str, Any]]]
     """One row for ``unit`` from every shard's run of it, its result, and its failure
     (the minimal counterexample and every shard that found one) or None."""
     statuses = [Status(row["status"]) for _, row in found]
-    status = Status.FAILED if Status.FAILED in statuses else max(statuses)
+    # a replay that found nothing to replay (skipped: the failure was fixed) says nothing
+    # about the unit beside its owner's real run
+    ran = [st for st in statuses if st is not Status.SKIPPED] or statuses
+    status = Status.FAILED if Status.FAILED in statuses else max(ran)
     failing = [(s, row) for s, row in found if row["status"] == "failed"]
     with_cx = [(s, row) for s, row in failing if row.get("counterexample")]
     if with_cx:

@@ -310,7 +310,7 @@ def run_unit(
     from hypothesis import Phase, Verbosity, settings
     from hypothesis import seed as hseed
 
-    from compatfuzz.roundtrip._database import namespaced
+    from compatfuzz.roundtrip._database import forget_failing_unit, namespaced
     from compatfuzz.roundtrip._profiles import get_profile
     from compatfuzz.strategies import Coverage
 
@@ -403,7 +403,9 @@ def run_unit(
         # hypothesis/core.py): the failure listed for this unit was fixed (and deleted)
         status = Status.SKIPPED
         message = ("nothing to replay: the failure saved for this unit is no longer in "
-                   "the example database (fixed, or deleted)")
+                   "the example database (fixed, or deleted); dropped from the list of "
+                   "failing units other shards replay")
+        forget_failing_unit(unit_db, unit.id)
     except BaseException as exc:  # SystemExit too: nothing a unit does ends the run
         caught = exc
         leaves = list(iter_failures(exc))
