@@ -270,7 +270,8 @@ def test_a_fixed_failure_replays_its_saved_examples_only_and_passes(
         pytester: pytest.Pytester) -> None:
     """The converter fixed, the same database: the other shard replays the saved examples
     (not one generated, with a budget of 500) and passes; the replay that passed deleted
-    them, so the next run has nothing to replay and says so."""
+    them, so the next run has nothing to replay, says so and drops the unit from the index
+    of failing units: the run after that does not keep it."""
     _frobber(pytester)
     db = pytester.path / ".hypothesis" / "examples"
     _run(pytester, *NO_CACHE, "-n", "0").assert_outcomes(passed=5, failed=1)
@@ -296,8 +297,10 @@ def test_a_fixed_failure_replays_its_saved_examples_only_and_passes(
     again.assert_outcomes(passed=3, skipped=1, deselected=2)
     # named by the config, not by the plugin's line that skipped
     again.stdout.fnmatch_lines([f"SKIPPED [[]1[]] compatfuzz.toml: {_glob(FAILING)}: *nothing "
-                                "to replay"])
+                                "to replay; dropped from the list of failing units"])
     assert examples((pytester.path / "report.html").read_text()) == 0
+    # dropped from the index: the run after that keeps the shard's own items only
+    _run(pytester, *args).assert_outcomes(passed=3, deselected=3)
 
 
 def test_a_shard_of_one_item_says_item(pytester: pytest.Pytester) -> None:
