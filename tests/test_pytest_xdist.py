@@ -252,7 +252,7 @@ def test_every_shard_replays_a_failure_another_shard_found(pytester: pytest.Pyte
         result = _run(pytester, *NO_CACHE, "-n", workers, "--compatfuzz-max-examples=5",
                       shard)
         assert _counterexamples(result) == found
-        result.stdout.fnmatch_lines([f"FAILED compatfuzz.toml::{_glob(FAILING)} *"])
+        result.stdout.fnmatch_lines([f"FAILED compatfuzz.toml::{_glob(FAILING)}*"])
         if number == owner:
             result.assert_outcomes(passed=2, failed=1, deselected=3 if workers == "0" else 0)
             result.stdout.fnmatch_lines([f"compatfuzz: shard {number}/2: 3 compatfuzz items "
