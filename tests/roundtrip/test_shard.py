@@ -7,7 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compatfuzz.errors import InvalidArgument
-from compatfuzz.roundtrip._shard import Shard, parse_shard, shard_from_env, shard_seed, split
+from compatfuzz.roundtrip._shard import (
+    Shard,
+    assign,
+    parse_shard,
+    shard_from_env,
+    shard_seed,
+    split,
+)
 
 names = st.lists(st.text("abcdefgh", min_size=1, max_size=6), unique=True, max_size=40)
 costs = st.dictionaries(st.text("abcdefgh", min_size=1, max_size=6),
@@ -33,6 +40,20 @@ def test_every_unit_runs_on_exactly_one_shard_whatever_the_order(table, count, r
     else:
         assert len(set(runs)) == count  # each copy once
         assert {item for item, _ in runs} == set(items)
+
+
+@given(costs, st.integers(1, 12), st.randoms())
+def test_assign_names_the_shard_that_runs_each_unit_as_copy_0(table, count, rnd):
+    """The owners a shard report stores (what merge names a missing shard's units by) are
+    the split every shard runs, computed once for the whole job."""
+    items = list(table)
+    rnd.shuffle(items)
+    owners = assign(items, count, key=str, cost=table.__getitem__)
+    assert set(owners) == set(items)
+    for number in range(1, count + 1):
+        mine = split(items, Shard(number, count), key=str, cost=table.__getitem__)
+        assert {item for item, copy in mine if copy == 0} == {
+            item for item, owner in owners.items() if owner == number}
 
 
 @given(costs, st.integers(1, 8))

@@ -70,7 +70,8 @@ MAX_FOREIGN = 10
 _TAG = b"cf1:"
 #: The key listing the units that saved a failure (each value a sealed unit id), so a
 #: shard can replay every unit of a job that has one without building every unit's test
-#: to ask (issue 21).  Never deleted from: a stale entry costs one empty replay.
+#: to ask (issue 21).  A unit whose replay finds nothing saved any more is dropped from
+#: it (:func:`forget_failing_unit`).
 INDEX_KEY = b"compatfuzz-failing-units"
 
 
@@ -271,6 +272,11 @@ class FallbackDatabase(ExampleDatabase):
         self._call(lambda db: db.move(src, dest, value))
 
 
+def _unnamespaced(db: ExampleDatabase) -> ExampleDatabase:
+    """The shared database under a unit's view of it: where :data:`INDEX_KEY` lives."""
+    return db.inner if isinstance(db, NamespacedDatabase) else db
+
+
 def units_with_failures(db: ExampleDatabase | None, ids: Iterable[str]) -> set[str]:
     """The unit ids among ``ids`` that saved a failure in ``db`` (see :data:`INDEX_KEY`).
 
@@ -281,7 +287,7 @@ def units_with_failures(db: ExampleDatabase | None, ids: Iterable[str]) -> set[s
     """
     if db is None:
         return set()
-    inner = db.inner if isinstance(db, NamespacedDatabase) else db
+    inner = _unnamespaced(db)
     wanted = set(ids)
     try:
         entries = list(itertools.islice(inner.fetch(INDEX_KEY), MAX_READ))
@@ -308,9 +314,8 @@ def forget_failing_unit(db: ExampleDatabase | None, unit_id: str) -> None:
     cannot be written keeps the entry; the next replay tries again."""
     if db is None:
         return
-    inner = db.inner if isinstance(db, NamespacedDatabase) else db
     with contextlib.suppress(Exception):  # a cache: never the reason a run fails
-        inner.delete(INDEX_KEY, _seal(unit_id.encode()))
+        _unnamespaced(db).delete(INDEX_KEY, _seal(unit_id.encode()))
 
 
 def namespaced(db: ExampleDatabase, namespace: str) -> NamespacedDatabase:

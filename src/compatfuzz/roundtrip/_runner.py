@@ -65,7 +65,7 @@ from compatfuzz.roundtrip._properties import (
     iter_failures,
     plan,
 )
-from compatfuzz.roundtrip._shard import Shard, shard_seed, split
+from compatfuzz.roundtrip._shard import Shard, assign, shard_seed, split
 from compatfuzz.roundtrip._suite import Suite
 from compatfuzz.roundtrip._usercode import find_user_traceback
 from compatfuzz.schema._limits import check_generation_limits
@@ -517,15 +517,17 @@ def _shard_plan(api_list: Sequence[API | Suite], job: list[tuple[API | Suite, Un
     ``"shard"`` key."""
     from compatfuzz.roundtrip._database import units_with_failures
 
-    def cost(pair: tuple[API | Suite, Unit]) -> float:
-        return unit_cost(*pair)
+    costs = {unit.id: unit_cost(api, unit) for api, unit in job}  # one schema walk each
 
-    mine = split(job, shard, key=lambda pair: pair[1].id, cost=cost)
+    def cost(pair: tuple[API | Suite, Unit]) -> float:
+        return costs[pair[1].id]
+
+    def key(pair: tuple[API | Suite, Unit]) -> str:
+        return pair[1].id
+
+    mine = split(job, shard, key=key, cost=cost)
     # every unit's owning shard, so a merge can say which lost units a missing shard owned
-    owners = {unit.id: k for k in range(1, shard.count + 1)
-              for (_, unit), copy in split(job, Shard(k, shard.count),
-                                           key=lambda pair: pair[1].id, cost=cost)
-              if copy == 0}
+    owners = assign(job, shard.count, key=key, cost=cost)
     copies = {unit.id: copy for (_, unit), copy in mine if copy}
     owned = {unit.id for (_, unit), _ in mine}
     job_ids = [unit.id for _, unit in job]
@@ -736,7 +738,7 @@ def run(
         yield from run_pool(api_list, selected, workers=workers, database=database,
                              db_obj=db_obj, stop=stop, options=options, results=results,
                              on_failure=on_failure, deadline=deadline, live=live,
-                             spent=spent)
+                             spent=spent, home=home)
     reason = StopReason.INTERRUPTED if stop.is_set() else StopReason.COMPLETED
     if reason is StopReason.COMPLETED and duration is not None:
         reason = StopReason.DURATION

@@ -29,7 +29,8 @@ from typing import TypeVar
 
 from compatfuzz.errors import InvalidArgument
 
-__all__ = ["ENV_INDEX", "Shard", "parse_shard", "shard_from_env", "shard_seed", "split"]
+__all__ = ["ENV_INDEX", "Shard", "assign", "parse_shard", "shard_from_env", "shard_seed",
+           "split"]
 
 #: The variable a Kubernetes Indexed Job sets in each pod (0-based).
 ENV_INDEX = "JOB_COMPLETION_INDEX"
@@ -116,16 +117,8 @@ def shard_from_env(count: int, environ: Mapping[str, str] | None = None) -> Shar
     return Shard(index + 1, count)
 
 
-def split(items: Sequence[T], shard: Shard, *, key: Callable[[T], str],
-          cost: Callable[[T], float] | None = None) -> list[tuple[T, int]]:
-    """The ``(item, copy)`` pairs shard ``shard`` runs, in the order given.
-
-    Every shard computes the same assignment from the same ``items`` (in any order: they
-    are sorted by ``key``), so together the shards run each item exactly once when there
-    are at least as many items as shards, and every shard runs something when there are
-    fewer (copy ``c > 0`` is a re-run with another seed).  ``cost`` (default 1 each) is an
-    item's expected cost; shards get close to equal total cost (LPT: within 4/3 of the
-    best split).
+def _keyed(items: Sequence[T], key: Callable[[T], str]) -> list[tuple[str, T]]:
+    """``items`` sorted by ``key`` (so every shard sees them in one order).
 
     Raises:
         InvalidArgument: two items with the same key.
@@ -135,24 +128,57 @@ def split(items: Sequence[T], shard: Shard, *, key: Callable[[T], str],
         if a == b:
             raise InvalidArgument(f"two units have the same id {a!r}; a split needs ids "
                                   "that are unique")
-    if not keyed:
-        return []
-    if len(keyed) < shard.count:
-        _, item = keyed[shard.index % len(keyed)]
-        return [(item, shard.index // len(keyed))]
+    return keyed
+
+
+def assign(items: Sequence[T], count: int, *, key: Callable[[T], str],
+           cost: Callable[[T], float] | None = None) -> dict[str, int]:
+    """Every item's owning shard (1-based number) in a job of ``count`` shards: the one
+    that runs it as copy 0.  ``cost`` (default 1 each) is an item's expected cost; shards
+    get close to equal total cost (LPT: within 4/3 of the best split).  With fewer items
+    than shards, item ``j`` (in key order) is shard ``j+1``'s.
+
+    Raises:
+        InvalidArgument: two items with the same key, or a cost that is not finite and
+            >= 0.
+    """
+    keyed = _keyed(items, key)
+    if len(keyed) < count:
+        return {k: j + 1 for j, (k, _) in enumerate(keyed)}
     weight = (lambda item: 1.0) if cost is None else cost
     costs = {k: float(weight(item)) for k, item in keyed}
     for k, c in costs.items():
         if not c >= 0 or c == float("inf"):
             raise InvalidArgument(f"Expected a finite cost >= 0 for unit {k!r} but got {c!r}")
-    loads = [0.0] * shard.count
-    mine: set[str] = set()
+    loads = [0.0] * count
+    owners: dict[str, int] = {}
     for k, _ in sorted(keyed, key=lambda pair: (-costs[pair[0]], pair[0])):
-        target = min(range(shard.count), key=lambda i: (loads[i], i))
+        target = min(range(count), key=lambda i: (loads[i], i))
         loads[target] += costs[k] if costs[k] > 0 else 1e-9
-        if target == shard.index:
-            mine.add(k)
-    return [(item, 0) for item in items if key(item) in mine]
+        owners[k] = target + 1
+    return owners
+
+
+def split(items: Sequence[T], shard: Shard, *, key: Callable[[T], str],
+          cost: Callable[[T], float] | None = None) -> list[tuple[T, int]]:
+    """The ``(item, copy)`` pairs shard ``shard`` runs, in the order given.
+
+    Every shard computes the same assignment (:func:`assign`) from the same ``items`` (in
+    any order: they are sorted by ``key``), so together the shards run each item exactly
+    once when there are at least as many items as shards, and every shard runs something
+    when there are fewer (copy ``c > 0`` is a re-run with another seed).
+
+    Raises:
+        InvalidArgument: two items with the same key, or a bad cost.
+    """
+    keyed = _keyed(items, key)
+    if not keyed:
+        return []
+    if len(keyed) < shard.count:
+        _, item = keyed[shard.index % len(keyed)]
+        return [(item, shard.index // len(keyed))]
+    owners = assign(items, shard.count, key=key, cost=cost)
+    return [(item, 0) for item in items if owners[key(item)] == shard.number]
 
 
 def shard_seed(night: str, shard: Shard, run_seed: int | None = None) -> int:

@@ -45,7 +45,6 @@ from typing import Any
 
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip._converters import safe_str
-from compatfuzz.roundtrip._database import project_home
 from compatfuzz.roundtrip._deadline import run_queue_wait
 from compatfuzz.roundtrip._events import (
     Counterexample,
@@ -111,7 +110,7 @@ def _own_signals() -> None:
 
 
 def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any,
-                 home: str | None = None) -> None:
+                 home: Path | None = None) -> None:
     """``home`` is the project's folder (beside the first config): a Redis database's
     local fallback lives there, as the parent's does, not in the worker's cwd."""
     _own_signals()
@@ -123,16 +122,15 @@ def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any,
     if isinstance(database_spec, str) or database_spec is None:
         from compatfuzz.roundtrip._database import database_label, open_database, redact
 
-        where = Path(home) if home is not None else None
         try:
-            _WORKER["database"] = (open_database(database_spec, home=where)
+            _WORKER["database"] = (open_database(database_spec, home=home)
                                    if database_spec is not None else None)
         except InvalidArgument as exc:
             if not (database_spec or "").startswith(("redis://", "rediss://", "unix://")):
                 raise
             # the shared database went away mid-run (it answered when the run began)
-            _WORKER["database"] = open_database("", home=where)
-            local = database_label("", home=where)
+            _WORKER["database"] = open_database("", home=home)
+            local = database_label("", home=home)
             _WORKER["notice"] = Notice(
                 f"the example database {redact(database_spec or '')} stopped answering "
                 f"({exc}); the run goes on with the local database {local}, "
@@ -293,7 +291,9 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
              workers: int, database: Any, db_obj: Any, stop: threading.Event, options: Any,
              results: list[UnitResult], on_failure: FailureCallback | None,
              deadline: float | None, live: Any = None,
-             spent: Any = None) -> Iterator[Event]:
+             spent: Any = None, home: Path | None = None) -> Iterator[Event]:
+    """Run ``selected`` in worker processes; ``home`` is the project folder ``run`` found
+    (a Redis database's local fallback goes there, not into a worker's cwd)."""
     methods = multiprocessing.get_all_start_methods()
     forkable = "fork" in methods and os.name == "posix"
     if not forkable and any(a.source is None for a in api_list):
@@ -307,8 +307,6 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
     if forkable:
         _WORKER["apis"] = {a.name: a for a in api_list}
     spec = database if isinstance(database, str) or database is None else db_obj
-    first = next((a.source for a in api_list if a.source), None)  # as run() finds home
-    home = str(project_home(first)) if first is not None else None
     parent = os.getpid()
     running: dict[Unit, _Worker] = {}
     told = False
