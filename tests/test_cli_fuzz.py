@@ -141,10 +141,14 @@ def test_no_config_found_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ["--max-examples", "5", "--duration", "1m"],
     ["--workers", "-1"],
 ])
-def test_usage_errors_exit_2(argv: list[str]) -> None:
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["fuzz", *argv])
     assert info.value.code == 2
+    # what was wrong, and where the options are, without argparse's 12 lines of usage
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("compatfuzz fuzz: error: argument --"), err
+    assert err[1:] == ["  see: compatfuzz fuzz --help"]
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("30m", 1800), ("1h30m", 5400), ("90s", 90),

@@ -13,7 +13,7 @@ import importlib
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from compatfuzz.errors import CompatfuzzError, CompatfuzzWarning
 
@@ -35,8 +35,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in two lines: what was wrong, and where the options are listed.
+
+    argparse prints the whole usage first, which for ``fuzz`` is twelve lines of options
+    above the one line that says what was wrong.  Subcommands inherit the class
+    (``add_subparsers`` makes parsers of the parent's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n  see: {self.prog} --help\n")
+
+
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="compatfuzz",
         description="Property-based compatibility testing for versioned APIs.",
     )

@@ -17,11 +17,18 @@ the second field of ``/proc/<pid>/task/<tid>/schedstat`` (``kernel/sched/stats.c
 ``Documentation/scheduler/sched-stats.rst``).  Sleeping, blocking on a socket and
 computing all count; waiting for a CPU does not.  When the timer fires early by that
 measure it is set again for the rest.  Without ``schedstat`` (not Linux) it is wall time.
+
+Nor is it raised where Python would drop it: in a ``gc.callbacks`` function (Hypothesis
+installs one) or a ``__del__``, CPython prints an exception as "unraisable" and goes on
+(CPython's ``invoke_gc_callback`` in ``Modules/gcmodule.c`` writes it unraisable), so the
+deadline was lost for a second and the run got a ``PytestUnraisableExceptionWarning``.
+There it is put off by :data:`_RETRY` until the example's own code runs again.
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import sys
@@ -47,6 +54,9 @@ class ExampleDeadline(KeyboardInterrupt):
     unavailable: BaseException | None = None
 
 
+_RETRY = 0.05
+"""Seconds to put the deadline off when it falls where an exception would be dropped."""
+
 _SKIP_FILES = (os.sep + "hypothesis" + os.sep, os.sep + "compatfuzz" + os.sep,
                os.sep + "threading.py", os.sep + "contextlib.py")
 
@@ -63,6 +73,18 @@ def _where(frame: FrameType | None) -> tuple[str, bool]:
     last = stack[-1] if stack else None
     where = f"{os.path.basename(last.filename)}:{last.lineno} in {last.name}()" if last else ""
     return where, checking
+
+
+def _unraisable_here(frame: FrameType | None) -> bool:
+    """Whether an exception raised in ``frame`` would be dropped as unraisable: it runs
+    inside a ``gc.callbacks`` function or a ``__del__`` method."""
+    callbacks = {code for code in (getattr(cb, "__code__", None) for cb in list(gc.callbacks))
+                 if code is not None}
+    while frame is not None:
+        if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def run_queue_wait(native_id: int, pid: int | str = "self") -> float | None:
@@ -167,6 +189,10 @@ class Alarm:
             if left > 0:  # it waited for a CPU: that time was not its to use
                 signal.setitimer(signal.ITIMER_REAL, left, 1.0)
                 return
+        if _unraisable_here(frame):  # raised here, it would be printed and dropped
+            signal.setitimer(signal.ITIMER_REAL, _RETRY, 1.0)
+            return
+        if self.fired_at is None:
             self.fired_at = _where(frame)
         raise ExampleDeadline
 
@@ -184,8 +210,13 @@ class Alarm:
                     if left > 0:  # it waited for a CPU: that time was not its to use
                         self._due = time.monotonic() + left
                         continue
+                frame = sys._current_frames().get(self._thread_id)
+                if _unraisable_here(frame):  # raised there, it would be dropped
+                    self._due = time.monotonic() + _RETRY
+                    continue
                 self._due = time.monotonic() + 1.0  # again in a second if swallowed
             if self.fired_at is None:
-                self.fired_at = _where(sys._current_frames().get(self._thread_id))
+                self.fired_at = _where(frame)
+            del frame
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(self._thread_id), ctypes.py_object(ExampleDeadline))

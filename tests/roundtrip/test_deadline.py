@@ -1,0 +1,73 @@
+"""The per-example deadline (``roundtrip/_deadline.py``) where raising would be dropped."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
+
+
+def _slow_gc_callback(calls: list[str]) -> Any:
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and not calls:
+            calls.append(phase)
+            time.sleep(0.6)  # the 0.2 s deadline falls in here
+    return callback
+
+
+def _example(calls: list[str]) -> None:
+    """0.2 s deadline; a garbage collection whose callback sleeps past it; then 3 s of
+    CPU, the example's own code, where the deadline must land."""
+    callback = _slow_gc_callback(calls)
+    gc.callbacks.append(callback)
+    try:
+        with Alarm(0.2) as alarm:
+            alarm.arm()
+            gc.collect()
+            end = time.thread_time() + 3
+            while time.thread_time() < end:
+                pass
+    finally:
+        gc.callbacks.remove(callback)
+
+
+def test_a_deadline_falling_in_a_gc_callback_is_raised_after_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SIGALRM timer (main thread): raised in the callback, CPython would print the
+    exception as unraisable and drop it, and the example ran a second longer."""
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    calls: list[str] = []
+    with pytest.raises(ExampleDeadline):
+        _example(calls)
+    assert calls == ["start"]
+    assert unraisable == []
+
+
+def test_the_watchdog_also_waits_for_a_gc_callback_to_return(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the main thread the deadline is injected by a watchdog thread, which would
+    have landed in the callback as soon as its sleep returned."""
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    calls: list[str] = []
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _example(calls)
+        except ExampleDeadline as exc:
+            raised.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    assert calls == ["start"]
+    assert [type(e) for e in raised] == [ExampleDeadline]
+    assert unraisable == []
