@@ -448,3 +448,53 @@ def test_no_deadline_with_none(pytester: pytest.Pytester) -> None:
     result = _run(pytester, *NO_CACHE, "--compatfuzz-example-deadline=none", "-k",
                   "valid", "--compatfuzz-max-examples=3", "-n", "0")
     result.assert_outcomes(passed=2, deselected=4)
+
+
+RACE = '''
+"""Another job saves a failure in the shared database after gw0 read the index, before
+gw1 does (the marker file orders them)."""
+import os, pathlib, time
+import pytest
+from hypothesis.database import DirectoryBasedExampleDatabase
+from compatfuzz.roundtrip._database import namespaced
+
+MARK = pathlib.Path("gw0-has-read")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker == "gw1":
+        end = time.monotonic() + 60
+        while not MARK.exists() and time.monotonic() < end:
+            time.sleep(0.05)
+        db = DirectoryBasedExampleDatabase(".hypothesis/examples")
+        namespaced(db, os.environ["RACE_UNIT"]).save(b"k", b"v")
+    result = yield
+    if worker == "gw0":
+        MARK.touch()
+    return result
+'''
+
+
+def test_a_failure_saved_while_workers_collect_does_not_split_their_collections(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two xdist workers of shard 1/2 read the shared database's index of failing units
+    while another job saves one between their reads: each kept what it read, their
+    collections differed and xdist refused the run. The workers now keep what the first
+    one read: the run goes on, and the next one replays the new failure."""
+    _frobber(pytester, "compatfuzz.toml")
+    other = 3 - _owner(pytester, FAILING, 2)
+    (pytester.path / "conftest.py").write_text(RACE)
+    monkeypatch.setenv("RACE_UNIT", FAILING)
+    shard = f"--compatfuzz-shard={other}/2"
+    result = _run(pytester, *NO_CACHE, "-n", "2", "--compatfuzz-max-examples=2", shard)
+    assert "Different tests were collected" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([f"compatfuzz: shard {other}/2: 3 compatfuzz items here, "
+                                 "3 deselected (the other shards' units)"])
+    (pytester.path / "conftest.py").unlink()
+    again = _run(pytester, *NO_CACHE, "-n", "2", "--compatfuzz-max-examples=2", "-rs", shard)
+    again.stdout.fnmatch_lines([f"compatfuzz: shard {other}/2: 3 compatfuzz items here, "
+                                "2 deselected (the other shards' units), 1 replayed from "
+                                "other shards' saved failures"])

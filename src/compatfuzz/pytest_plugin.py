@@ -12,7 +12,7 @@ Hypothesis and the schema stack are imported inside hooks, and only once a compa
 test is actually collected, so installing compatfuzz costs nothing elsewhere.
 
 Under pytest-xdist (``-n auto``, issue 21) every worker is its own process with its own
-collection, so the plugin keeps three things worker-independent:
+collection, so the plugin keeps four things worker-independent:
 
 * the example database: each worker opens the same folder (the config's, as without
   xdist), and each unit's examples sit under its own key (the unit id), so a failure is
@@ -22,6 +22,10 @@ collection, so the plugin keeps three things worker-independent:
   hands it to every worker in ``workerinput`` (xdist's ``pytest_configure_node``, as
   pytest-randomly passes its seed); a unit's seed is derived from that seed and the unit
   id only (``roundtrip._runner.unit_seed``), never from the worker or the order;
+* under ``--compatfuzz-shard``, the other shards' units kept to replay: the first worker
+  to read the example database's index publishes what it found and every worker keeps
+  that (``_agreed``), so another job saving a failure meanwhile cannot make the workers'
+  collections differ, which xdist refuses;
 * the ``--compatfuzz-html`` rows: a worker attaches its unit's row to the test report
   (``report.__dict__``, which xdist serialises, as Hypothesis's plugin does with its
   statistics in ``_hypothesis_pytestplugin.py``) and the controller writes one page.
@@ -68,6 +72,9 @@ CACHE_SEED = "compatfuzz/seed"
 MARKER = "compatfuzz"
 #: The ``workerinput`` key the xdist controller passes its resolved seed in.
 WORKER_SEED = "compatfuzz_seed"
+#: The ``workerinput`` key the xdist controller passes a folder in, where the first worker
+#: publishes which other shards' units it keeps to replay and the others read it.
+WORKER_AGREE = "compatfuzz_agree"
 #: The ``workeroutput`` key a worker sends its shard's (kept, deselected, replayed) counts
 #: back in.
 WORKER_SHARD = "compatfuzz_shard"
@@ -177,10 +184,23 @@ class _XdistHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.agree: str | None = None
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_SEED] = (self.config.stash[_SEED],
                                          self.config.stash[_SEED_EXPLICIT])
+        if self.config.stash.get(_SHARD, None) is not None:
+            if self.agree is None:
+                import tempfile
+
+                self.agree = tempfile.mkdtemp(prefix="compatfuzz-xdist-")
+            node.workerinput[WORKER_AGREE] = self.agree
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.agree is not None:
+            import shutil
+
+            shutil.rmtree(self.agree, ignore_errors=True)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         counts = getattr(node, "workeroutput", {}).get(WORKER_SHARD)
@@ -532,6 +552,8 @@ def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytes
         item.copy = copy
         kept.add(id(item))
     replay = _with_saved_failures(config, [item for item in ours if id(item) not in kept])
+    agreed = set(_agreed(config, "replay", sorted(item.unit.id for item in replay)))
+    replay = [item for item in ours if id(item) not in kept and item.unit.id in agreed]
     for item in replay:
         item.replay_only = True
         kept.add(id(item))
@@ -557,6 +579,38 @@ def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytes
                 continue  # placed above
         ordered.append(node)
     items[:] = ordered
+
+
+def _agreed(config: pytest.Config, name: str, mine: list[str]) -> list[str]:
+    """``mine``, or under xdist what the first worker to get here found.
+
+    xdist refuses a run whose workers collected different items, and the other shards'
+    units a shard keeps to replay come from the example database, which another job that
+    shares it (one Redis for a CI matrix) can change between two workers' reads.  So the
+    first worker publishes its answer with a hard link (the whole file or nothing; refused
+    when one is there) in the folder the controller made for the run, and every worker
+    keeps that answer.  Where no link can be made, each keeps its own, as before."""
+    import json
+
+    folder = getattr(config, "workerinput", {}).get(WORKER_AGREE)
+    if not folder:
+        return mine
+    final = Path(folder) / name
+    draft = Path(folder) / f"{name}.{os.getpid()}"
+    try:
+        draft.write_text(json.dumps(mine), encoding="utf-8")
+        try:
+            os.link(draft, final)
+        except FileExistsError:
+            pass  # another worker was first
+        finally:
+            draft.unlink(missing_ok=True)
+        answer = json.loads(final.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return mine
+    if not isinstance(answer, list) or not all(isinstance(u, str) for u in answer):
+        return mine
+    return answer
 
 
 def _with_saved_failures(config: pytest.Config, items: list[Any]) -> list[Any]:
