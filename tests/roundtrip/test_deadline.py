@@ -71,3 +71,24 @@ def test_the_watchdog_also_waits_for_a_gc_callback_to_return(
     assert calls == ["start"]
     assert [type(e) for e in raised] == [ExampleDeadline]
     assert unraisable == []
+
+
+class _Stuck:
+    def __del__(self) -> None:
+        while True:  # a finalizer that never returns
+            pass
+
+
+def test_a_finalizer_that_never_returns_is_still_stopped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deadline is put off for a second at most: then it is raised in the finalizer
+    (ending it; Python drops it) and the next firing, a second later, stops the example."""
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with Alarm(0.2) as alarm, pytest.raises(ExampleDeadline):
+        alarm.arm()
+        _Stuck()  # its __del__ runs here, at once
+        end = time.thread_time() + 20
+        while time.thread_time() < end:
+            pass
+    assert [type(u.exc_value) for u in unraisable] == [ExampleDeadline]

@@ -22,7 +22,9 @@ Nor is it raised where Python would drop it: in a ``gc.callbacks`` function (Hyp
 installs one) or a ``__del__``, CPython prints an exception as "unraisable" and goes on
 (CPython's ``invoke_gc_callback`` in ``Modules/gcmodule.c`` writes it unraisable), so the
 deadline was lost for a second and the run got a ``PytestUnraisableExceptionWarning``.
-There it is put off by :data:`_RETRY` until the example's own code runs again.
+There it is put off by :data:`_RETRY` until the example's own code runs again, at most
+:data:`_MAX_PUT_OFF` times: a finalizer that never returns is stopped the old way (the
+exception ends it, is dropped, and the next firing reaches the example).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class ExampleDeadline(KeyboardInterrupt):
 
 _RETRY = 0.05
 """Seconds to put the deadline off when it falls where an exception would be dropped."""
+_MAX_PUT_OFF = 20
+"""How many times an example's deadline is put off so (a second)."""
 
 _SKIP_FILES = (os.sep + "hypothesis" + os.sep, os.sep + "compatfuzz" + os.sep,
                os.sep + "threading.py", os.sep + "contextlib.py")
@@ -124,6 +128,7 @@ class Alarm:
         self._due: float | None = None
         self._cond = threading.Condition()
         self._closed = False
+        self._put_off = 0
 
     def __enter__(self) -> Alarm:
         if self.seconds is None:
@@ -156,6 +161,7 @@ class Alarm:
         if self.seconds is None or self.fired_at is not None:
             return
         self._armed_at = time.monotonic()
+        self._put_off = 0
         self._waited_at = run_queue_wait(self._native_id)
         if self._signal:
             signal.setitimer(signal.ITIMER_REAL, self.seconds, 1.0)
@@ -189,7 +195,8 @@ class Alarm:
             if left > 0:  # it waited for a CPU: that time was not its to use
                 signal.setitimer(signal.ITIMER_REAL, left, 1.0)
                 return
-        if _unraisable_here(frame):  # raised here, it would be printed and dropped
+        if self._put_off < _MAX_PUT_OFF and _unraisable_here(frame):
+            self._put_off += 1  # raised here, it would be printed and dropped
             signal.setitimer(signal.ITIMER_REAL, _RETRY, 1.0)
             return
         if self.fired_at is None:
@@ -211,7 +218,8 @@ class Alarm:
                         self._due = time.monotonic() + left
                         continue
                 frame = sys._current_frames().get(self._thread_id)
-                if _unraisable_here(frame):  # raised there, it would be dropped
+                if self._put_off < _MAX_PUT_OFF and _unraisable_here(frame):
+                    self._put_off += 1  # raised there, it would be dropped
                     self._due = time.monotonic() + _RETRY
                     continue
                 self._due = time.monotonic() + 1.0  # again in a second if swallowed
