@@ -151,6 +151,21 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     assert err[1:] == ["  see: compatfuzz fuzz --help"]
 
 
+@pytest.mark.parametrize(("argv", "prog"), [
+    (["fuzz", "--nope"], "compatfuzz fuzz"),
+    (["report", "merge", "a.json", "--nope"], "compatfuzz report merge"),
+    (["sample", "crd.yaml", "--nope"], "compatfuzz sample"),
+    (["--nope"], "compatfuzz"),
+])
+def test_an_unknown_argument_names_its_subcommand(argv: list[str], prog: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{prog}: error: unrecognized arguments: --nope", f"  see: {prog} --help"]
+
+
 @pytest.mark.parametrize(("text", "seconds"), [("30m", 1800), ("1h30m", 5400), ("90s", 90),
                                                ("90", 90), ("1.5m", 90)])
 def test_duration_syntax(text: str, seconds: float) -> None:

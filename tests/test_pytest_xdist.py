@@ -498,3 +498,28 @@ def test_a_failure_saved_while_workers_collect_does_not_split_their_collections(
     again.stdout.fnmatch_lines([f"compatfuzz: shard {other}/2: 3 compatfuzz items here, "
                                 "2 deselected (the other shards' units), 1 replayed from "
                                 "other shards' saved failures"])
+
+
+def test_a_matrix_of_pytest_jobs_shares_one_redis_database(
+        pytester: pytest.Pytester, real_redis: tuple[str, subprocess.Popen[bytes]]) -> None:
+    """``--compatfuzz-database redis://...``, as ``compatfuzz fuzz --database``: the failure
+    one job saves is replayed first by a job on another machine (nothing on disk: the
+    folder database is deleted between the runs), under xdist too; a Redis that does not
+    answer is one usage error."""
+    url, _ = real_redis
+    _frobber(pytester)
+    database = f"--compatfuzz-database={url}"
+    _run(pytester, *NO_CACHE, "-n", "0", database).assert_outcomes(passed=5, failed=1)
+    shutil.rmtree(pytester.path / ".hypothesis", ignore_errors=True)
+    other = 3 - _owner(pytester, FAILING, 2)
+    result = _run(pytester, *NO_CACHE, "-n", "2", "--compatfuzz-max-examples=5",
+                  f"--compatfuzz-shard={other}/2", database)
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines([f"compatfuzz: shard {other}/2: 3 compatfuzz items here, "
+                                 "2 deselected (the other shards' units), 1 replayed from "
+                                 "other shards' saved failures"])
+    gone = _run(pytester, *NO_CACHE, "-n", "0", "--compatfuzz-database=redis://127.0.0.1:1/0")
+    assert gone.ret == pytest.ExitCode.USAGE_ERROR
+    gone.stderr.fnmatch_lines(["*--compatfuzz-database: cannot reach the Redis example "
+                               "database 'redis://127.0.0.1:1/0' (*); start redis-server "
+                               "there, or pass a directory"])

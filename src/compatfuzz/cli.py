@@ -42,8 +42,17 @@ class _Parser(argparse.ArgumentParser):
     above the one line that says what was wrong.  Subcommands inherit the class
     (``add_subparsers`` makes parsers of the parent's type)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # the innermost parser that parsed: a subcommand's defaults win over its parent's
+        # (argparse copies the subparser's namespace over), so it names extra arguments
+        self.set_defaults(**{_OWNER: self})
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n  see: {self.prog} --help\n")
+
+
+_OWNER = "_compatfuzz_parser"
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
@@ -134,7 +143,10 @@ def _exit_despite_threads(code: int, grace: float = 1.0) -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser, modules = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    owner = vars(args).pop(_OWNER, parser)
+    if extra:  # "compatfuzz fuzz: error: unrecognized arguments", not "compatfuzz: ..."
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

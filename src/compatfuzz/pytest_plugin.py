@@ -64,6 +64,7 @@ OPTION_APISERVER = "--compatfuzz-apiserver"
 OPTION_APISERVER_ASSETS = "--compatfuzz-apiserver-assets"
 OPTION_SHARD = "--compatfuzz-shard"
 OPTION_EXAMPLE_DEADLINE = "--compatfuzz-example-deadline"
+OPTION_DATABASE = "--compatfuzz-database"
 INI_PROFILE = "compatfuzz_profile"
 INI_MAX_EXAMPLES = "compatfuzz_max_examples"
 ENV_PROFILE = "COMPATFUZZ_PROFILE"
@@ -116,6 +117,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="fail a compatfuzz property whose one example takes longer "
                     "(default 10s, as compatfuzz fuzz --example-deadline; time spent "
                     "waiting for a CPU on a loaded machine does not count)")
+    group.addoption(OPTION_DATABASE, default=None, metavar="DIR|redis://HOST:PORT/DB",
+                    help="the example database of compatfuzz tests, as compatfuzz fuzz "
+                    "--database (default: the profile's, or .hypothesis/examples beside "
+                    "the config); one Redis shared by the jobs of a CI matrix")
     group.addoption(OPTION_SHARD, default=None, metavar="K/N",
                     help="run only shard K of N of the compatfuzz items (the split "
                     "'compatfuzz fuzz --shard K/N' makes; other tests are not affected), "
@@ -173,6 +178,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _max_examples(config)
     _example_deadline(config)
     _check_config_option(config)
+    _check_database_option(config)
     cache = getattr(config, "cache", None)
     if cache is not None and explicit and workerinput is None:
         cache.set(CACHE_SEED, seed)
@@ -241,6 +247,36 @@ def _shard_option(config: pytest.Config) -> Any:
 
 _LOADED = pytest.StashKey[dict[str, Any]]()
 _ROWS = pytest.StashKey[list[tuple[Any, dict[str, Any]]]]()
+
+
+_DATABASES = pytest.StashKey[dict[str, Any]]()
+
+
+def _check_database_option(config: pytest.Config) -> None:
+    """Open ``--compatfuzz-database`` now: a Redis that does not answer or a bad URL is
+    one usage error (exit 4), not an error per item."""
+    config.stash[_DATABASES] = {}
+    spec = config.getoption(OPTION_DATABASE)
+    if spec:
+        _database_option(config, Path(config.rootpath))
+
+
+def _database_option(config: pytest.Config, home: Path) -> Any:
+    """The database ``--compatfuzz-database`` names, opened once per project folder (a
+    Redis database's local fallback is that folder's, as ``compatfuzz fuzz``'s is)."""
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._database import open_database
+
+    opened = config.stash[_DATABASES]
+    key = str(home)
+    if key not in opened:
+        spec = config.getoption(OPTION_DATABASE)
+        try:
+            opened[key] = open_database(spec, home=home)
+        except InvalidArgument as exc:
+            raise pytest.UsageError(
+                f"{OPTION_DATABASE}: {str(exc).replace('--database ', '')}") from None
+    return opened[key]
 
 
 def _check_config_option(config: pytest.Config) -> None:
@@ -750,8 +786,8 @@ def _arming_recorder(alarm: Any) -> Any:
         current: Any = None
 
         def before(self, obj: Any) -> None:
+            alarm.arm()  # first: it raises the last example's deadline if that fired unseen
             self.current = obj
-            alarm.arm()
             super().before(obj)
 
     return ArmingRecorder()
@@ -786,8 +822,9 @@ def _database_of(settings: Any) -> Any:
 
 
 def _item_database(item: PropertyItem, base: Any) -> Any:
-    """The example database ``item`` runs with under the profile settings ``base``: the
-    profile's own, or for Hypothesis's default the folder ``compatfuzz fuzz`` uses,
+    """The example database ``item`` runs with under the profile settings ``base``:
+    ``--compatfuzz-database``'s, the profile's own, or for Hypothesis's default the
+    folder ``compatfuzz fuzz`` uses,
     beside the config, or the rootdir for APIs declared in Python; not the working
     directory (issue 10, item 6)."""
     from compatfuzz.roundtrip._database import (
@@ -796,12 +833,14 @@ def _item_database(item: PropertyItem, base: Any) -> Any:
         project_home,
     )
 
+    home = project_home(item.api.source) if item.api.source else Path(item.config.rootpath)
+    if item.config.getoption(OPTION_DATABASE):
+        return _database_option(item.config, home)
     db = _database_of(base)
     if not is_hypothesis_default(db):
         return db
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    home = project_home(item.api.source) if item.api.source else Path(item.config.rootpath)
     return DirectoryBasedExampleDatabase(default_database_path(home))
 
 
@@ -871,6 +910,7 @@ class PropertyItem(pytest.Item):
             with alarm:
                 try:
                     test()
+                    alarm.check()  # the last example's deadline, if it fired and was dropped
                 finally:
                     alarm.disarm()
         except ExampleDeadline as exc:

@@ -80,6 +80,31 @@ def test_a_sleeping_converter_fails_at_the_example_deadline(tmp_path: Path,
         assert "stuck in conv.py:5 in convert()" in message
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_finalizer_that_never_returns_fails_the_unit(tmp_path: Path, workers: str) -> None:
+    """The deadline falls in a ``__del__``, where Python drops an exception: put off for a
+    second, then raised there (ending the loop, dropped), and raised again before the next
+    example; the unit fails, not passes (it passed, before), and a worker is not killed as
+    'code that never returns to Python' while its alarm waits."""
+    config = project(tmp_path, """
+        class Stuck:
+            def __del__(self):
+                while True:
+                    pass
+
+        def convert(obj, desired):
+            Stuck()
+            return {**obj, "apiVersion": desired}
+    """)
+    done = fuzz(config, "--property", "roundtrip", "--max-examples", "3", "--workers",
+                workers, "--example-deadline", "1s", timeout=60)
+    assert done.returncode == 1, done.stderr
+    for unit in done.report["units"]:
+        assert unit["status"] == "failed"
+        assert "1s per-example deadline" in unit["message"], unit["message"]
+        assert "never returns to Python" not in unit["message"]
+
+
 def test_a_worker_deaf_to_the_deadline_is_killed(tmp_path: Path) -> None:
     config = project(tmp_path, """
         def convert(obj, desired):

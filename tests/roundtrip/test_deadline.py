@@ -92,3 +92,18 @@ def test_a_finalizer_that_never_returns_is_still_stopped(
         while time.thread_time() < end:
             pass
     assert [type(u.exc_value) for u in unraisable] == [ExampleDeadline]
+
+
+def test_a_deadline_dropped_in_a_finalizer_is_raised_before_the_next_example(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example returned after its deadline was dropped: ``check`` (after the test)
+    and ``arm`` (before the next example) raise it, so the unit cannot pass."""
+    monkeypatch.setattr(sys, "unraisablehook", lambda _: None)
+    with Alarm(0.2) as alarm:
+        alarm.arm()
+        _Stuck()  # put off for a second, then raised in __del__: that ends it, dropped
+        assert alarm.fired_at is not None
+        with pytest.raises(ExampleDeadline):
+            alarm.check()
+        with pytest.raises(ExampleDeadline):
+            alarm.arm()

@@ -23,8 +23,11 @@ installs one) or a ``__del__``, CPython prints an exception as "unraisable" and 
 (CPython's ``invoke_gc_callback`` in ``Modules/gcmodule.c`` writes it unraisable), so the
 deadline was lost for a second and the run got a ``PytestUnraisableExceptionWarning``.
 There it is put off by :data:`_RETRY` until the example's own code runs again, at most
-:data:`_MAX_PUT_OFF` times: a finalizer that never returns is stopped the old way (the
-exception ends it, is dropped, and the next firing reaches the example).
+:data:`_MAX_PUT_OFF` times (:data:`PUT_OFF`, a second): a finalizer that never returns
+then gets it (which ends the finalizer; Python drops it).  A deadline that fired and was
+dropped is not forgotten: the next :meth:`Alarm.arm` (the next example) and
+:meth:`Alarm.check` (after the test returned) raise it, so the unit fails instead of
+passing with an example that outlived its deadline.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import traceback
 from types import FrameType
 from typing import Any
 
-__all__ = ["Alarm", "ExampleDeadline", "run_queue_wait"]
+__all__ = ["PUT_OFF", "Alarm", "ExampleDeadline", "run_queue_wait"]
 
 
 class ExampleDeadline(KeyboardInterrupt):
@@ -59,7 +62,9 @@ class ExampleDeadline(KeyboardInterrupt):
 _RETRY = 0.05
 """Seconds to put the deadline off when it falls where an exception would be dropped."""
 _MAX_PUT_OFF = 20
-"""How many times an example's deadline is put off so (a second)."""
+"""How many times an example's deadline is put off so."""
+PUT_OFF = _RETRY * _MAX_PUT_OFF
+"""Seconds an example's deadline can be put off at most (the worker parent waits longer)."""
 
 _SKIP_FILES = (os.sep + "hypothesis" + os.sep, os.sep + "compatfuzz" + os.sep,
                os.sep + "threading.py", os.sep + "contextlib.py")
@@ -158,8 +163,11 @@ class Alarm:
             self._cond.notify_all()
 
     def arm(self) -> None:
-        if self.seconds is None or self.fired_at is not None:
+        """Start the deadline of the next example; raise the last one's if it fired and
+        its exception was dropped (a finalizer got it)."""
+        if self.seconds is None:
             return
+        self.check()
         self._armed_at = time.monotonic()
         self._put_off = 0
         self._waited_at = run_queue_wait(self._native_id)
@@ -170,6 +178,12 @@ class Alarm:
                 self._due = time.monotonic() + self.seconds
                 self._generation += 1
                 self._cond.notify_all()
+
+    def check(self) -> None:
+        """Raise :class:`ExampleDeadline` if the deadline fired since :meth:`arm` (it was
+        raised where Python dropped it, or user code swallowed it)."""
+        if self.fired_at is not None:
+            raise ExampleDeadline
 
     def disarm(self) -> None:
         if self._signal:

@@ -203,6 +203,9 @@ class _Watch(Recorder):
         self._published = 0.0
 
     def before(self, obj: Any) -> None:
+        # first: it raises the last example's deadline if that fired unseen, and
+        # ``current`` must still be the example that outlived it
+        self.alarm.arm()
         self.current = obj
         if self.heartbeat is not None:
             self.heartbeat.value = time.monotonic()
@@ -210,7 +213,6 @@ class _Watch(Recorder):
             self.counter.value += 1
         if self.setup_error is not None:
             raise _SetupFailed
-        self.alarm.arm()
         super().before(obj)
 
     def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
@@ -363,6 +365,7 @@ def run_unit(
         with alarm:
             try:
                 test()
+                alarm.check()  # the last example's deadline, if it fired and was dropped
             finally:
                 alarm.disarm()
     except ExampleDeadline as exc:

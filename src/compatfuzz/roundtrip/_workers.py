@@ -45,7 +45,7 @@ from typing import Any
 
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip._converters import safe_str
-from compatfuzz.roundtrip._deadline import run_queue_wait
+from compatfuzz.roundtrip._deadline import PUT_OFF, run_queue_wait
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
@@ -339,7 +339,10 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
             now = time.monotonic()
             for unit, w in list(running.items()):
                 w.drain(on_failure)
-                grace = None if deadline is None else min(_GRACE, max(1.0, deadline))
+                # at least the second the worker's alarm may put the deadline off (in a
+                # finalizer, ``_deadline.PUT_OFF``) plus the second its next firing takes
+                grace = None if deadline is None else min(_GRACE,
+                                                          max(PUT_OFF + 2.0, deadline))
                 if (w.result is None and deadline is not None and grace is not None
                         and w.heartbeat.value and w.busy_for(now) > deadline + grace):
                     w.killed_for = (f"was killed: an example ran for more than "
