@@ -518,8 +518,50 @@ def test_a_matrix_of_pytest_jobs_shares_one_redis_database(
     result.stdout.fnmatch_lines([f"compatfuzz: shard {other}/2: 3 compatfuzz items here, "
                                  "2 deselected (the other shards' units), 1 replayed from "
                                  "other shards' saved failures"])
+    # the replay command names the database that holds the example
+    result.stdout.fnmatch_lines([f"replay: pytest '*' {database}  (another shard's unit*"])
+    (pytester.path / "plain").write_text("not a folder\n")
+    not_dir = _run(pytester, *NO_CACHE, "-n", "0", "--compatfuzz-database=plain/db")
+    assert not_dir.ret == pytest.ExitCode.USAGE_ERROR
+    not_dir.stderr.fnmatch_lines(["*--compatfuzz-database plain/db: plain is a file, not a "
+                                  "folder; pass a folder (made if missing), *"])
     gone = _run(pytester, *NO_CACHE, "-n", "0", "--compatfuzz-database=redis://127.0.0.1:1/0")
     assert gone.ret == pytest.ExitCode.USAGE_ERROR
     gone.stderr.fnmatch_lines(["*--compatfuzz-database: cannot reach the Redis example "
                                "database 'redis://127.0.0.1:1/0' (*); start redis-server "
                                "there, or pass a directory"])
+
+
+KILL_REDIS = '''
+import os, signal
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    pid = int(os.environ["REDIS_PID"])
+    try:
+        os.kill(pid, signal.SIGKILL)  # gone before the first item runs
+    except ProcessLookupError:
+        pass
+'''
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_redis_that_stops_answering_is_said_and_the_replay_line_follows(
+        pytester: pytest.Pytester, real_redis: tuple[str, subprocess.Popen[bytes]],
+        monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    """Redis answers at the start, then dies: the run goes on with the config's folder
+    (as ``compatfuzz fuzz``), says so once, and the failure's replay line says the example
+    is only there, not in Redis (it said "from the example database")."""
+    url, proc = real_redis
+    _frobber(pytester)
+    (pytester.path / "conftest.py").write_text(KILL_REDIS)
+    monkeypatch.setenv("REDIS_PID", str(proc.pid))
+    result = _run(pytester, *NO_CACHE, "-n", workers, f"--compatfuzz-database={url}")
+    result.assert_outcomes(passed=5, failed=1)
+    out = result.stdout.str()
+    assert out.count(f"compatfuzz: note: the example database {url} stopped answering") == 1
+    result.stdout.fnmatch_lines([f"replay: pytest '*{_glob(FAILING)}'  (the shared example "
+                                 "database stopped answering: saved only in *.hypothesis"
+                                 "/examples, which this command replays first)"])
+    assert "--compatfuzz-database=" not in out.split("replay: pytest", 1)[1].splitlines()[0]

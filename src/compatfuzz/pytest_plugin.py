@@ -76,6 +76,9 @@ WORKER_SEED = "compatfuzz_seed"
 #: The ``workerinput`` key the xdist controller passes a folder in, where the first worker
 #: publishes which other shards' units it keeps to replay and the others read it.
 WORKER_AGREE = "compatfuzz_agree"
+#: The ``workeroutput`` key a worker sends its databases' notices in (a shared database
+#: that stopped answering), for the controller to print.
+WORKER_NOTICES = "compatfuzz_notices"
 #: The ``workeroutput`` key a worker sends its shard's (kept, deselected, replayed) counts
 #: back in.
 WORKER_SHARD = "compatfuzz_shard"
@@ -209,16 +212,36 @@ class _XdistHooks:
             shutil.rmtree(self.agree, ignore_errors=True)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        notices = self.config.stash.setdefault(_NOTICES, [])
+        for notice in getattr(node, "workeroutput", {}).get(WORKER_NOTICES, ()):
+            if notice not in notices:
+                notices.append(str(notice))
         counts = getattr(node, "workeroutput", {}).get(WORKER_SHARD)
         if counts:  # every worker computed the same split: any one tells
             self.config.stash[_SHARD_COUNTS] = (int(counts[0]), int(counts[1]),
                                                 int(counts[2]))
 
 
+_NOTICES = pytest.StashKey[list[str]]()
+
+
+def _database_notices(config: pytest.Config) -> list[str]:
+    """What this process's ``--compatfuzz-database`` has to say: a shared database that
+    stopped answering mid-run (``roundtrip._database.FallbackDatabase``)."""
+    return [db.notice for db in config.stash.get(_DATABASES, {}).values()
+            if getattr(db, "notice", None)]
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """``--compatfuzz-shard``: how many compatfuzz items this shard ran, left to the
-    others and replayed from the others' saved failures (under xdist pytest's own
+    """A shared example database that stopped answering (as ``compatfuzz fuzz`` says it),
+    and under ``--compatfuzz-shard``: how many compatfuzz items this shard ran, left to
+    the others and replayed from the others' saved failures (under xdist pytest's own
     "deselected" count stays in the workers)."""
+    if hasattr(config, "workerinput"):
+        return
+    for notice in dict.fromkeys([*_database_notices(config),
+                                 *config.stash.get(_NOTICES, [])]):
+        terminalreporter.write_line(f"compatfuzz: note: {notice}")
     shard = config.stash.get(_SHARD, None)
     counts = config.stash.get(_SHARD_COUNTS, None)
     if shard is None or counts is None or hasattr(config, "workerinput"):
@@ -257,8 +280,17 @@ def _check_database_option(config: pytest.Config) -> None:
     one usage error (exit 4), not an error per item."""
     config.stash[_DATABASES] = {}
     spec = config.getoption(OPTION_DATABASE)
-    if spec:
-        _database_option(config, Path(config.rootpath))
+    if not spec:
+        return
+    if spec.lower() != "none" and spec != ":memory:" and "://" not in spec:
+        # a folder (made if missing): Hypothesis would ignore every failed write to a file
+        path = Path(spec)
+        blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise pytest.UsageError(
+                f"{OPTION_DATABASE} {spec}: {blocker} is a file, not a folder; pass a "
+                "folder (made if missing), redis://HOST:PORT/DB or none")
+    _database_option(config, Path(config.rootpath))
 
 
 def _database_option(config: pytest.Config, home: Path) -> Any:
@@ -462,6 +494,9 @@ def _unit_of(row: dict[str, Any]) -> Any:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """``--compatfuzz-html FILE``: the same page as ``compatfuzz fuzz --html``."""
     config = session.config
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # the controller prints them (pytest_terminal_summary)
+        workeroutput[WORKER_NOTICES] = _database_notices(config)
     target = config.getoption(OPTION_HTML)
     rows = config.stash.get(_ROWS, [])
     if not target or not rows or hasattr(config, "workerinput"):
@@ -857,6 +892,8 @@ class PropertyItem(pytest.Item):
         self.html_row: dict[str, Any] | None = None
         #: ``c > 0``: under ``--compatfuzz-shard``, a spare shard's re-run of this unit
         self.copy = 0
+        #: the example database it ran with
+        self.database: Any = None
         #: under ``--compatfuzz-shard``, another shard's unit kept to replay its saved
         #: failures only (as ``compatfuzz fuzz --shard``: ``run_unit(replay_only=True)``)
         self.replay_only = False
@@ -880,7 +917,7 @@ class PropertyItem(pytest.Item):
         overrides: dict[str, Any] = {"print_blob": True}
         if max_examples:
             overrides["max_examples"] = max_examples
-        overrides["database"] = _item_database(self, base)
+        overrides["database"] = self.database = _item_database(self, base)
         if self.replay_only:  # the saved failures only: no generation, no shrinking
             overrides["phases"] = (Phase.explicit, Phase.reuse)
         from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
@@ -1014,6 +1051,16 @@ class PropertyItem(pytest.Item):
                    "in the example database; this command replays it first)")
         mode = self.config.getoption(OPTION_APISERVER)
         server = f" {OPTION_APISERVER} {mode}" if mode else ""
+        database = self.config.getoption(OPTION_DATABASE)
+        if (getattr(self, "replays_from_database", False)
+                and getattr(self.database, "failed_over", False)):
+            # saved in the local fallback: the config's folder, pytest's default database
+            why = (f"  (the shared example database stopped answering: saved only in "
+                   f"{self.database.local_label}, which this command replays first)")
+        elif database and getattr(self, "replays_from_database", False):
+            from compatfuzz.roundtrip._database import redact
+
+            server += f" {OPTION_DATABASE}={redact(database)}"
         lines.append(f"replay: pytest '{node}'{seed_arg}{server}{why}")
         return "\n".join(lines)
 

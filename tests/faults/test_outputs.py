@@ -185,6 +185,8 @@ def test_saved_in_the_example_database_when_it_was(
     assert rc == 1, err
     assert f"  saved in the example database {db}: the next run" in err, err
     assert "NOT saved" not in err
+    # pytest's replay names the same database (its default is the config's folder)
+    assert f"--compatfuzz-database {db}  (replays it from the example database)" in err, err
     doc = json.loads((tmp_path / "report.json").read_text())
     assert any(u["status"] == "failed" for u in doc["units"])
 

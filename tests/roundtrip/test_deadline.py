@@ -107,3 +107,20 @@ def test_a_deadline_dropped_in_a_finalizer_is_raised_before_the_next_example(
             alarm.check()
         with pytest.raises(ExampleDeadline):
             alarm.arm()
+
+
+def test_a_user_finalizer_is_the_example_s_code_not_generation() -> None:
+    """The garbage collector can run a converter's ``__del__`` while Hypothesis generates
+    the next example: stuck there, the message must blame that code, not the schema."""
+    from compatfuzz.roundtrip._deadline import _where
+
+    seen: list[tuple[str, bool]] = []
+
+    class Probe:
+        def __del__(self) -> None:
+            seen.append(_where(sys._getframe()))
+
+    Probe()
+    ((where, checking),) = seen
+    assert "in __del__()" in where and checking
+    assert _where(sys._getframe()) == (_where(sys._getframe())[0], False)

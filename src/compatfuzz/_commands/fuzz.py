@@ -206,7 +206,7 @@ _FALLBACK = " (the local fallback)"
 
 def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
                       out: TextIO, saved_in: str | None, *,
-                      apiserver: str | None = None) -> None:
+                      apiserver: str | None = None, database: str | None = None) -> None:
     cx = result.counterexample
     if cx is None:
         print(f"\n  {result.unit.id} FAILED: {_shown(result.message)}", file=out)
@@ -247,6 +247,11 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
     if node is not None:
         # not @reproduce_failure: a config-declared API has no test function to decorate
         server = f" --compatfuzz-apiserver {apiserver}" if apiserver else ""
+        if (database and database.lower() != "none"  # pytest's own default is the folder
+                and not (saved_in or "").endswith(_FALLBACK)):  # saved there, not in Redis
+            from compatfuzz.roundtrip._database import redact
+
+            server += f" --compatfuzz-database {redact(database)}"
         if run_seed is not None:
             print(f"  or: pytest '{node}' --compatfuzz-seed={run_seed}{server}", file=out)
         elif saved_in is not None and cx.error_type != "TimeoutError" and saved is not False:
@@ -467,7 +472,8 @@ class _Progress:
                     print(f"  example database: {r.replayed}", file=self.out)
             if r.status is Status.FAILED:
                 _describe_failure(r, files.get(r.unit.id), self.seed, self.out,
-                                  self.database, apiserver=getattr(args, "apiserver", None))
+                                  self.database, apiserver=getattr(args, "apiserver", None),
+                                  database=getattr(args, "database", None))
             elif r.status is Status.ERROR:
                 print(f"  {_shown(r.message)}", file=self.out)
             self._live()

@@ -71,11 +71,14 @@ _SKIP_FILES = (os.sep + "hypothesis" + os.sep, os.sep + "compatfuzz" + os.sep,
 
 
 def _where(frame: FrameType | None) -> tuple[str, bool]:
-    """(innermost user frame as ``file:line in fn()``, whether an example was being checked)."""
+    """(innermost user frame as ``file:line in fn()``, whether an example was being checked:
+    also when the garbage collector ran user code, a finalizer, while generating one)."""
     if frame is None:
         return "", False
     stack = traceback.extract_stack(frame)
-    checking = any(f.name == "compatfuzz_property" for f in stack)
+    checking = any(f.name == "compatfuzz_property" or (  # or the user's own finalizer
+        f.name == "__del__" and not any(s in f.filename for s in _SKIP_FILES))
+        for f in stack)
     for f in reversed(stack):
         if not any(s in f.filename for s in _SKIP_FILES):
             return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}()", checking

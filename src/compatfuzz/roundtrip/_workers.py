@@ -348,7 +348,8 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
                     w.killed_for = (f"was killed: an example ran for more than "
                                     f"{deadline + grace:g}s without answering the "
                                     f"{deadline:g}s per-example deadline (code that never "
-                                    "returns to Python)")
+                                    "returns to Python, or that catches the deadline's "
+                                    "KeyboardInterrupt and goes on)")
                     w.stop()
                 if w.result is None and w.process.is_alive():
                     continue
