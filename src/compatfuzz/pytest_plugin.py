@@ -212,10 +212,10 @@ class _XdistHooks:
             shutil.rmtree(self.agree, ignore_errors=True)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        notices = self.config.stash.setdefault(_NOTICES, [])
-        for notice in getattr(node, "workeroutput", {}).get(WORKER_NOTICES, ()):
-            if notice not in notices:
-                notices.append(str(notice))
+        # every worker's (the same Redis, the same words): pytest_terminal_summary says
+        # each once
+        self.config.stash.setdefault(_NOTICES, []).extend(
+            map(str, getattr(node, "workeroutput", {}).get(WORKER_NOTICES, ())))
         counts = getattr(node, "workeroutput", {}).get(WORKER_SHARD)
         if counts:  # every worker computed the same split: any one tells
             self.config.stash[_SHARD_COUNTS] = (int(counts[0]), int(counts[1]),
@@ -244,7 +244,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"compatfuzz: note: {notice}")
     shard = config.stash.get(_SHARD, None)
     counts = config.stash.get(_SHARD_COUNTS, None)
-    if shard is None or counts is None or hasattr(config, "workerinput"):
+    if shard is None or counts is None:
         return
     mine, deselected, replayed = counts
     line = (f"compatfuzz: shard {shard}: {mine} compatfuzz item{'' if mine == 1 else 's'} "
@@ -1052,15 +1052,15 @@ class PropertyItem(pytest.Item):
         mode = self.config.getoption(OPTION_APISERVER)
         server = f" {OPTION_APISERVER} {mode}" if mode else ""
         database = self.config.getoption(OPTION_DATABASE)
-        if (getattr(self, "replays_from_database", False)
-                and getattr(self.database, "failed_over", False)):
-            # saved in the local fallback: the config's folder, pytest's default database
-            why = (f"  (the shared example database stopped answering: saved only in "
-                   f"{self.database.local_label}, which this command replays first)")
-        elif database and getattr(self, "replays_from_database", False):
-            from compatfuzz.roundtrip._database import redact
+        if getattr(self, "replays_from_database", False):
+            if getattr(self.database, "failed_over", False):
+                # saved in the local fallback: the config's folder, pytest's default
+                why = (f"  (the shared example database stopped answering: saved only "
+                       f"in {self.database.local_label}, which this command replays first)")
+            elif database:
+                from compatfuzz.roundtrip._database import redact
 
-            server += f" {OPTION_DATABASE}={redact(database)}"
+                server += f" {OPTION_DATABASE}={redact(database)}"
         lines.append(f"replay: pytest '{node}'{seed_arg}{server}{why}")
         return "\n".join(lines)
 

@@ -70,17 +70,23 @@ _SKIP_FILES = (os.sep + "hypothesis" + os.sep, os.sep + "compatfuzz" + os.sep,
                os.sep + "threading.py", os.sep + "contextlib.py")
 
 
+def _users(filename: str) -> bool:
+    """Whether ``filename`` is the user's code, not Hypothesis's, ours or the stdlib's
+    plumbing that "stuck in" looks past."""
+    return not any(s in filename for s in _SKIP_FILES)
+
+
 def _where(frame: FrameType | None) -> tuple[str, bool]:
     """(innermost user frame as ``file:line in fn()``, whether an example was being checked:
     also when the garbage collector ran user code, a finalizer, while generating one)."""
     if frame is None:
         return "", False
     stack = traceback.extract_stack(frame)
-    checking = any(f.name == "compatfuzz_property" or (  # or the user's own finalizer
-        f.name == "__del__" and not any(s in f.filename for s in _SKIP_FILES))
-        for f in stack)
+    checking = any(f.name == "compatfuzz_property"
+                   or (f.name == "__del__" and _users(f.filename))  # the user's finalizer
+                   for f in stack)
     for f in reversed(stack):
-        if not any(s in f.filename for s in _SKIP_FILES):
+        if _users(f.filename):
             return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}()", checking
     last = stack[-1] if stack else None
     where = f"{os.path.basename(last.filename)}:{last.lineno} in {last.name}()" if last else ""

@@ -308,6 +308,9 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
         _WORKER["apis"] = {a.name: a for a in api_list}
     spec = database if isinstance(database, str) or database is None else db_obj
     parent = os.getpid()
+    # at least the second the worker's alarm may put the deadline off (in a finalizer,
+    # ``_deadline.PUT_OFF``) plus the second its next firing takes, and a second to spare
+    grace = None if deadline is None else min(_GRACE, max(PUT_OFF + 2.0, deadline))
     running: dict[Unit, _Worker] = {}
     told = False
     try:
@@ -339,10 +342,6 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
             now = time.monotonic()
             for unit, w in list(running.items()):
                 w.drain(on_failure)
-                # at least the second the worker's alarm may put the deadline off (in a
-                # finalizer, ``_deadline.PUT_OFF``) plus the second its next firing takes
-                grace = None if deadline is None else min(_GRACE,
-                                                          max(PUT_OFF + 2.0, deadline))
                 if (w.result is None and deadline is not None and grace is not None
                         and w.heartbeat.value and w.busy_for(now) > deadline + grace):
                     w.killed_for = (f"was killed: an example ran for more than "
