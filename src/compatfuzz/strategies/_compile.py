@@ -30,6 +30,7 @@ from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning, Unsupport
 from compatfuzz.schema import Schema, WellKnown, classify
 from compatfuzz.strategies import _edges, _scalars
 from compatfuzz.strategies import _kubernetes as k8s
+from compatfuzz.strategies._cel_construct import UNIQUE_BY
 from compatfuzz.strategies._edges import Family, edged
 from compatfuzz.strategies._overrides import Override, Overrides
 from compatfuzz.strategies._regex import compile_ecma
@@ -135,6 +136,16 @@ def _canonical_key(value: Any) -> str:
     return json.dumps(_json_equal_form(value), sort_keys=True, separators=(",", ":"))
 
 
+@dataclass
+class CelFilterStats:
+    """How often the values drawn at one node met its CEL rules, where some of them
+    are not recognised (``_cel_shapes``) and so are met by filtering alone."""
+
+    rules: tuple[str, ...]
+    checks: int = 0
+    passes: int = 0
+
+
 class Compiler:
     """Holds one schema and compiles its nodes into generators on demand."""
 
@@ -145,6 +156,8 @@ class Compiler:
         self._validator: Any = None
         self._warned: set[tuple[str, str]] = set()
         self._weights: dict[int, int] = {}
+        #: nodes whose CEL rules are not all recognised (so still filter values), by path
+        self.cel_filtered: dict[str, CelFilterStats] = {}
 
     # ----------------------------------------------------------------- helpers
     def validator_for(self, node: Mapping[str, Any]) -> Any:
@@ -257,12 +270,15 @@ class Compiler:
                 raise self.fail(path, f"{dynamic} is not supported (no API schema dialect "
                                       "uses it); point a $ref at a $defs entry instead")
         self.check_patterns(node, path)
-        gen = self.compile_shape(node, path, ref_name, stack)
-
         rules = node.get("x-kubernetes-validations")
-        if rules and self.kubernetes:
-            gen = self.with_cel(gen, node, path)
-        return gen
+        if not (rules and self.kubernetes):
+            return self.compile_shape(node, path, ref_name, stack)
+        from compatfuzz.strategies._cel_construct import construction
+
+        made = construction(node, self.schema.resolve)
+        gen = self.compile_shape(made.node, path, ref_name, stack)
+        gen = self.with_repair(gen, node, made, path, stack)
+        return self.with_cel(gen, node, path, made.exact)
 
     def check_patterns(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> None:
         """A pattern Python cannot compile fails here, naming its path, not at draw time."""
@@ -336,7 +352,9 @@ class Compiler:
         if node.get("not") in ({}, True):
             raise self.fail(path, f"not: {node['not']!r} rejects every value")
         if "not" in node or "if" in node:
-            rest = {k: v for k, v in node.items() if k not in ("not", "if", "then", "else")}
+            # the node's CEL rules are checked where it is compiled (compile_plain)
+            rest = {k: v for k, v in node.items()
+                    if k not in ("not", "if", "then", "else", "x-kubernetes-validations")}
             gen = self.compile(rest, path, None, stack)
             return self.filtered(gen, self.validator_for(node).is_valid)
 
@@ -794,7 +812,12 @@ class Compiler:
         if isinstance(additional, Mapping) and self.too_deep(additional, stack):
             return None
         names = node.get("propertyNames")
-        if isinstance(names, Mapping):
+        if isinstance(names, Mapping) and self.kubernetes and names.get(
+                "x-kubernetes-validations"):
+            # map keys under a rule pushed down from ``self.all(k, ...)`` (_cel_construct)
+            key_gen = self.compile(names, (*path, "<key>"), None, stack)
+            keys = st.composite(lambda draw: key_gen(draw, current_example()))()
+        elif isinstance(names, Mapping):
             keys = _scalars.strings_for(names, kubernetes=self.kubernetes, format_override=None)
         elif self.kubernetes:
             keys = k8s.qualified_names
@@ -847,6 +870,14 @@ class Compiler:
                 return _canonical_key(v)
         elif list_type == "set" or node.get("uniqueItems") is True:
             unique = _canonical_key
+        elif isinstance(node.get(UNIQUE_BY), list):
+            # unique by CEL rule (self.all(x, self.exists_one(y, x.name == y.name)))
+            by = [k for k in node[UNIQUE_BY] if isinstance(k, str)]
+
+            def unique(v: Any) -> Any:
+                if by and isinstance(v, Mapping):
+                    return _canonical_key([v.get(k) for k in by])
+                return _canonical_key(v)
         contains = node.get("contains")
         contains_gen: Gen | None = None
         contains_ok: Callable[[Any], bool] | None = None
@@ -1127,12 +1158,75 @@ class Compiler:
         return gen_obj
 
     # ----------------------------------------------------------------- CEL
-    def with_cel(self, gen: Gen, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
+    def with_repair(self, gen: Gen, node: Mapping[str, Any], made: Any,
+                    path: tuple[str | int, ...], stack: tuple[str, ...]) -> Gen:
+        """``gen`` with the node's recognised CEL rules made true on each value
+        (``_cel_construct.Repair``); the fields a repair adds are drawn from the
+        refined schema's own generators, so overrides and rules below still apply."""
+        from compatfuzz.strategies._cel import compile_rules
+        from compatfuzz.strategies._cel_construct import Repair
+
+        repairs = made.repairs
+        if not repairs:
+            return gen
+        gens: dict[tuple[str | int, ...], Gen | None] = {}
+        resolve = self.schema.resolve
+
+        def schema_at(rel: tuple[str | int, ...]) -> Mapping[str, Any] | None:
+            sub: Any = made.node
+            for key in rel:
+                while isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str):
+                    sub = resolve(sub["$ref"])
+                if not isinstance(sub, Mapping):
+                    return None
+                if isinstance(key, int):
+                    sub = sub.get("items")
+                else:
+                    props = sub.get("properties") or {}
+                    extra = sub.get("additionalProperties")
+                    sub = props.get(key) if key in props else (
+                        extra if isinstance(extra, Mapping) else None)
+            while isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str):
+                sub = resolve(sub["$ref"])
+            return sub if isinstance(sub, Mapping) else None
+
+        def gen_at(rel: tuple[str | int, ...]) -> Gen | None:
+            if rel not in gens:
+                sub = schema_at(rel)
+                child = (*path, *("[*]" if isinstance(k, int) else k for k in rel))
+                gens[rel] = None if sub is None or not rel else self.compile(
+                    sub, child, None, stack)
+            return gens[rel]
+
+        opaque: dict[tuple[str, bool], Any] = {}
+        bare = {k: v for k, v in node.items() if k != "x-kubernetes-validations"}
+
+        def holds(text: str, positive: bool, value: Any) -> bool:
+            rules = opaque.get((text, positive))
+            if rules is None:
+                rule = text if positive else f"!({text})"
+                rules = compile_rules({**bare, "x-kubernetes-validations": [{"rule": rule}]},
+                                      resolve=resolve, cost_limit=GENERATION_COST_LIMIT)
+                opaque[(text, positive)] = rules
+            return bool(rules.check(value))
+
+        repair = Repair(repairs, gen_at, schema_at, holds)
+
+        def repaired(draw: st.DrawFn, ex: Example) -> Any:
+            return repair(gen(draw, ex), draw, ex)
+
+        return repaired
+
+    def with_cel(self, gen: Gen, node: Mapping[str, Any], path: tuple[str | int, ...],
+                 exact: frozenset[str] = frozenset()) -> Gen:
         from compatfuzz.strategies._cel import compile_rules
 
         where = _path_text(path) or "<root>"
         rules = compile_rules(node, path=where, resolve=self.schema.resolve,
                               cost_limit=GENERATION_COST_LIMIT)
+        filtered = tuple(r for r in rules.supported if r not in exact)
+        if filtered:
+            stats = self.cel_filtered.setdefault(where, CelFilterStats(filtered))
         for bad in rules.unsupported:
             key = (bad.rule, where)
             if key not in self._warned:
@@ -1144,7 +1238,16 @@ class Compiler:
                 )
         if not rules.supported:
             return gen
-        return self.filtered(gen, self.watched(self.affordable(rules, where), where))
+        check = self.watched(self.affordable(rules, where), where)
+        if filtered:
+            def counted(value: Any) -> bool:
+                ok = check(value)
+                stats.checks += 1
+                stats.passes += ok
+                return ok
+
+            return self.filtered(gen, counted)
+        return self.filtered(gen, check)
 
     def affordable(self, rules: Any, where: str) -> Callable[[Any], bool]:
         """``rules.check`` while the rules stay cheap to evaluate; after
