@@ -69,6 +69,8 @@ class _Error(Exception):
 
 
 _ABSENT = object()
+#: a map key no schema declares: its path component leads to additionalProperties
+_ANY_KEY = "\x00"
 
 
 # ------------------------------------------------------------------------ evaluation
@@ -195,6 +197,8 @@ class _Ctx:
 
     box: list[Any]
     opaque: Callable[[str, bool, Any], bool]
+    #: a repair changed a field below a direct child: rules further down may break
+    deep: bool = False
 
     def term(self, t: Term) -> Any:
         return _through(t.fn, _lookup(self.box[0], t.path) if t.path else self.box[0])
@@ -220,7 +224,9 @@ def _atom(ctx: _Ctx, atom: Any, positive: bool) -> bool | None:  # noqa: PLR0911
             return _str_test(atom.fn, value, atom.arg) == positive
         if isinstance(atom, Each | Unique):
             value = _lookup(ctx.box[0], atom.path) if atom.path else ctx.box[0]
-            return None if value is _ABSENT else True
+            if value is _ABSENT:
+                return None
+            return ctx.opaque(atom.text, positive, ctx.box[0])
         if isinstance(atom, Opaque):
             return ctx.opaque(atom.text, positive, ctx.box[0])
     except _Error:
@@ -283,6 +289,7 @@ class _Forcer:
     ex: Any
     gen_at: Callable[[Path], Gen | None]
     schema_at: Callable[[Path], Mapping[str, Any] | None]
+    variant: Callable[..., tuple[Gen, Callable[[Any], bool]] | None]
 
     def fresh(self, path: Path) -> Any:
         gen = self.gen_at(path)
@@ -316,6 +323,8 @@ class _Forcer:
         if not path:
             self.ctx.box[0] = new
             return
+        if len(path) > 1:
+            self.ctx.deep = True
         parent = self.parent(path)
         key = path[-1]
         if isinstance(key, int):
@@ -336,15 +345,18 @@ class _Forcer:
         atom, positive = lit.atom, lit.positive
         if isinstance(atom, Has | Each | Unique):
             path = atom.path
-            if not path:
-                return
-            if positive:
-                if self.raw_or_absent(path) is _ABSENT:
-                    self.put(path, self.fresh(path))
-            else:
+            if path and positive and self.raw_or_absent(path) is _ABSENT:
+                self.put(path, self.fresh(path))
+            elif path and not positive and isinstance(atom, Has):
                 parent = self.parent(path)
                 if isinstance(parent, dict):
                     parent.pop(path[-1], None)
+                    self.ctx.deep = self.ctx.deep or len(path) > 1
+                return
+            if isinstance(atom, Each) and positive:
+                self.each(atom)
+            elif isinstance(atom, Unique) and positive:
+                self.unique(atom)
             return
         if isinstance(atom, In):
             if atom.term.fn is not None:
@@ -375,6 +387,45 @@ class _Forcer:
             return
         raise _Error
 
+    def each(self, atom: Each) -> None:
+        """Replace the items (values) that break the pushed-down rule by ones drawn
+        under it; drop the keys that break it."""
+        value = self.raw(atom.path)
+        if atom.over == "keys" and isinstance(value, dict):
+            found = self.variant((*atom.path, _ANY_KEY), atom.rule, keys=True)
+            if found is not None:
+                for key in [k for k in value if not found[1](k)]:
+                    del value[key]
+            return
+        if atom.over == "items" and isinstance(value, list):
+            found = self.variant((*atom.path, 0), atom.rule)
+            slots: list[Any] = list(range(len(value)))
+        elif atom.over == "values" and isinstance(value, dict):
+            found = self.variant((*atom.path, _ANY_KEY), atom.rule)
+            slots = list(value)
+        else:
+            raise _Error
+        if found is None:
+            raise _Error
+        gen, check = found
+        for slot in slots:
+            if not check(value[slot]):
+                value[slot] = gen(self.draw, self.ex)
+
+    def unique(self, atom: Unique) -> None:
+        value = self.raw(atom.path)
+        if not isinstance(value, list):
+            raise _Error
+        seen: list[Any] = []
+        kept = []
+        for item in value:
+            key = [item.get(k) for k in atom.key] if atom.key and isinstance(
+                item, dict) else item
+            if key not in seen:
+                seen.append(key)
+                kept.append(item)
+        value[:] = kept
+
     def raw_or_absent(self, path: Path) -> Any:
         try:
             return self.raw(path)
@@ -383,9 +434,29 @@ class _Forcer:
 
     def regenerate(self, lit: Lit) -> None:
         path = _lit_path(lit)
-        if path is None or not path:
+        if path is None:
             raise _Error
-        for _ in range(3):
+        current = self.raw_or_absent(path)
+        atom = lit.atom
+        if (isinstance(atom, StrTest) and atom.fn == "startsWith" and not lit.positive
+                and isinstance(current, str) and atom.arg):
+            # "-1Gi" -> "1Gi": keep the value, drop the forbidden prefix
+            while current.startswith(atom.arg):
+                current = current[len(atom.arg):]
+            if current:
+                self.put(path, current)
+                if _atom(self.ctx, atom, lit.positive):
+                    return
+        enum = (self.schema_at(path) or {}).get("enum")
+        if isinstance(enum, list) and enum:
+            # an enum field: one of its values that makes the literal true
+            start = self.draw(_PICK)
+            for i in range(len(enum)):
+                self.put(path, enum[(start + i) % len(enum)])
+                if _atom(self.ctx, atom, lit.positive):
+                    return
+            raise _Error
+        for _ in range(3 if path else 0):
             self.put(path, self.fresh(path))
             if _atom(self.ctx, lit.atom, lit.positive):
                 return
@@ -550,9 +621,13 @@ class Repair:
     gen_at: Callable[[Path], Gen | None]
     schema_at: Callable[[Path], Mapping[str, Any] | None]
     opaque: Callable[[str, bool, Any], bool]
+    #: (generator, check) for the item (value, key) at a path under one more rule
+    variant: Callable[..., tuple[Gen, Callable[[Any], bool]] | None]
     _choices: dict[str, list[tuple[Lit, ...]]] = field(default_factory=dict)
 
-    def __call__(self, value: Any, draw: Any, ex: Any) -> Any:
+    def __call__(self, value: Any, draw: Any, ex: Any) -> tuple[Any, bool]:
+        """The repaired value, and whether a repair reached below a direct child (so
+        that the rules of the nodes down there must be checked again)."""
         ctx = _Ctx([value], self.opaque)
         for _ in range(_PASSES):
             broken = False
@@ -563,7 +638,7 @@ class Repair:
                 self.fix(ctx, shape, draw, ex)
             if not broken:
                 break
-        return ctx.box[0]
+        return ctx.box[0], ctx.deep
 
     def fix(self, ctx: _Ctx, shape: Shape, draw: Any, ex: Any) -> None:
         conjunctions = self._choices.get(shape.rule)
@@ -583,7 +658,7 @@ class Repair:
         # a quarter of the time (and where it shrinks) the cheapest conjunction, else any
         pick = draw(_PICK)
         _, index = usable[0] if pick < 64 else usable[pick % len(usable)]
-        forcer = _Forcer(ctx, draw, ex, self.gen_at, self.schema_at)
+        forcer = _Forcer(ctx, draw, ex, self.gen_at, self.schema_at, self.variant)
         for lit in sorted(conjunctions[index], key=_order):
             if _atom(ctx, lit.atom, lit.positive) is True:
                 continue
@@ -614,9 +689,10 @@ class Construction:
 
 
 def _needs_repair(f: Formula) -> bool:
-    if isinstance(f, Lit):
-        return not isinstance(f.atom, Each | Unique | Opaque) or not f.positive
-    return any(_needs_repair(p) for p in f.parts)
+    """Whether a rule needs more than the refined schema: a conjunction of ``Each`` and
+    ``Unique`` that :func:`refine` pushed down needs nothing more."""
+    return not all(isinstance(p, Lit) and p.positive and isinstance(p.atom, Each | Unique)
+                   and len(p.atom.path) <= 1 for p in _conjuncts(f))
 
 
 def construction(node: Mapping[str, Any], resolve: Resolver | None = None) -> Construction:

@@ -113,12 +113,14 @@ class Each:
     path: Path
     over: str  # "items", "keys" or "values"
     rule: str  # the pushed-down rule, about ``self``
+    text: str  # the whole macro, to evaluate it where it stands
 
 
 @dataclass(frozen=True)
 class Unique:
     path: Path
     key: tuple[str, ...] | None
+    text: str
 
 
 @dataclass(frozen=True)
@@ -492,7 +494,7 @@ class _Reader:
             body = ("not", body)
         unique = self._unique(target, var, body)
         if unique is not None:
-            return Lit(Unique(path, unique[0] if unique else None), True)
+            return Lit(Unique(path, unique[0] if unique else None, unparse(expr)), True)
         free = _free(body) - {var}
         sub = self.schema.deref(sub)
         if not isinstance(sub, Mapping):
@@ -501,12 +503,12 @@ class _Reader:
         if not free:
             over = "keys" if is_map else "items"
             pushed = _subst(body, lambda n: n == ("ident", var), ("ident", "self"))
-            return Lit(Each(path, over, unparse(pushed)), True)
+            return Lit(Each(path, over, unparse(pushed), unparse(expr)), True)
         if is_map and free <= {"self"}:
             value_of = ("idx", target, ("ident", var))
             pushed = _subst(body, lambda n: n == value_of, ("ident", "self"))
             if not _free(pushed) - {"self"} and var not in _free(pushed) and pushed != body:
-                return Lit(Each(path, "values", unparse(pushed)), True)
+                return Lit(Each(path, "values", unparse(pushed), unparse(expr)), True)
         return None
 
     @staticmethod

@@ -158,6 +158,7 @@ class Compiler:
         self._weights: dict[int, int] = {}
         #: nodes whose CEL rules are not all recognised (so still filter values), by path
         self.cel_filtered: dict[str, CelFilterStats] = {}
+        self._below: dict[int, tuple[Any, Any]] = {}
 
     # ----------------------------------------------------------------- helpers
     def validator_for(self, node: Mapping[str, Any]) -> Any:
@@ -870,14 +871,16 @@ class Compiler:
                 return _canonical_key(v)
         elif list_type == "set" or node.get("uniqueItems") is True:
             unique = _canonical_key
-        elif isinstance(node.get(UNIQUE_BY), list):
-            # unique by CEL rule (self.all(x, self.exists_one(y, x.name == y.name)))
+        if isinstance(node.get(UNIQUE_BY), list):
+            # unique by a CEL rule (self.all(x, self.exists_one(y, x.name == y.name))),
+            # and by the list-map keys too where they are not the same
             by = [k for k in node[UNIQUE_BY] if isinstance(k, str)]
+            also = unique
 
             def unique(v: Any) -> Any:
-                if by and isinstance(v, Mapping):
-                    return _canonical_key([v.get(k) for k in by])
-                return _canonical_key(v)
+                mine = _canonical_key([v.get(k) for k in by] if by and isinstance(
+                    v, Mapping) else v)
+                return mine if also is None else (mine, also(v))
         contains = node.get("contains")
         contains_gen: Gen | None = None
         contains_ok: Callable[[Any], bool] | None = None
@@ -925,12 +928,13 @@ class Compiler:
                     break
                 if unique is not None:
                     key = unique(value)
-                    if key in seen:
+                    parts = key if isinstance(key, tuple) else (key,)
+                    if any(part in seen for part in parts):
                         misses += 1
                         if misses > _RETRIES:
                             break
                         continue
-                    seen.add(key)
+                    seen.update(parts)
                 out.append(value)
             assume(len(out) >= min_items)
             if contains_ok is not None:
@@ -1210,12 +1214,66 @@ class Compiler:
                 opaque[(text, positive)] = rules
             return bool(rules.check(value))
 
-        repair = Repair(repairs, gen_at, schema_at, holds)
+        variants: dict[tuple[Any, ...], Any] = {}
+
+        def variant(rel: tuple[str | int, ...], rule: str, *, keys: bool = False) -> Any:
+            if (rel, rule, keys) not in variants:
+                sub = {"type": "string"} if keys else schema_at(rel)
+                if sub is None:
+                    variants[(rel, rule, keys)] = None
+                else:
+                    sub = {**sub, "x-kubernetes-validations": [
+                        *sub.get("x-kubernetes-validations", []), {"rule": rule}]}
+                    child = (*path, *("[*]" if isinstance(k, int) else "*" for k in rel))
+                    variants[(rel, rule, keys)] = (
+                        self.compile(sub, child, None, stack),
+                        compile_rules(sub, resolve=resolve,
+                                      cost_limit=GENERATION_COST_LIMIT).check)
+            return variants[(rel, rule, keys)]
+
+        repair = Repair(repairs, gen_at, schema_at, holds, variant)
 
         def repaired(draw: st.DrawFn, ex: Example) -> Any:
-            return repair(gen(draw, ex), draw, ex)
+            for _ in range(_RETRIES):
+                value, deep = repair(gen(draw, ex), draw, ex)
+                if not deep or self.rules_below_hold(made.node, value):
+                    return value
+            assume(False)
+            return None  # pragma: no cover - assume() raised
 
         return repaired
+
+    def rules_below_hold(self, node: Any, value: Any, depth: int = 0) -> bool:
+        """Whether the CEL rules of the nodes below ``node`` hold on ``value``'s parts
+        (a repair that set a field deep inside a child may break one of them)."""
+        from compatfuzz.strategies._cel import compile_rules
+
+        seen = 0
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and seen < 16:
+            node = self.schema.resolve(node["$ref"])
+            seen += 1
+        if not isinstance(node, Mapping) or value is None or depth > 64:
+            return True
+        if depth and node.get("x-kubernetes-validations"):
+            key = id(node)
+            rules = self._below.get(key)
+            if rules is None or rules[0] is not node:
+                rules = (node, compile_rules(node, resolve=self.schema.resolve,
+                                             cost_limit=GENERATION_COST_LIMIT))
+                self._below[key] = rules
+            if not rules[1].check(value):
+                return False
+        if isinstance(value, dict):
+            props = node.get("properties") or {}
+            extra = node.get("additionalProperties")
+            for k, v in value.items():
+                sub = props.get(k) if k in props else (
+                    extra if isinstance(extra, Mapping) else None)
+                if sub is not None and not self.rules_below_hold(sub, v, depth + 1):
+                    return False
+        elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
+            return all(self.rules_below_hold(node["items"], v, depth + 1) for v in value)
+        return True
 
     def with_cel(self, gen: Gen, node: Mapping[str, Any], path: tuple[str | int, ...],
                  exact: frozenset[str] = frozenset()) -> Gen:
