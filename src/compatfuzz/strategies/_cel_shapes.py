@@ -490,11 +490,12 @@ class _Reader:
         is_all = (name == "all" and positive) or (name == "exists" and not positive)
         if not is_all:
             return None
+        text = unparse(expr) if name == "all" else unparse(("not", expr))
         if name == "exists":
             body = ("not", body)
         unique = self._unique(target, var, body)
         if unique is not None:
-            return Lit(Unique(path, unique[0] if unique else None, unparse(expr)), True)
+            return Lit(Unique(path, unique[0] if unique else None, text), True)
         free = _free(body) - {var}
         sub = self.schema.deref(sub)
         if not isinstance(sub, Mapping):
@@ -503,12 +504,12 @@ class _Reader:
         if not free:
             over = "keys" if is_map else "items"
             pushed = _subst(body, lambda n: n == ("ident", var), ("ident", "self"))
-            return Lit(Each(path, over, unparse(pushed), unparse(expr)), True)
+            return Lit(Each(path, over, unparse(pushed), text), True)
         if is_map and free <= {"self"}:
             value_of = ("idx", target, ("ident", var))
             pushed = _subst(body, lambda n: n == value_of, ("ident", "self"))
             if not _free(pushed) - {"self"} and var not in _free(pushed) and pushed != body:
-                return Lit(Each(path, "values", unparse(pushed), unparse(expr)), True)
+                return Lit(Each(path, "values", unparse(pushed), text), True)
         return None
 
     @staticmethod
