@@ -61,7 +61,6 @@ _PASSES = 4
 _PICK = st.integers(min_value=0, max_value=255)
 _SMALL = st.integers(min_value=0, max_value=7)
 _META = frozenset(".^$|?*+()[]{}\\")
-_FORMAT_OF = {"isURL": "uri", "isCIDR": "cidr"}
 
 
 class _Error(Exception):
@@ -594,12 +593,20 @@ def _regex_strategy(pattern: str) -> st.SearchStrategy[str]:
 
 
 def _format_strategy(fn: str) -> st.SearchStrategy[str]:
-    from compatfuzz.strategies import _scalars
+    """Plain, canonical values for ``isURL``/``isIP``/``isCIDR`` (k8s.io/apiserver
+    ``pkg/cel/library/url.go``, ``ip.go``, ``cidr.go``: Go's ``url.Parse`` of an absolute
+    URL, ``netip.ParseAddr`` and ``netip.ParsePrefix``, which refuse zero-padded octets);
+    the schema's own ``format`` strategies draw tricky spellings on purpose."""
+    from compatfuzz.strategies import _kubernetes as k8s
 
+    if fn == "isURL":
+        return st.builds(lambda scheme, host, path: f"{scheme}://{host}.example/{path}",
+                         st.sampled_from(["http", "https"]), k8s.dns_label,
+                         st.from_regex(r"\A[a-z0-9]{0,8}\Z"))
     if fn == "isIP":
         return st.ip_addresses().map(str)
-    return _scalars.strings_for({"type": "string", "format": _FORMAT_OF[fn]}, kubernetes=True,
-                                format_override=None)
+    return st.builds(lambda ip, bits: f"{ip}/{bits}", st.ip_addresses(v=4).map(str),
+                     st.integers(min_value=0, max_value=32))
 
 
 # ------------------------------------------------------------------------ repair
@@ -803,9 +810,6 @@ def _apply(out: dict[str, Any], lit: Lit, *, required: bool,  # noqa: C901, PLR0
                        "endsWith": text + "$", "contains": text}[atom.fn]
             if _compiles(pattern):
                 target["pattern"] = pattern
-    elif isinstance(atom, Valid) and lit.positive and atom.term.fn is None:
-        if "format" not in target and atom.fn in _FORMAT_OF:
-            target["format"] = _FORMAT_OF[atom.fn]
 
 
 def _compiles(pattern: str) -> bool:
