@@ -131,21 +131,27 @@ def run(args: argparse.Namespace) -> int:
 
     from compatfuzz._commands._pipe import reader_gone
     from compatfuzz._commands._protoinput import is_protobuf
-    from compatfuzz.strategies import from_schema
 
     if args.n < 1:
         print("compatfuzz sample: error: -n must be at least 1", file=sys.stderr)
         return 2
     from compatfuzz.schema._limits import check_generation_limits
-    from compatfuzz.strategies._cel import check_rules
+    from compatfuzz.strategies._api import sampling_strategy
+    from compatfuzz.strategies._cel import CostRefusal, check_rules
 
+    plan = None
     if is_protobuf(args.schema_file):
         strategy = _proto_strategy(args)
     else:
         schema = _load(args)
         check_generation_limits(schema)  # minItems: 1e6 fails now, with the path
-        check_rules(schema)  # CEL the API server refuses: a syntax error, cost past budget
-        strategy = from_schema(schema)
+        try:
+            check_rules(schema)  # CEL the API server refuses: a syntax error, cost
+        except CostRefusal as exc:
+            # an estimate, and generation does not need it: say so and go on
+            print(f"compatfuzz sample: warning: {exc}\n  (objects are generated all the "
+                  "same; fuzz and diff refuse this CRD)", file=sys.stderr)
+        strategy, plan = sampling_strategy(schema)
     written: list[int] = []
     want = {"n": 0}
 
@@ -201,4 +207,22 @@ def run(args: argparse.Namespace) -> int:
                 hint="give recursive $refs a base case (an optional field or an empty array)",
             ) from None
     sys.stdout.flush()
+    if plan is not None:
+        _report_filtered(plan.cel_filtered())
     return 0
+
+
+def _report_filtered(stats: dict[str, Any]) -> None:
+    """Say which CEL rules were met by filtering, not by construction, and how often
+    drawn values passed them: a low share is where an override helps."""
+    if not stats:
+        return
+    print(f"compatfuzz sample: CEL rules enforced by filtering at {len(stats)} "
+          f"node{'s' if len(stats) > 1 else ''} (not recognised for construction):",
+          file=sys.stderr)
+    for where, stat in sorted(stats.items()):
+        share = f"{stat.passes} of {stat.checks} drawn values passed" if stat.checks else (
+            "never drawn")
+        for rule in stat.rules:
+            shown = rule if len(rule) <= 100 else rule[:97] + "..."
+            print(f"  {where}: {shown}  ({share})", file=sys.stderr)

@@ -56,11 +56,18 @@ class _Plan:
         self.text = text
         self.gen: Any = None
         self.wrapped: st.SearchStrategy[list[Any]] | None = None
+        self.compiler: Compiler | None = None
 
     def generator(self) -> Any:
         if self.gen is None:
-            self.gen = Compiler(self.schema, self.options).compile(self.schema.root)
+            self.compiler = Compiler(self.schema, self.options)
+            self.gen = self.compiler.compile(self.schema.root)
         return self.gen
+
+    def cel_filtered(self) -> dict[str, Any]:
+        """The nodes whose CEL rules were not all met by construction, with how often
+        the values drawn there passed the filter (``CelFilterStats``), so far."""
+        return dict(self.compiler.cel_filtered) if self.compiler is not None else {}
 
     def __repr__(self) -> str:
         return self.text
@@ -148,6 +155,15 @@ def from_schema(
 
     .. versionadded:: 0.1.0
     """
+    plan = _plan(schema, overrides=overrides, kubernetes=kubernetes,
+                 max_recursion=max_recursion, max_list_extra=max_list_extra,
+                 extra_properties=extra_properties)
+    return _from_schema(plan.schema, plan)
+
+
+def _plan(schema: Schema | Mapping[str, Any], *, overrides: Overrides | None = None,
+          kubernetes: bool | None = None, max_recursion: int = 2, max_list_extra: int = 3,
+          extra_properties: bool = False) -> _Plan:
     loaded = _as_schema(schema)
     if overrides is not None and not isinstance(overrides, Overrides):
         raise InvalidArgument(
@@ -172,4 +188,11 @@ def from_schema(
     defaults = {"overrides": None, "kubernetes": None, "max_recursion": 2,
                 "max_list_extra": 3, "extra_properties": False}
     text = ", ".join(f"{k}={v!r}" for k, v in given.items() if v != defaults[k])
-    return _from_schema(loaded, _Plan(loaded, options, f"Options({text})"))
+    return _Plan(loaded, options, f"Options({text})")
+
+
+def sampling_strategy(schema: Schema) -> tuple[st.SearchStrategy[Any], _Plan]:
+    """``from_schema(schema)`` and its plan, whose ``cel_filtered()`` tells afterwards
+    which CEL rules were enforced by filtering (``compatfuzz sample`` reports them)."""
+    plan = _plan(schema)
+    return _from_schema(plan.schema, plan), plan

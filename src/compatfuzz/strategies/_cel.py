@@ -663,6 +663,21 @@ def _caret(rule: str, reason: str) -> str:
     return f"\n    {line}\n    {' ' * (int(match[2]) - 1)}^"
 
 
+class CostRefusal(Exception):
+    """Marks an ``UnsupportedSchema`` raised for an estimated cost, not for a syntax
+    error: generation can go on without it (``compatfuzz sample`` warns)."""
+
+
+def _cost_refusal(message: str) -> Exception:
+    from compatfuzz.errors import UnsupportedSchema
+
+    class CostOverLimit(UnsupportedSchema, CostRefusal):
+        pass
+
+    CostOverLimit.__name__ = CostOverLimit.__qualname__ = "UnsupportedSchema"
+    return CostOverLimit(message)
+
+
 def _check_rules(schema: Any) -> None:
     """Raise :class:`UnsupportedSchema` if the API server would refuse ``schema`` (a
     ``Schema``) for its ``x-kubernetes-validations``: a rule that does not parse, a rule
@@ -730,7 +745,7 @@ def _check_rules(schema: Any) -> None:
             if cost > STATIC_RULE_LIMIT:
                 runs = "" if times == 1 else (
                     f" ({raw:,} per evaluation x up to {times:,} evaluations)")
-                raise UnsupportedSchema(
+                raise _cost_refusal(
                     f"{schema.source} at {path}: estimated rule cost {cost:,}{runs} exceeds "
                     f"the API server's limit of {STATIC_RULE_LIMIT:,} per rule "
                     f"({_factor(cost, STATIC_RULE_LIMIT)}), so Kubernetes refuses this CRD: "
@@ -751,7 +766,7 @@ def _check_rules(schema: Any) -> None:
                 stack.append((value, (*tokens, key), child, refs))
     if total > STATIC_CRD_LIMIT:
         top = ", ".join(f"{p} ({c:,})" for c, p in sorted(costly, reverse=True)[:4])
-        raise UnsupportedSchema(
+        raise _cost_refusal(
             f"{schema.source}: the estimated cost of all x-kubernetes-validations rules, "
             f"{total:,}, exceeds the API server's limit of {STATIC_CRD_LIMIT:,} per CRD "
             f"({_factor(total, STATIC_CRD_LIMIT)}), so Kubernetes refuses this CRD; the "
@@ -769,7 +784,7 @@ def _short(rule: str) -> str:
     return rule if len(rule) <= 200 else rule[:197] + "..."
 
 
-_REFUSALS: dict[int, tuple[Any, str | None]] = {}
+_REFUSALS: dict[int, tuple[Any, Exception | None]] = {}
 
 
 def check_rules(schema: Any) -> None:
@@ -783,13 +798,15 @@ def check_rules(schema: Any) -> None:
             _check_rules(schema)
             hit = (schema, None)
         except UnsupportedSchema as exc:
-            hit = (schema, str(exc))
+            hit = (schema, exc)
         with _LOCK:
             if len(_REFUSALS) >= 256:
                 _REFUSALS.clear()
             _REFUSALS[id(schema)] = hit
     if hit[1] is not None:
-        raise UnsupportedSchema(hit[1])
+        if isinstance(hit[1], CostRefusal):
+            raise _cost_refusal(str(hit[1]))
+        raise UnsupportedSchema(str(hit[1]))
 
 
 # --------------------------------------------------------------------------- judging one rule

@@ -73,7 +73,7 @@ def _exprs(tree: Any) -> tuple[Node, ...]:
     return tuple(_node(c) for c in _kids(tree))
 
 
-def _node(tree: Any) -> Node:  # noqa: C901, PLR0911, PLR0912 - one branch per grammar rule
+def _node(tree: Any) -> Node:
     if not isinstance(tree, lark.Tree):
         raise Unsupported(f"token {tree!r}")
     name = tree.data
@@ -146,7 +146,7 @@ def parse(rule: str) -> Node | None:
         return None
 
 
-def unparse(node: Node) -> str:  # noqa: C901, PLR0911 - one branch per node kind
+def unparse(node: Node) -> str:
     """CEL source for ``node`` (fully parenthesised): rules pushed down to a list's items
     or a map's values are written back as text, since the checker compiles text."""
     import json

@@ -95,8 +95,8 @@ def _lookup(root: Any, path: Path) -> Any:
     return value
 
 
-def _through(fn: str | None, value: Any) -> Any:  # noqa: C901, PLR0911 - one case per function
-    if value is _ABSENT or value is None and fn is not None:
+def _through(fn: str | None, value: Any) -> Any:
+    if value is _ABSENT or (value is None and fn is not None):
         raise _Error
     if fn is None:
         return value
@@ -165,7 +165,7 @@ def _compare(a: Any, b: Any) -> int:
     if (isinstance(a, numbers) and isinstance(b, numbers)) or (
             type(a) is type(b) and a is not None):
         try:
-            return (a > b) - (a < b)
+            return int((a > b) - (a < b))
         except TypeError:
             raise _Error from None
     raise _Error
@@ -203,7 +203,7 @@ class _Ctx:
         return _through(t.fn, _lookup(self.box[0], t.path) if t.path else self.box[0])
 
 
-def _atom(ctx: _Ctx, atom: Any, positive: bool) -> bool | None:  # noqa: PLR0911
+def _atom(ctx: _Ctx, atom: Any, positive: bool) -> bool | None:
     """The truth of one literal: True, False or None (a CEL error)."""
     try:
         if isinstance(atom, Has):
@@ -248,8 +248,9 @@ def _str_test(fn: str, value: str, arg: str) -> bool:
         return value.endswith(arg)
     if fn == "contains":
         return arg in value
-    from compatfuzz.strategies._cel_functions import FUNCTIONS
     from celpy import celtypes
+
+    from compatfuzz.strategies._cel_functions import FUNCTIONS
 
     try:
         return bool(FUNCTIONS["matches"](celtypes.StringType(value), celtypes.StringType(arg)))
@@ -340,7 +341,7 @@ class _Forcer:
     def raw(self, path: Path) -> Any:
         return _lookup(self.ctx.box[0], path) if path else self.ctx.box[0]
 
-    def force(self, lit: Lit) -> None:  # noqa: C901, PLR0912
+    def force(self, lit: Lit) -> None:
         atom, positive = lit.atom, lit.positive
         if isinstance(atom, Has | Each | Unique):
             path = atom.path
@@ -461,7 +462,7 @@ class _Forcer:
                 return
         raise _Error
 
-    def relation(self, left: Term, op: str, right: Term | Const) -> None:  # noqa: C901, PLR0912
+    def relation(self, left: Term, op: str, right: Term | Const) -> None:
         if isinstance(right, Term):
             if right.path == left.path and op == "==" and {left.fn, right.fn} <= {
                     None, "lower", "upper"}:
@@ -770,7 +771,7 @@ def _child(out: dict[str, Any], key: str, resolve: Resolver | None) -> dict[str,
     return sub
 
 
-def _apply(out: dict[str, Any], lit: Lit, *, required: bool,  # noqa: C901, PLR0912
+def _apply(out: dict[str, Any], lit: Lit, *, required: bool,
            resolve: Resolver | None) -> None:
     atom = lit.atom
     path = _lit_path(lit)
@@ -803,13 +804,13 @@ def _apply(out: dict[str, Any], lit: Lit, *, required: bool,  # noqa: C901, PLR0
     elif isinstance(atom, Rel) and isinstance(atom.right, Const) and atom.right.fn is None:
         op = atom.op if lit.positive else _NOT[atom.op]
         _bound(target, atom.left.fn, op, atom.right.value)
-    elif isinstance(atom, StrTest) and lit.positive and atom.term.fn is None:
-        if "pattern" not in target and "enum" not in target:
-            text = "".join("\\" + c if c in _META else c for c in atom.arg)
-            pattern = {"matches": atom.arg, "startsWith": "^" + text,
-                       "endsWith": text + "$", "contains": text}[atom.fn]
-            if _compiles(pattern):
-                target["pattern"] = pattern
+    elif (isinstance(atom, StrTest) and lit.positive and atom.term.fn is None
+          and "pattern" not in target and "enum" not in target):
+        text = "".join("\\" + c if c in _META else c for c in atom.arg)
+        pattern = {"matches": atom.arg, "startsWith": "^" + text,
+                   "endsWith": text + "$", "contains": text}[atom.fn]
+        if _compiles(pattern):
+            target["pattern"] = pattern
 
 
 def _compiles(pattern: str) -> bool:
@@ -891,11 +892,11 @@ def _bound(target: dict[str, Any], fn: str | None, op: str, value: Any) -> None:
         return
     if target.get("type") == "integer":
         if op in (">", ">="):
-            low = math.floor(value) + 1 if op == ">" else math.ceil(value)
-            target["minimum"] = max(low, target.get("minimum", low))
+            least = math.floor(value) + 1 if op == ">" else math.ceil(value)
+            target["minimum"] = max(least, target.get("minimum", least))
         else:
-            high = math.ceil(value) - 1 if op == "<" else math.floor(value)
-            target["maximum"] = min(high, target.get("maximum", high))
+            most = math.ceil(value) - 1 if op == "<" else math.floor(value)
+            target["maximum"] = min(most, target.get("maximum", most))
         return
     word = {">": "exclusiveMinimum", ">=": "minimum", "<": "exclusiveMaximum",
             "<=": "maximum"}[op]

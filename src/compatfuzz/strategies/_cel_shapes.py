@@ -339,7 +339,7 @@ class _Reader:
         return None
 
     # ----------------------------------------------------------------- formulas
-    def formula(self, expr: Node, positive: bool = True) -> Formula:  # noqa: C901, PLR0911, PLR0912
+    def formula(self, expr: Node, positive: bool = True) -> Formula:
         kind = expr[0]
         if kind == "lit" and isinstance(expr[1], bool):
             return TRUE if expr[1] == positive else FALSE
@@ -376,7 +376,7 @@ class _Reader:
             expr[0] == "rel" and expr[1] in ("<", "<=", ">", ">=", "in")) or (
             expr[0] == "call" and expr[1] in _STR_TESTS | _VALIDATORS)
 
-    def relation(self, expr: Node, positive: bool) -> Formula | None:  # noqa: C901, PLR0911
+    def relation(self, expr: Node, positive: bool) -> Formula | None:
         op, left, right = expr[1], expr[2], expr[3]
         if op in ("==", "!=") and (self._boolean(left) or self._boolean(right)):
             if right[0] == "lit" and isinstance(right[1], bool):
@@ -479,7 +479,7 @@ class _Reader:
                 return Lit(Valid(term, name), positive)
         return None
 
-    def macro(self, expr: Node, positive: bool) -> Formula | None:  # noqa: PLR0911
+    def macro(self, expr: Node, positive: bool) -> Formula | None:
         name, target, var, body = expr[1], expr[2], expr[3], expr[4]
         found = self.path(target)
         if found is None:
