@@ -109,6 +109,12 @@ _ALIASES = {
     "Uppercase_Letter": "Lu", "cntrl": "Cc", "digit": "Nd", "punct": "P",
 }
 
+# Go's ASCII \b and \B: Python's ASCII \b, and \B spelled with lookarounds, since
+# Hypothesis's from_regex cannot draw for Python's \B at all.
+_PY_W = "[0-9A-Za-z_]"
+_PY_WORD_BOUNDARY = "(?a:\\b)"
+_PY_NOT_WORD_BOUNDARY = f"(?:(?<={_PY_W})(?={_PY_W})|(?<!{_PY_W})(?!{_PY_W}))"
+
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
 
@@ -196,26 +202,27 @@ def _python_assigned() -> Ranges:
 
 
 @lru_cache(maxsize=256)
-def _table(name: str, target: Target) -> Ranges:
-    """The code points of a Go table name (already canonical and looked up)."""
+def _table(name: str) -> Ranges:
+    """The code points of a Go table name (already canonical and looked up), as
+    google-re2 (Unicode 15.1) has them."""
     if name == "Any":
-        table: Ranges = ((0, MAX_RUNE),)
-    elif name == "LC":
-        table = _clean(_scan(r"\p{Lu}") + _scan(r"\p{Ll}") + _scan(r"\p{Lt}"))
-    elif name == "Cn":
+        return ((0, MAX_RUNE),)
+    if name == "LC":
+        return _clean(_scan(r"\p{Lu}") + _scan(r"\p{Ll}") + _scan(r"\p{Lt}"))
+    if name == "Cn":
         assigned = _clean(r for cat in _CATEGORIES if len(cat) == 2 and cat not in ("Cn", "LC")
                           for r in _scan(f"\\p{{{cat}}}"))
-        table = _negate(_clean((*assigned, _SURROGATES)))
-    else:
-        table = _scan(f"\\p{{{name}}}")
-    if target == "python" and name != "Any":
-        # Go 1.26 knows Unicode 15.0 and google-re2 15.1: draw only what both, and
-        # Python, agree on (Cn: what is unassigned everywhere)
-        if name == "Cn":
-            table = _intersect(table, _negate(_python_assigned()))
-        else:
-            table = _intersect(table, _python_assigned())
-    return table
+        return _negate(_clean((*assigned, _SURROGATES)))
+    return _scan(f"\\p{{{name}}}")
+
+
+@lru_cache(maxsize=1)
+def _certain() -> Ranges:
+    """Code points whose Unicode properties Go 1.26 (Unicode 15.0), google-re2 (15.1) and
+    Python's ``unicodedata`` agree on: assigned in Python's, or unassigned in all. A class
+    built from Unicode tables draws only from these (a character new in 15.0 or 15.1 may
+    be a letter to one and unassigned to another)."""
+    return _clean(_python_assigned() + _table("Cn"))
 
 
 def _canonical_name(name: str) -> str:
@@ -284,6 +291,7 @@ class _Parser:
         self.s = pattern
         self.target = target
         self.pos = 0
+        self.uses_tables = False  # the class being parsed holds a Unicode table
 
     def error(self, code: str, expr: str) -> RE2SyntaxError:
         return RE2SyntaxError(code, expr, self.s)
@@ -293,8 +301,12 @@ class _Parser:
         ranges = _clean(ranges)
         if self.target == "python":
             ranges = _intersect(ranges, _negate((_SURROGATES,)))
+            if self.uses_tables:
+                ranges = _intersect(ranges, _certain())
+        self.uses_tables = False
         if not ranges:
-            return "[^\\x00-\\x{10ffff}]" if self.target == "re2" else "(?!)"
+            # matches nothing (Hypothesis cannot draw an optional "(?!)")
+            return "[^\\x00-\\x{10ffff}]" if self.target == "re2" else "[^\\x00-\\U0010ffff]"
         return "[" + "".join(self.char(lo) if lo == hi else f"{self.char(lo)}-{self.char(hi)}"
                              for lo, hi in ranges) + "]"
 
@@ -307,7 +319,7 @@ class _Parser:
         if "i" in flags:
             return _Piece(self.char_class(_fold(((c, c),))))
         if self.target == "python" and _SURROGATES[0] <= c <= _SURROGATES[1]:
-            return _Piece("(?!)")
+            return _Piece("[^\\x00-\\U0010ffff]")
         return _Piece(self.char(c))
 
     def group_class(self, ranges: Ranges, sign: int, flags: frozenset[str]) -> Ranges:
@@ -497,8 +509,8 @@ class _Parser:
         s, i = self.s, self.pos
         nxt = s[i + 1] if i + 1 < len(s) else ""
         simple = {"A": "\\A", "z": "\\Z" if self.target == "python" else "\\z",
-                  "b": "(?a:\\b)" if self.target == "python" else "\\b",
-                  "B": "(?a:\\B)" if self.target == "python" else "\\B"}
+                  "b": _PY_WORD_BOUNDARY if self.target == "python" else "\\b",
+                  "B": _PY_NOT_WORD_BOUNDARY if self.target == "python" else "\\B"}
         if nxt in simple:
             self.pos += 2
             return [_Piece(simple[nxt])]
@@ -547,7 +559,8 @@ class _Parser:
         if table_name == "ASCII":
             table: Ranges = ((0, 0x7F),)
         else:
-            table = _table(table_name, self.target)
+            table = _table(table_name)
+            self.uses_tables = True
         if "i" in flags:
             table = _fold(table)
         self.pos = after
