@@ -48,7 +48,7 @@ def _validator_class(kubernetes: bool) -> Any:
     if not kubernetes:
         return jsonschema.validators.extend(base, pattern_keywords())  # type: ignore[no-untyped-call]
     return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-        base, {**pattern_keywords(), **kubernetes_keywords()},
+        base, {**pattern_keywords(kubernetes=True), **kubernetes_keywords()},
         type_checker=kubernetes_type_checker(base.TYPE_CHECKER))
 
 

@@ -12,6 +12,11 @@ to ``re`` under a CPU-time bound (``SIGPROF``, main thread only: elsewhere no si
 delivered and ``re`` runs unbounded). A search that exceeds it raises
 :class:`~compatfuzz.errors.UnsupportedSchema` naming the pattern, and the pattern stays
 refused for the rest of the process, so a shrinker cannot pay the bound again and again.
+
+Kubernetes schemas (``kubernetes=True``) are read in Go's RE2 dialect instead
+(``_re2``: Go's ``regexp/syntax/parse.go`` verdict and meaning, ``(?i)`` anywhere,
+``\\p{greek}``, ...), matched by google-re2 only: a pattern Go refuses raises
+:class:`PatternRefused` with Go's error text, as the API server refuses the CRD.
 """
 
 from __future__ import annotations
@@ -20,15 +25,16 @@ import re
 import signal
 import threading
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no stubs
 
 from compatfuzz.errors import UnsupportedSchema
+from compatfuzz.schema._re2 import RE2SyntaxError, compile_re2
 
-__all__ = ["PATTERN_CPU_LIMIT", "PatternUnsupported", "locate_pattern", "pattern_keywords",
-           "search"]
+__all__ = ["PATTERN_CPU_LIMIT", "PatternRefused", "PatternUnsupported", "locate_pattern",
+           "pattern_keywords", "search"]
 
 #: CPU seconds one backtracking (non-RE2) search may take before the pattern is refused.
 PATTERN_CPU_LIMIT = 1.0
@@ -53,6 +59,23 @@ class PatternUnsupported(UnsupportedSchema):
     def __init__(self, message: str, pattern: str) -> None:
         super().__init__(message)
         self.pattern = pattern
+
+
+class PatternRefused(UnsupportedSchema):
+    """A Kubernetes pattern Go's ``regexp`` refuses (the API server refuses the CRD).
+
+    ``setup_error``: no example can help, the runner stops the unit.
+    """
+
+    setup_error = True
+
+    def __init__(self, pattern: str, go_error: str) -> None:
+        super().__init__(
+            f"pattern {pattern!r} is not Go RE2 syntax, which Kubernetes reads it as, and the "
+            f"API server refuses the CRD: {go_error}\n  fix: rewrite it in RE2 syntax (no "
+            "lookaround, no backreferences, \\z instead of \\Z)")
+        self.pattern = pattern
+        self.go_error = go_error
 
 
 @lru_cache(maxsize=4096)
@@ -96,13 +119,21 @@ def locate_pattern(root: Any, pattern: str) -> list[str]:
     return sorted(found)
 
 
-def search(pattern: str, text: str) -> bool:
-    """Whether ``pattern`` matches somewhere in ``text`` (``re.search`` semantics).
+def search(pattern: str, text: str, *, kubernetes: bool = False) -> bool:
+    """Whether ``pattern`` matches somewhere in ``text`` (``re.search`` semantics); read as
+    Go's RE2 with ``kubernetes``.
 
     Raises:
+        PatternRefused: ``kubernetes``, and Go refuses the pattern.
         PatternUnsupported: a non-RE2 pattern exceeded :data:`PATTERN_CPU_LIMIT`.
         re.error: the pattern is not a regular expression at all.
     """
+    if kubernetes:
+        try:
+            compiled = compile_re2(pattern)
+        except RE2SyntaxError as exc:
+            raise PatternRefused(pattern, str(exc)) from None
+        return compiled.search(text) is not None
     if pattern not in _REFUSED:
         found = _bounded_search(pattern, text)
         if found is not None:
@@ -141,25 +172,27 @@ def _bounded_search(pattern: str, text: str) -> bool | None:
 # -- jsonschema keyword implementations (same messages as jsonschema's own) ----------
 
 
-def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+def _pattern(validator: Any, patrn: str, instance: Any, schema: Any, *,
+             kubernetes: bool = False) -> Iterator[Any]:
     from jsonschema.exceptions import ValidationError
 
-    if validator.is_type(instance, "string") and not search(patrn, instance):
+    if validator.is_type(instance, "string") and not search(patrn, instance,
+                                                            kubernetes=kubernetes):
         yield ValidationError(f"{instance!r} does not match {patrn!r}")
 
 
 def _pattern_properties(validator: Any, patterns: Mapping[str, Any], instance: Any,
-                        schema: Any) -> Iterator[Any]:
+                        schema: Any, *, kubernetes: bool = False) -> Iterator[Any]:
     if not validator.is_type(instance, "object"):
         return
     for patrn, subschema in patterns.items():
         for k, v in instance.items():
-            if search(patrn, k):
+            if search(patrn, k, kubernetes=kubernetes):
                 yield from validator.descend(v, subschema, path=k, schema_path=patrn)
 
 
 def _additional_properties(validator: Any, additional: Any, instance: Any,
-                           schema: Any) -> Iterator[Any]:
+                           schema: Any, *, kubernetes: bool = False) -> Iterator[Any]:
     from jsonschema.exceptions import ValidationError
 
     if not validator.is_type(instance, "object"):
@@ -167,7 +200,8 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
     extras = [k for k in instance
-              if k not in properties and not any(search(p, k) for p in patterns)]
+              if k not in properties and not any(search(p, k, kubernetes=kubernetes)
+                                                  for p in patterns)]
     if validator.is_type(additional, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], additional, path=extra)
@@ -185,7 +219,13 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
                 f"({', '.join(repr(e) for e in shown)} {verb} unexpected)")
 
 
-def pattern_keywords() -> dict[str, Any]:
-    """The keyword implementations to ``jsonschema.validators.extend`` a validator with."""
-    return {"pattern": _pattern, "patternProperties": _pattern_properties,
-            "additionalProperties": _additional_properties}
+def pattern_keywords(*, kubernetes: bool = False) -> dict[str, Any]:
+    """The keyword implementations to ``jsonschema.validators.extend`` a validator with;
+    patterns in Go's RE2 dialect with ``kubernetes``, else ECMA-262 read by RE2 (or
+    ``re`` under a bound)."""
+    if not kubernetes:
+        return {"pattern": _pattern, "patternProperties": _pattern_properties,
+                "additionalProperties": _additional_properties}
+    return {"pattern": partial(_pattern, kubernetes=True),
+            "patternProperties": partial(_pattern_properties, kubernetes=True),
+            "additionalProperties": partial(_additional_properties, kubernetes=True)}

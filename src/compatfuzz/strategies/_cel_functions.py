@@ -39,6 +39,7 @@ from compatfuzz.schema._goparse import (
     _url_host_ok,
     _url_unescape,
 )
+from compatfuzz.schema._re2 import RE2SyntaxError, compile_re2
 from compatfuzz.strategies import _cel_quantity
 from compatfuzz.strategies._cel_quantity import Quantity
 
@@ -292,10 +293,18 @@ LIST_MIN = "min()@lists"
 
 
 def _regex(pattern: Any) -> Any:
+    """The pattern in Go's RE2 dialect (``compatfuzz.schema._re2``: Go's verdict, google-re2
+    with Go's meaning), as cel-go compiles it with Go's ``regexp``."""
     try:
-        return re2.compile(_str(pattern, "pattern"))
-    except re2.error as exc:  # an invalid pattern is an evaluation error, as in regex.go
+        return compile_re2(_str(pattern, "pattern"))
+    except (RE2SyntaxError, re2.error) as exc:  # an evaluation error, as in regex.go
         raise ValueError(f"Illegal regex: {exc}") from None
+
+
+def matches(s: Any, pattern: Any) -> celtypes.BoolType:
+    """CEL's standard ``matches``, read as Go's ``regexp.MatchString`` (cel-go's
+    ``matchesString``), not as cel-python's google-re2 reading of the raw pattern."""
+    return celtypes.BoolType(_regex(pattern).search(_str(s)) is not None)
 
 
 def find(s: Any, pattern: Any) -> celtypes.StringType:
@@ -801,6 +810,7 @@ FUNCTIONS: dict[str, _Function] = {
     # regex library
     "find": find,
     "findAll": find_all,
+    "matches": matches,
     # URL library
     "url": url,
     "isURL": is_url,

@@ -33,7 +33,7 @@ from compatfuzz.strategies import _kubernetes as k8s
 from compatfuzz.strategies._cel_construct import UNIQUE_BY
 from compatfuzz.strategies._edges import Family, edged
 from compatfuzz.strategies._overrides import Override, Overrides
-from compatfuzz.strategies._regex import compile_ecma
+from compatfuzz.strategies._regex import compile_pattern, refusal
 
 Gen = Callable[[st.DrawFn, "Example"], Any]
 
@@ -288,10 +288,9 @@ class Compiler:
         patterns += [k for k in node.get("patternProperties") or {} if isinstance(k, str)]
         for source in patterns:
             try:
-                compile_ecma(source)
-            except re.error as exc:
-                raise self.fail(path, f"pattern {source!r} is not a valid regular "
-                                      f"expression ({exc})") from None
+                compile_pattern(source, kubernetes=self.kubernetes)
+            except (re.error, ValueError) as exc:
+                raise self.fail(path, refusal(source, exc, kubernetes=self.kubernetes)) from None
 
     def compile_ref(
         self, node: Mapping[str, Any], ref: str, path: tuple[str | int, ...],
@@ -799,7 +798,8 @@ class Compiler:
             # Keys come from the first pattern; objects with several patterns are checked
             # as a whole by the caller (a key may match more than one).
             pattern, sub = next(iter(patterns.items()))
-            keys: st.SearchStrategy[str] = st.from_regex(compile_ecma(pattern)).filter(
+            compiled = compile_pattern(pattern, kubernetes=self.kubernetes)
+            keys: st.SearchStrategy[str] = st.from_regex(compiled).filter(
                 lambda k: k not in properties
             )
             value = self.lazy(lambda: self.compile(sub, (*path, "*"), None, stack))
@@ -1082,7 +1082,7 @@ class Compiler:
             edges = _edges.quantity_edges(allow_numbers=allows_numbers)
             pattern = node.get("pattern")
             if isinstance(pattern, str):
-                compiled = compile_ecma(pattern)
+                compiled = compile_pattern(pattern, kubernetes=self.kubernetes)
 
                 def matches(v: Any) -> bool:
                     return not isinstance(v, str) or compiled.search(v) is not None

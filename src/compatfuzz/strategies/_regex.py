@@ -1,4 +1,10 @@
-"""Translate ECMA-262 regular expressions (JSON Schema ``pattern``) to Python ``re``.
+"""Translate a schema's ``pattern`` to Python ``re``, in the dialect its origin reads.
+
+Kubernetes sources (``Schema.kubernetes``: CRDs, built-in kinds) are Go RE2 syntax, as the
+API server's ``regexp`` reads them: :func:`compile_pattern` hands those to
+``compatfuzz.schema._re2``, a port of Go's ``regexp/syntax/parse.go`` that resolves every
+flag and class into plain Python ``re``. Every other schema keeps ECMA-262, the dialect
+JSON Schema and OpenAPI name, translated here.
 
 JSON Schema says ``pattern`` is ECMA-262, but Python's ``re`` differs where it matters for
 generation: ``$`` also matches before a trailing newline, ``\\d``/``\\w`` match Unicode
@@ -12,7 +18,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["compile_ecma", "ecma_to_python"]
+from compatfuzz.schema._re2 import compile_python as compile_re2_python
+
+__all__ = ["compile_ecma", "compile_pattern", "ecma_to_python", "refusal"]
 
 # We generate strings that ECMA-262, Python's ``re`` (which jsonschema validates with)
 # and Go's RE2 (Kubernetes', and compatfuzz.schema's) all accept. \s: the space all three
@@ -133,3 +141,26 @@ def compile_ecma(pattern: str) -> re.Pattern[str]:
     """Compile an ECMA-262 ``pattern`` as Python ``re`` with ECMA semantics (cached), for
     generation: what it matches, ECMA and Python's ``re`` both accept."""
     return re.compile(ecma_to_python(pattern), re.ASCII)
+
+
+def compile_pattern(pattern: str, *, kubernetes: bool) -> re.Pattern[str]:
+    """Compile a schema ``pattern`` for generation in the dialect of its schema: Go RE2 for
+    Kubernetes sources, ECMA-262 otherwise (both cached).
+
+    Raises:
+        compatfuzz.schema._re2.RE2SyntaxError: Kubernetes, and Go refuses the pattern
+            (``str()`` is Go's own error text).
+        re.error: not Kubernetes, and the pattern is no regular expression.
+    """
+    return compile_re2_python(pattern) if kubernetes else compile_ecma(pattern)
+
+
+def refusal(pattern: str, error: Exception, *, kubernetes: bool) -> str:
+    """The message for a ``pattern`` its dialect refuses: the pattern, the reader's own
+    error text (Go's for Kubernetes, as the API server answers) and a fix."""
+    if kubernetes:
+        return (f"pattern {pattern!r} is not Go RE2 syntax, which Kubernetes reads it as, "
+                f"and the API server refuses the CRD: {error}; fix: rewrite it in RE2 "
+                "syntax (no lookaround such as (?=...) or (?!...), no backreferences such "
+                "as \\1, \\z instead of \\Z; https://github.com/google/re2/wiki/Syntax)")
+    return f"pattern {pattern!r} is not a valid regular expression ({error})"

@@ -34,7 +34,7 @@ from compatfuzz.schema import check_format
 from compatfuzz.strategies import _edges
 from compatfuzz.strategies import _kubernetes as k8s
 from compatfuzz.strategies._edges import Family
-from compatfuzz.strategies._regex import compile_ecma
+from compatfuzz.strategies._regex import compile_pattern
 
 __all__ = [
     "format_strategy", "integer_edges_for", "integers_for", "number_edges_for", "numbers_for",
@@ -295,7 +295,7 @@ def _both(
     pattern's ``"PT1H"``. Values depend only on the draws; the counts below only decide
     whether to warn. Shrinks towards the pattern's simplest value the format accepts.
     """
-    compiled = compile_ecma(pattern)
+    compiled = compile_pattern(pattern, kubernetes=kubernetes)
     pattern_side = st.from_regex(compiled, fullmatch=False, alphabet=st.characters(codec="utf-8"))
 
     def format_ok(value: str) -> bool:
@@ -352,7 +352,7 @@ def strings_for(
             pattern = None
     needs_length_check = True
     if base is None and isinstance(pattern, str):
-        base = st.from_regex(compile_ecma(pattern), fullmatch=False,
+        base = st.from_regex(compile_pattern(pattern, kubernetes=kubernetes), fullmatch=False,
                              alphabet=st.characters(codec="utf-8"))
         pattern = None
     if base is None:
@@ -361,7 +361,7 @@ def strings_for(
         base = st.text(min_size=min_len, max_size=cap)
         needs_length_check = False
     if isinstance(pattern, str):
-        compiled = compile_ecma(pattern)
+        compiled = compile_pattern(pattern, kubernetes=kubernetes)
         base = base.filter(lambda s: compiled.search(s) is not None)
     if needs_length_check and (min_len or max_len is not None):
         hi = math.inf if max_len is None else int(max_len)
