@@ -246,8 +246,23 @@ class _WitnessProgress:
 
     def watch(self, events: Iterator[Any], budget: float | None) -> Iterator[Any]:
         """``events``, unchanged, shown as they pass: the line follows each
-        ``Witnessing`` and is cleared at each ``Finished`` (and however the run ends)."""
+        ``Witnessing`` and is cleared at each ``Finished`` (and however the run ends), and
+        before a warning is shown (a strategy's, during the search), so the two never
+        share a line."""
+        import warnings
+
         self.budget = budget
+        shown = warnings.showwarning
+
+        def show(*args: Any, **kwargs: Any) -> None:
+            with self.lock:
+                if self.shown:
+                    self.out.write("\r\x1b[K")
+                    self.shown = False
+                shown(*args, **kwargs)
+
+        if self.tty:
+            warnings.showwarning = show
         try:
             for event in events:
                 if isinstance(event, Witnessing):
@@ -261,6 +276,8 @@ class _WitnessProgress:
                     self.began = None
                 yield event
         finally:
+            if self.tty:
+                warnings.showwarning = shown
             self._stop.set()
             self.clear()
 
