@@ -109,7 +109,8 @@ class Clock:
     @property
     def seconds(self) -> float:
         """CPU seconds searched so far, the running search included."""
-        running = self.now() - self._started if self._started is not None else 0.0
+        started = self._started  # read once: the search may end meanwhile
+        running = self.now() - started if started is not None else 0.0
         return self.spent + running
 
     @contextmanager
