@@ -298,3 +298,17 @@ def test_a_real_release_pair_with_no_examples_keeps_every_static_finding(
     assert _static(cut) == _static(static) and cut.exit_code == static.exit_code
     assert any(f.status is Status.UNWITNESSED for f in cut.findings)
     assert not any(f.witness is not None for f in cut.findings)
+
+
+def test_each_search_is_announced_once_and_none_without_the_search() -> None:
+    old = _spec({"n": {"type": "integer", "maximum": 10},
+                 "name": {"type": "string", "pattern": "^[a-z]+$"}})
+    new = _spec({"n": {"type": "integer", "maximum": 5},
+                 "name": {"type": "string", "pattern": "^[a-z][a-z]*$"}})
+    events = list(check(old, new, budget=5, whole_budget=5))
+    shown = [e for e in events if isinstance(e, Witnessing)]
+    assert [(e.rule, e.location, e.done, e.total) for e in shown] == [
+        ("bound-tightened", "spec.n", 0, 3), ("pattern-changed", "spec.name", 1, 3),
+        ("", "whole schema", 2, 3)]
+    assert all(e.clock is not None for e in shown)
+    assert not [e for e in check(old, new, dynamic=False) if isinstance(e, Witnessing)]

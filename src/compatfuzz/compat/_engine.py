@@ -582,7 +582,8 @@ def check(
                 done += 1
             proved.append(run.prove(f, prune))
         if whole:
-            yield Witnessing(version, "", "whole schema", done, total, run.clock.seconds,
+            where = f"whole schema {version}" if version else "whole schema"
+            yield Witnessing(version, "", where, done, total, run.clock.seconds,
                              run.clock.examples, run.clock)
         proved += list(run.whole(os_, ns, version, static=proved, pruning=prune,
                                  aliases=aliases))
