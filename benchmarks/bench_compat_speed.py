@@ -11,6 +11,8 @@ status, witness yes/no) so two runs can be compared verdict for verdict.
     .venv/bin/python benchmarks/bench_compat_speed.py --out after.json --compare before.json
     .venv/bin/python benchmarks/bench_compat_speed.py --cli --out cli.json  # one process a pair
     .venv/bin/python benchmarks/bench_compat_speed.py --show cli.json     # a run's summary
+    .venv/bin/python benchmarks/bench_compat_speed.py --witness-budget none --finding-budget none
+                                                      # the witness search without its budget
 
 Prints median / p90 / max wall seconds (and CPU seconds, ``time.process_time``: the
 machine is shared) and the slowest 10 pairs; writes benchmarks/results/compat_speed.json
@@ -19,6 +21,10 @@ that a CLI run would not have, but the process is warm: imports, the CEL environ
 Hypothesis are set up once. ``--cli`` runs ``compatfuzz diff OLD NEW --format json`` in a
 new process per pair instead, and times what a CI job waits for, start-up included (CPU
 seconds of the child, ``resource.getrusage``).
+
+``--compare`` lists a finding that became ``unwitnessed`` (its search ran out of the
+budget, ``compat/_budget.py``) apart from every other difference: the budget may cut a
+search short, but must change nothing else.
 """
 
 from __future__ import annotations
@@ -69,6 +75,10 @@ def _summary(f: dict[str, Any]) -> dict[str, Any]:
             "witness": f.get("witness") is not None}
 
 
+#: ``check``'s budget options, from --witness-budget / --finding-budget (main)
+LIMITS: dict[str, Any] = {}
+
+
 def run_one(old: Path, new: Path, dynamic: bool) -> dict[str, Any]:
     # the fixed values of identical required fields are kept per process: an earlier
     # pair's must not make this one look faster than a CLI run of it
@@ -76,7 +86,8 @@ def run_one(old: Path, new: Path, dynamic: bool) -> dict[str, Any]:
 
     _filler_of.cache_clear()
     wall, cpu = time.perf_counter(), time.process_time()
-    report = diff(load_revision(str(old)), load_revision(str(new)), dynamic=dynamic)
+    report = diff(load_revision(str(old)), load_revision(str(new)), dynamic=dynamic,
+                  **LIMITS)
     return {"seconds": round(time.perf_counter() - wall, 3),
             "cpu_seconds": round(time.process_time() - cpu, 3),
             "exit_code": report.exit_code,
@@ -89,6 +100,11 @@ def run_cli(old: Path, new: Path, dynamic: bool) -> dict[str, Any]:
     cmd = [str(script), "diff", str(old), str(new), "--format", "json"]
     if not dynamic:
         cmd.append("--no-witness")
+    for flag, key in (("--witness-budget", "witness_seconds"),
+                      ("--finding-budget", "finding_seconds")):
+        if key in LIMITS:
+            value = LIMITS[key]
+            cmd.append(f"{flag}={'none' if value is None else f'{value}s'}")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -109,7 +125,8 @@ def _quantile(xs: list[float], q: float) -> float:
 
 
 def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """Every finding that differs between two runs, pair by pair."""
+    """Every finding that differs between two runs, pair by pair; one whose search ran
+    out of budget in ``after`` (and differs only by that) begins ``unwitnessed:``."""
     lines = []
     old_pairs = {p["pair"]: p for p in before["pairs"]}
     for p in after["pairs"]:
@@ -121,7 +138,10 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         b = {tuple(f[k] for k in key): f for f in p["findings"]}
         for k in sorted(set(a) | set(b), key=str):
             if a.get(k) != b.get(k):
-                lines.append(f"{p['pair']}: {k}: {a.get(k)} -> {b.get(k)}")
+                was, now = a.get(k), b.get(k)
+                cut = now is not None and now["status"] == "unwitnessed"
+                lines.append(f"{'unwitnessed: ' if cut else ''}{p['pair']}: {k}: "
+                             f"{was} -> {now}")
     return lines
 
 
@@ -153,6 +173,11 @@ def main() -> int:
     ap.add_argument("--only", metavar="TEXT", help="pairs whose label contains TEXT")
     ap.add_argument("--cli", action="store_true",
                     help="run compatfuzz diff in a new process per pair (start-up included)")
+    ap.add_argument("--witness-budget", metavar="SECONDS",
+                    help="compatfuzz diff --witness-budget: CPU seconds per run, or none "
+                    "(default: diff's)")
+    ap.add_argument("--finding-budget", metavar="SECONDS",
+                    help="compatfuzz diff --finding-budget: CPU seconds per finding, or none")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "compat_speed.json")
     ap.add_argument("--compare", type=Path, metavar="JSON",
                     help="an earlier run's output: list every finding that differs")
@@ -166,6 +191,10 @@ def main() -> int:
     if not CORPUS.is_dir():
         print(f"{rel(CORPUS)} is absent: nothing to time", file=sys.stderr)
         return 0
+    for key, text in (("witness_seconds", args.witness_budget),
+                      ("finding_seconds", args.finding_budget)):
+        if text is not None:
+            LIMITS[key] = None if text == "none" else float(text.rstrip("s"))
     rows = []
     for label, a, b in pairs():
         if args.only and args.only not in label:
@@ -176,6 +205,8 @@ def main() -> int:
         print(f"{row['seconds']:7.2f}s wall {row['cpu_seconds']:7.2f}s cpu  {label}  "
               f"({len(row['findings'])} findings, exit {row['exit_code']})", flush=True)
     stats = {"pairs": len(rows), "witness": not args.no_witness, "cli": args.cli,
+             "limits": {k: LIMITS.get(k, "default") for k in ("witness_seconds",
+                                                              "finding_seconds")},
              **_stats(rows), "load_average": [round(x, 2) for x in os.getloadavg()],
              "cores": os.cpu_count()}
     _print(stats, rows)
@@ -183,7 +214,9 @@ def main() -> int:
     args.out.write_text(json.dumps({"stats": stats, "pairs": rows}, indent=1) + "\n")
     if args.compare:
         diffs = compare(json.loads(args.compare.read_text()), {"pairs": rows})
-        print(f"\n{len(diffs)} findings differ from {rel(args.compare)}")
+        cut = sum(1 for line in diffs if line.startswith("unwitnessed: "))
+        print(f"\n{len(diffs)} findings differ from {rel(args.compare)} ({cut} only "
+              "unwitnessed: their search ran out of budget)")
         for line in diffs:
             print("  " + line)
     return 0

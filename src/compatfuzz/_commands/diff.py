@@ -16,7 +16,9 @@ import argparse
 import json
 import re
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -34,6 +36,7 @@ from compatfuzz.compat import (
     Severity,
     Started,
     Status,
+    Witnessing,
     check,
     load_policy,
     load_revision,
@@ -94,6 +97,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--whole-budget", type=int, default=100,
                         help="examples per side for the whole-schema search, drawing only "
                         "the fields that differ (default 100)")
+    parser.add_argument("--witness-budget", type=_cpu_budget("--witness-budget", "30s"),
+                        default=8.0, metavar="8s",
+                        help="CPU time the witness search may take in all (30s, 2m, "
+                        "none for no limit; default 8s): a finding whose search is cut "
+                        "short is reported unwitnessed, with its static verdict")
+    parser.add_argument("--finding-budget", type=_cpu_budget("--finding-budget", "10s"),
+                        default=3.0, metavar="3s",
+                        help="CPU time one finding's witness search may take, out of "
+                        "--witness-budget (none for no limit; default 3s)")
+    parser.add_argument("--witness-examples", type=_examples, default=None, metavar="N",
+                        help="examples the witness search may draw in all (default none: "
+                        "no limit besides --budget per finding)")
     parser.add_argument("--no-witness", "--no-dynamic", action="store_true",
                         dest="no_dynamic",
                         help="the fast static mode: rules only, no witness search (every "
@@ -139,6 +154,142 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--apiserver-start-timeout", type=parse_duration, default=90.0,
                         metavar="90s", help="how long etcd and kube-apiserver may take to "
                         "become ready (default 90s)")
+
+
+_BUDGET = re.compile(r"(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def _cpu_budget(flag: str, example: str) -> Any:
+    """The argparse type of a CPU-time option: seconds in ``30s``, ``2m``, ``1m30s``,
+    ``45``, or ``None`` for ``none``; a bad value names the flag and a fix (exit 2)."""
+    def parse(text: str) -> float | None:
+        word = text.strip().lower()
+        if word in ("none", "unlimited"):
+            return None
+        match = _BUDGET.fullmatch(word)
+        if not word or match is None or not any(match.groups()):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a CPU-time budget\n  fix: give seconds or minutes, e.g. "
+                f"{flag} {example} (or {flag} none for no limit)")
+        return float(match[1] or 0) * 60 + float(match[2] or 0)
+
+    parse.__name__ = "budget"
+    return parse
+
+
+def _examples(text: str) -> int | None:
+    """The argparse type of ``--witness-examples``: a count, or ``None`` for ``none``."""
+    if text.strip().lower() in ("none", "unlimited"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of examples\n  fix: give a count, e.g. "
+            "--witness-examples 20000 (or --witness-examples none for no limit)")
+    return value
+
+
+class _WitnessProgress:
+    """One live line on stderr while witnesses are searched, when stderr is a terminal and
+    the search has run a few seconds: which finding, how many are done, examples and the
+    budget left. Drawn with fuzz's :func:`~compatfuzz._commands.fuzz.live_line`, redrawn
+    from a thread (the engine is busy in the search), cleared when the run's findings are
+    final, so nothing of it is left above the report. Never on a pipe or a file."""
+
+    def __init__(self, out: TextIO, *, after: float = 2.5, interval: float = 0.5) -> None:
+        self.out = out
+        self.tty = bool(getattr(out, "isatty", lambda: False)())
+        self.after = after
+        self.interval = interval
+        self.event: Witnessing | None = None
+        self.began: float | None = None
+        self.budget: float | None = None
+        self.shown = False
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def line(self) -> str:
+        from compatfuzz._commands.fuzz import live_line
+
+        event = self.event
+        assert event is not None
+        clock = event.clock
+        examples = clock.examples if clock is not None else event.examples
+        seconds = clock.seconds if clock is not None else event.seconds
+        what = (f"{event.rule} {event.location}" if event.rule else event.location)
+        prefix = "compatfuzz diff: witnessing "
+        return prefix + live_line(done=event.done, total=event.total, running=[what],
+                                  examples=examples, elapsed=max(seconds, 1e-9),
+                                  duration=self.budget, width=120 - len(prefix))
+
+    def draw(self) -> None:
+        """Redraw the line, once the search has run ``after`` seconds (terminals only)."""
+        with self.lock:
+            if (not self.tty or self.event is None or self.began is None
+                    or time.monotonic() - self.began < self.after):
+                return
+            self.out.write(f"\r\x1b[K{self.line()}")
+            self.out.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        with self.lock:
+            self.event = None
+            if self.shown:
+                self.out.write("\r\x1b[K")
+                self.out.flush()
+                self.shown = False
+
+    def watch(self, events: Iterator[Any], budget: float | None) -> Iterator[Any]:
+        """``events``, unchanged, shown as they pass: the line follows each
+        ``Witnessing`` and is cleared at each ``Finished`` (and however the run ends), and
+        before a warning is shown (a strategy's, during the search), so the two never
+        share a line."""
+        import warnings
+
+        self.budget = budget
+        shown = warnings.showwarning
+
+        def show(*args: Any, **kwargs: Any) -> None:
+            with self.lock:
+                if self.shown:
+                    self.out.write("\r\x1b[K")
+                    self.shown = False
+                shown(*args, **kwargs)
+
+        if self.tty:
+            warnings.showwarning = show
+        try:
+            for event in events:
+                if isinstance(event, Witnessing):
+                    with self.lock:
+                        self.event = event
+                        if self.began is None:
+                            self.began = time.monotonic()
+                    self._start()
+                elif isinstance(event, Finished):
+                    self.clear()
+                    self.began = None
+                yield event
+        finally:
+            if self.tty:
+                warnings.showwarning = shown
+            self._stop.set()
+            self.clear()
+
+    def _start(self) -> None:
+        if self.tty and self._thread is None:
+            self._thread = threading.Thread(target=self._tick, daemon=True,
+                                            name="compatfuzz diff progress")
+            self._thread.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.draw()
 
 
 def _apply_config(args: argparse.Namespace) -> str | None:
@@ -219,6 +370,9 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
         if f.witness is not None:
             line(f"         witness ({f.witness.side}) at {f.witness.path or '$'}: "
                  f"{_value(f.witness.value)} -> {f.witness.reason}")
+        elif f.status is Status.UNWITNESSED:
+            line(f"         {f.status}: the witness search ran out of budget; the rule's "
+                 "verdict stands")
         elif f.breaking:
             line(f"         {f.status}")
         if f.ignore_reason:
@@ -251,9 +405,12 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
                                                             "inconclusive", "not-run")
         if tried.count(v))
         if tried else "")
+    unwitnessed = sum(1 for f in fin.breaking if f.status is Status.UNWITNESSED)
     line(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}, "
          f"{len(fin.breaking)} breaking "
-         f"({confirmed} with a witness), {ignored} ignored"
+         f"({confirmed} with a witness"
+         + (f", {unwitnessed} unwitnessed: out of budget" if unwitnessed else "")
+         + f"), {ignored} ignored"
          + (f", {warned} allowed with a warning" if warned else "")
          + (f", {gated} below --fail-on-impact {fail_on_impact}" if gated else "")
          + on_server
@@ -486,6 +643,13 @@ def _lost(client: Any, exc: OSError) -> Exception:
                       "memory may have killed it (see the kernel log)")
 
 
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """``check``'s budget options from ``--witness-budget``, ``--finding-budget`` and
+    ``--witness-examples``."""
+    return {"witness_seconds": args.witness_budget, "finding_seconds": args.finding_budget,
+            "witness_examples": args.witness_examples}
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         for rule in RULES.values():
@@ -540,7 +704,8 @@ def run(args: argparse.Namespace) -> int:
             args.old, args.new, args.direction, old_path=args.old_path,
             new_path=args.new_path, schema=args.schema, policy=policy, budget=args.budget,
             whole_budget=args.whole_budget, dynamic=not args.no_dynamic, seed=args.seed,
-            ratcheting=ratcheting, fail_on_impact=gate)
+            ratcheting=ratcheting, fail_on_impact=gate, **_limits(args))
+        events = _WitnessProgress(sys.stderr).watch(events, args.witness_budget)
     elif any(pydantic_inputs):
         if not all(pydantic_inputs):
             print("compatfuzz diff: error: one revision is a pydantic model, the other is "
@@ -555,7 +720,8 @@ def run(args: argparse.Namespace) -> int:
         events = pydantic_events(
             args.old, args.new, args.direction, policy=policy, budget=args.budget,
             whole_budget=args.whole_budget, dynamic=not args.no_dynamic, seed=args.seed,
-            ratcheting=ratcheting, fail_on_impact=gate)
+            ratcheting=ratcheting, fail_on_impact=gate, **_limits(args))
+        events = _WitnessProgress(sys.stderr).watch(events, args.witness_budget)
     elif any(proto_inputs):
         if not all(proto_inputs):
             print("compatfuzz diff: error: one revision is protobuf, the other is not\n"
@@ -605,7 +771,8 @@ def run(args: argparse.Namespace) -> int:
         events = check(old, new, direction=args.direction, policy=policy,
                        budget=args.budget, whole_budget=args.whole_budget,
                        dynamic=not args.no_dynamic, seed=args.seed,
-                       ratcheting=ratcheting, fail_on_impact=gate)
+                       ratcheting=ratcheting, fail_on_impact=gate, **_limits(args))
+        events = _WitnessProgress(sys.stderr).watch(events, args.witness_budget)
         if args.apiserver == "real":
             events = _on_server(args, old, new, events)
     for event in events:

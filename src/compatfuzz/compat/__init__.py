@@ -26,6 +26,7 @@ from compatfuzz.compat._model import (
     Started,
     Status,
     Witness,
+    Witnessing,
 )
 from compatfuzz.compat._policy import (
     IgnoreEntry,
@@ -57,6 +58,7 @@ __all__ = [
     "Started",
     "Status",
     "Witness",
+    "Witnessing",
     "check",
     "diff",
     "load_crdify",

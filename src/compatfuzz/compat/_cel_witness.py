@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compatfuzz.compat._budget import OUT_OF_BUDGET
 from compatfuzz.compat._model import Finding, Side, Status, Witness
 from compatfuzz.compat._witness import (
     _known,
@@ -184,13 +185,28 @@ class _Judge:
 
     def _search(self, open_: list[tuple[int, str, Rejects, bool]], *, budget: int,
                 seed: int) -> dict[int, _Outcome]:
-        from hypothesis import find
+        """:meth:`_searched`, or each open rule noted unwitnessed when the budget of the
+        search (``compat/_budget.py``) runs out first; the proofs already made stand."""
+        from compatfuzz.compat._budget import OutOfBudget, note_for
+
+        try:
+            return self._searched(open_, budget=budget, seed=seed)
+        except OutOfBudget as exc:
+            note = note_for(exc)
+            return {i: _Outcome(rule, note=note) for i, rule, _, _ in open_}
+
+    def _searched(self, open_: list[tuple[int, str, Rejects, bool]], *, budget: int,
+                  seed: int) -> dict[int, _Outcome]:
         from hypothesis.errors import NoSuchExample, Unsatisfiable
 
+        from compatfuzz.compat._budget import check_budget, timed_find
+        from compatfuzz.compat._focus import focus
         from compatfuzz.strategies import from_schema
 
         def all_(note: str) -> dict[int, _Outcome]:
             return {i: _Outcome(rule, note=note) for i, rule, _, _ in open_}
+
+        check_budget()  # a run already spent tries nothing, not even the candidates
 
         writer = sub_schema(self.writer, self.wnode)
         too_large = _too_large(writer)
@@ -208,9 +224,14 @@ class _Judge:
             if first(cand) is not None:
                 return self._confirmed(open_, cand, first)
         try:
-            found = find(from_schema(writer, kubernetes=self.writer.kubernetes),
-                         lambda v: first(v) is not None,
-                         settings=_settings(budget), random=random.Random(seed))
+            # draw only the fields the rules (and the schemas) can tell apart: a field
+            # no rule reads, the same on both sides, changes no verdict (``_focus``);
+            # drawing whole objects under many CEL rules stalled the search
+            reader = sub_schema(self.reader, self.rnode)
+            found = timed_find(from_schema(focus(writer, writer, reader),
+                                           kubernetes=self.writer.kubernetes),
+                               lambda v: first(v) is not None,
+                               settings=_settings(budget), random=random.Random(seed))
         except (NoSuchExample, Unsatisfiable):
             out = {}
             for i, rule, _, transition in open_:
@@ -301,6 +322,7 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
     said: list[str] = []
     unknown = False
     judged = False
+    cut = False  # a search ran out of budget (``compat/_budget.py``)
     for side in (Side.REQUEST, Side.RESPONSE):
         if side not in f.breaks or side not in sides:
             continue  # a side that does not matter here (status: response only)
@@ -323,6 +345,7 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
                      for o in outcomes]
         else:
             unknown = True
+            cut = cut or any(o.note.startswith(OUT_OF_BUDGET) for o in outcomes)
             said += [f"{side}: {o.rule + ': ' if len(outcomes) > 1 else ''}"
                      f"{o.note or o.safe}" for o in outcomes
                      if (o.note or o.safe) and o.note != "search disabled"]
@@ -334,5 +357,8 @@ def judge_rules(f: Finding, sides: frozenset[Side], *, search: bool, pruning: bo
                         witness=found[0], message=message)
     if unknown and not search:
         return f.evolve(breaks=frozenset(breaks), message=message)  # still not-checked
-    # judged, no witness: either proven safe (no longer in breaks) or still open
-    return f.evolve(breaks=frozenset(breaks), status=Status.UNCONFIRMED, message=message)
+    # judged, no witness: either proven safe (no longer in breaks) or still open, and
+    # then unwitnessed if its search was cut short
+    return f.evolve(breaks=frozenset(breaks),
+                    status=Status.UNWITNESSED if cut else Status.UNCONFIRMED,
+                    message=message)

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from compatfuzz.compat._budget import OUT_OF_BUDGET, Clock, OutOfBudget, WitnessBudget
 from compatfuzz.compat._cel_witness import judge_rules
 from compatfuzz.compat._focus import _plain
 from compatfuzz.compat._impact import assess
@@ -41,6 +42,7 @@ from compatfuzz.compat._model import (
     Started,
     Status,
     Witness,
+    Witnessing,
 )
 from compatfuzz.compat._policy import Policy
 from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
@@ -242,6 +244,7 @@ class _Run:
     seed: int
     pruning: bool | None
     ratcheting: bool = True
+    clock: Clock = field(default_factory=lambda: Clock(WitnessBudget()))
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: witness searches already run in this check, by what they judge (:func:`_search_key`)
@@ -267,13 +270,31 @@ class _Run:
             f = f.evolve(ignore_reason=entry.reason)
         return f
 
+    def searches(self, f: Finding) -> bool:
+        """Whether :meth:`prove` runs a witness search for ``f`` (for progress events)."""
+        if not self.dynamic or f.context is None:
+            return False
+        return f.rule == "validations-changed" or not RULES[f.rule].behavioural
+
     def prove(self, f: Finding, pruning: bool) -> Finding:
-        """Search a witness for each side the finding claims to break (and matters here)."""
+        """Search a witness for each side the finding claims to break (and matters here),
+        within the finding's share of the run's budget (``compat/_budget.py``): a search
+        cut short leaves the finding *unwitnessed*, its static verdict unchanged."""
         ctx = f.context
         if f.rule == "validations-changed" and ctx is not None:  # CEL: evaluated (issue 19)
-            return judge_rules(f, self.direction.sides(f.path), search=self.dynamic,
-                               pruning=pruning, budget=self.budget,
-                               seed=_seed(str(self.seed), f.rule, f.location))
+            def judged() -> Finding:
+                return judge_rules(f, self.direction.sides(f.path), search=self.dynamic,
+                                   pruning=pruning, budget=self.budget,
+                                   seed=_seed(str(self.seed), f.rule, f.location))
+
+            if not self.dynamic:
+                return judged()
+            with self.clock.search():
+                try:
+                    return judged()
+                except OutOfBudget as exc:
+                    return f.evolve(status=Status.UNWITNESSED,
+                                    message=f"{f.message} [{self.clock.note(exc)}]")
         if not self.dynamic or ctx is None or RULES[f.rule].behavioural:
             return f  # defaults, merge semantics: a validator cannot witness them
         decide = bool(getattr(ctx, "decide", False))
@@ -284,23 +305,31 @@ class _Run:
         ctx.rule = f.rule
         found: dict[Side, Any] = {}
         notes: list[str] = []
-        for side in sides:
-            # the same change at another place (a $ref'd type used twice, or a served
-            # version with the same schema) is the same search: run it once
-            key = _search_key(f, side, pruning, self.budget)
-            if key not in self.searched:
-                self.searched[key] = witness_for(
-                    f, side, pruning=pruning, budget=self.budget,
-                    seed=_seed(str(self.seed), f.rule, f.location, str(side)))
-            w, note = self.searched[key]
-            if w is not None:
-                w = Witness(w.side, ctx.path, copy.deepcopy(w.value), w.reason)
-            if w is not None:
-                found[side] = w
-            elif note:
-                notes.append(f"{side}: {note}")
+        cut: list[Side] = []
+        with self.clock.search():
+            for side in sides:
+                # the same change at another place (a $ref'd type used twice, or a served
+                # version with the same schema) is the same search: run it once
+                key = _search_key(f, side, pruning, self.budget)
+                if key not in self.searched:
+                    try:
+                        self.searched[key] = witness_for(
+                            f, side, pruning=pruning, budget=self.budget,
+                            seed=_seed(str(self.seed), f.rule, f.location, str(side)))
+                    except OutOfBudget as exc:
+                        self.searched[key] = (None, self.clock.note(exc))
+                w, note = self.searched[key]
+                if w is not None:
+                    w = Witness(w.side, ctx.path, copy.deepcopy(w.value), w.reason)
+                if w is not None:
+                    found[side] = w
+                elif note:
+                    notes.append(f"{side}: {note}")
+                    if note.startswith(OUT_OF_BUDGET):
+                        cut.append(side)
         if decide:
-            breaks = frozenset(found)
+            # a side whose search was cut short keeps its static claim: not decided
+            breaks = frozenset(found) | (frozenset(cut) & f.breaks)
             if not breaks:
                 return f.evolve(breaks=NONE, status=Status.UNCONFIRMED,
                                 message=f.message + " (no witness either way: equivalent "
@@ -309,7 +338,7 @@ class _Run:
         if found:
             first = found.get(Side.REQUEST) or found[Side.RESPONSE]
             return f.evolve(status=Status.CONFIRMED, witness=first)
-        return f.evolve(status=Status.UNCONFIRMED,
+        return f.evolve(status=Status.UNWITNESSED if cut else Status.UNCONFIRMED,
                         message=f.message + (f" [{'; '.join(notes)}]" if notes else ""))
 
     def whole(self, old: Schema, new: Schema, version: str, *, static: list[Finding],
@@ -351,10 +380,15 @@ class _Run:
             settled = frozenset(p for s in static if pruning
                                 and s.rule in ("field-added", "field-removed")
                                 for p in _expand([s.path], aliases))
-            w, verdict, note = search(judge, side, budget=self.whole_budget,
-                                      seed=_seed(str(self.seed), version, str(side)),
-                                      match=unexplained, every=True, settled=settled)
-            if note.startswith("search failed"):
+            with self.clock.search():
+                try:
+                    w, verdict, note = search(
+                        judge, side, budget=self.whole_budget,
+                        seed=_seed(str(self.seed), version, str(side)),
+                        match=unexplained, every=True, settled=settled)
+                except OutOfBudget as exc:
+                    w, verdict, note = None, None, self.clock.note(exc)
+            if note.startswith(("search failed", OUT_OF_BUDGET)):
                 self.notes.append(f"whole-schema {side} search: {note}")
             if w is None or verdict is None:
                 continue
@@ -434,11 +468,15 @@ def check(
     pruning: bool | None = None,
     ratcheting: bool = True,
     fail_on_impact: Impact | str | None = None,
+    witness_seconds: float | None = 8.0,
+    finding_seconds: float | None = 3.0,
+    witness_examples: int | None = None,
 ) -> Iterator[Event]:
     """Yield events comparing revision ``old`` with ``new``; the last one is ``Finished``.
 
-    Events: ``Started``, then per compared pair ``PairStarted``, its ``FindingEvent``s and
-    any ``Note`` (a search that could not run), and ``Finished`` with every finding.
+    Events: ``Started``, then per compared pair ``PairStarted``, a ``Witnessing`` as each
+    witness search begins, its ``FindingEvent``s and any ``Note`` (a search that could not
+    run or was cut short), and ``Finished`` with every finding.
 
     ``old``/``new`` are :class:`Schema`, :class:`CRD`, :class:`Revision`, a path/spec
     accepted by :func:`load_revision`, or a raw JSON Schema mapping. ``direction`` is
@@ -448,6 +486,14 @@ def check(
     that differ (``_focus``); ``dynamic=False`` skips both.
     ``pruning`` (default: on for Kubernetes schemas) reads unknown fields as dropped
     rather than rejected. Runs are reproducible: the search is seeded from ``seed``.
+
+    The search is bounded in CPU time as well as examples (``compat/_budget.py``):
+    ``witness_seconds`` for every search of the run together (default 8),
+    ``finding_seconds`` for one finding, or one side of the whole-schema search (default
+    3), ``witness_examples`` examples drawn in the run (default: no limit); ``None`` lifts
+    a limit. A finding whose search runs out is reported with its static verdict and
+    status ``unwitnessed``, and a ``Note`` says how many were cut short. Within the
+    budget, results do not depend on the machine's load (CPU time, not wall time).
 
     Each finding carries its :class:`Impact` on objects stored under OLD: ``ratcheting``
     (default: on, a Kubernetes 1.30+ server) says whether the API server ratchets CRD
@@ -462,7 +508,8 @@ def check(
                 print(event.finding.rule, event.finding.path)
 
     Raises:
-        InvalidArgument: bad ``direction``/``budget``, or unusable inputs.
+        InvalidArgument: bad ``direction``/``budget``/``witness_seconds``/
+            ``finding_seconds``/``witness_examples``, or unusable inputs.
         SchemaLoadError: a file cannot be loaded.
 
     .. versionadded:: 0.1
@@ -480,9 +527,10 @@ def check(
                 f"(type={type(value).__name__}); use 0 to skip that search"
             )
     gate = _impact_level(fail_on_impact)
+    limits = WitnessBudget(witness_seconds, finding_seconds, witness_examples)
     o, n = _as_revision(old, "old"), _as_revision(new, "new")
     run = _Run(direction, policy or Policy(), budget, whole_budget, dynamic, seed, pruning,
-               ratcheting=bool(ratcheting))
+               ratcheting=bool(ratcheting), clock=Clock(limits))
     yield Started(o.label, n.label, direction)
 
     pre: list[Finding] = []
@@ -523,7 +571,20 @@ def check(
         if too_large and searching:  # minItems: 1e6 would search for minutes
             run.dynamic = False
             run.notes.append(f"witness search skipped: {too_large}")
-        proved = [run.prove(f, prune) for f in static]
+        searched = [f for f in static if run.searches(f)]
+        whole = run.dynamic and run.whole_budget > 0
+        total, done = len(searched) + whole, 0
+        proved = []
+        for f in static:
+            if run.searches(f):
+                yield Witnessing(version, f.rule, f.location, done, total,
+                                 run.clock.seconds, run.clock.examples, run.clock)
+                done += 1
+            proved.append(run.prove(f, prune))
+        if whole:
+            where = f"whole schema {version}" if version else "whole schema"
+            yield Witnessing(version, "", where, done, total, run.clock.seconds,
+                             run.clock.examples, run.clock)
         proved += list(run.whole(os_, ns, version, static=proved, pruning=prune,
                                  aliases=aliases))
         run.dynamic = searching
@@ -539,6 +600,12 @@ def check(
             f = run.finalize(assess(g, nschemas.get(g.version), ratcheting=run.ratcheting))
             run.findings.append(f)
             yield FindingEvent(f)
+    cut = sum(1 for f in run.findings if f.status is Status.UNWITNESSED)
+    if cut:
+        yield Note("", f"{OUT_OF_BUDGET} for {cut} finding{'' if cut == 1 else 's'} "
+                   f"({limits.describe()}; {run.clock.seconds:.1f} CPU s searched): "
+                   "they are reported unwitnessed, with their static verdict (each "
+                   "names the limit it reached and the option that raises it)")
     yield Finished(tuple(run.findings), fail_on_impact=gate)
 
 

@@ -99,17 +99,19 @@ def _filler(gen: Schema, node: Mapping[str, Any]) -> Any:
 def _filler_of(key: str, kubernetes: bool) -> Any:
     """:func:`_filler` by the schema's JSON text: the whole subschema and its ``$defs``
     are the key, so a value is only ever reused for the same schema."""
-    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
 
+    from compatfuzz.compat._budget import timed_find
     from compatfuzz.strategies import from_schema
 
     schema = Schema(root=json.loads(key), kubernetes=kubernetes)
-    try:
-        return find(from_schema(schema, kubernetes=kubernetes), schema.is_valid,
+    try:  # a budget spent (OutOfBudget) is raised, so it is never cached as "no value"
+        return timed_find(from_schema(schema, kubernetes=kubernetes), schema.is_valid,
                     settings=settings(max_examples=10, database=None, deadline=None,
                                       phases=[Phase.generate, Phase.shrink],
-                                      suppress_health_check=list(HealthCheck)),
-                    random=random.Random(0))
+                                      suppress_health_check=list(HealthCheck),
+                                      verbosity=Verbosity.quiet),
+                    random=random.Random(0), partial=False)
     except Exception:  # no value (or no strategy): the field is drawn as before
         return _NONE
 

@@ -35,6 +35,7 @@ __all__ = [
     "Started",
     "Status",
     "Witness",
+    "Witnessing",
 ]
 
 
@@ -109,13 +110,16 @@ class Status(str, enum.Enum):
 
     ``confirmed``: a witness was found. ``unconfirmed``: a rule says it breaks but no
     witness turned up within the budget (for a CEL rule: also one judged and proven not
-    to break, see ``compat/_cel_witness.py``). ``not-checked``: the search was switched
+    to break, see ``compat/_cel_witness.py``). ``unwitnessed``: the search ran out of its
+    time or example budget before it could finish (``compat/_budget.py``); the static
+    verdict stands. ``not-checked``: the search was switched
     off or cannot judge this rule (merge semantics, defaults). Whether an ignore entry matched
     is separate (:attr:`Finding.ignored`), so an accepted break keeps its evidence.
     """
 
     CONFIRMED = "confirmed"
     UNCONFIRMED = "unconfirmed"
+    UNWITNESSED = "unwitnessed"
     NOT_CHECKED = "not-checked"
 
     def __str__(self) -> str:
@@ -402,6 +406,25 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Witnessing:
+    """The witness search of one finding begins (or, with ``rule`` ``""``, the
+    whole-schema search of a pair): ``done`` of ``total`` searches of this pair are over.
+    ``seconds`` (CPU) and ``examples`` are what the run's searches spent before this one;
+    ``clock`` (not compared) reads them live while it runs, for a progress line. Consumers
+    show progress from it; it changes nothing in the report.
+    """
+
+    version: str
+    rule: str
+    location: str
+    done: int
+    total: int
+    seconds: float = 0.0
+    examples: int = 0
+    clock: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class FindingEvent:
     """A finding is final: rule, witness status, severity and ignores are applied."""
 
@@ -436,4 +459,4 @@ class Finished:
         return 1 if self.breaking else 0
 
 
-Event = Started | PairStarted | Note | FindingEvent | Finished
+Event = Started | PairStarted | Witnessing | Note | FindingEvent | Finished

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from compatfuzz.compat._budget import check_budget, timed_find
 from compatfuzz.compat._focus import focus
 from compatfuzz.compat._model import Side, Witness
 from compatfuzz.compat._static import Only, Repeat, SearchContext, With, join
@@ -256,12 +257,12 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 def _settings(budget: int) -> Any:
-    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
 
     return settings(
         max_examples=budget, database=None, deadline=None, derandomize=False,
         phases=[Phase.generate, Phase.shrink],
-        suppress_health_check=list(HealthCheck),
+        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
     )
 
 
@@ -279,7 +280,9 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
     rejections count (e.g. "this keyword at this path"): one of them, or with ``every``
     all of them; the witness reason and the returned verdict's first rejection are the
     matching one. ``note`` explains a failed search. Only fields that differ are drawn,
-    less the ``settled`` ones (:func:`~._focus.focus`).
+    less the ``settled`` ones (:func:`~._focus.focus`). Inside a budgeted search
+    (``compat/_budget.py``) it raises ``OutOfBudget`` when the budget is spent before a
+    witness is found.
     """
     def pick(v: Verdict | None) -> Verdict | None:
         if v is None or match is None:
@@ -290,6 +293,7 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
         rest = tuple(r for r in v.rejections if r is not hits[0])
         return Verdict(v.value, (hits[0], *rest), v.who)
 
+    check_budget()  # a run already spent tries nothing, not even the candidates
     # smallest first: the witness is the least that proves the finding (maxLength 100 ->
     # 50 is shown by 51 characters, not 99)
     for cand in sorted(candidates or [], key=_size):
@@ -298,7 +302,6 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
             return Witness(side, path, verdict.value, verdict.reason), verdict, ""
     if budget <= 0:
         return None, None, "search disabled"
-    from hypothesis import find
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
     from compatfuzz.strategies import from_schema
@@ -317,7 +320,7 @@ def search(judge: Judge, side: Side, *, budget: int, seed: int,
         def hit(v: Any) -> bool:
             return pick(judge.check(side, v)) is not None
 
-        found = find(
+        found = timed_find(
             strategy, hit,
             settings=_settings(budget), random=random.Random(seed),
         )
@@ -516,14 +519,12 @@ def _too_large(schema: Schema) -> str | None:
 def _one_value(writer: Schema, node: Any, seed: int,
                good: Callable[[Any], bool] = lambda _: True) -> Any:
     """One (shrunk) value valid under ``node`` for which ``good`` holds, or ``_MISSING``."""
-    from hypothesis import find
-
     from compatfuzz.strategies import from_schema
 
     if _too_large(writer) is not None:
         return _MISSING
     try:
-        return find(from_schema(sub_schema(writer, _deref(writer, node))), good,
+        return timed_find(from_schema(sub_schema(writer, _deref(writer, node))), good,
                     settings=_settings(20), random=random.Random(seed))
     except Exception:  # no value can be generated: no candidate
         return _MISSING
