@@ -585,10 +585,11 @@ def _lit_path(lit: Lit) -> Path | None:
 
 
 def _regex_strategy(pattern: str) -> st.SearchStrategy[str]:
-    from compatfuzz.strategies._regex import compile_ecma
+    """Strings ``matches(pattern)`` accepts: CEL's ``matches`` is Go's RE2."""
+    from compatfuzz.strategies._regex import compile_pattern
 
     try:
-        return st.from_regex(compile_ecma(pattern))
+        return st.from_regex(compile_pattern(pattern, kubernetes=True))
     except re.error:
         raise _Error from None
 
@@ -814,11 +815,13 @@ def _apply(out: dict[str, Any], lit: Lit, *, required: bool,
 
 
 def _compiles(pattern: str) -> bool:
-    from compatfuzz.strategies._regex import compile_ecma
+    """Whether ``pattern`` is valid RE2 (a ``matches()`` argument becomes a Kubernetes
+    ``pattern``, which is RE2 too)."""
+    from compatfuzz.strategies._regex import compile_pattern
 
     try:
-        compile_ecma(pattern)
-    except re.error:
+        compile_pattern(pattern, kubernetes=True)
+    except (re.error, ValueError):
         return False
     return True
 
