@@ -57,7 +57,8 @@ def test_every_builtin_kind_generates_valid_objects(release: str) -> None:
 
 def _corpus_versions(corpus: Path) -> list[tuple[str, str, Schema]]:
     out = []
-    for path in sorted((corpus / "crds").rglob("*.yaml")):
+    for path in sorted([*(corpus / "crds").rglob("*.yaml"),
+                        *(corpus / "crds-cel").rglob("*.yaml")]):
         for crd in load_crds(path):
             for version in crd.versions:
                 assert version.schema is not None
