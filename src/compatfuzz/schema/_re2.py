@@ -307,8 +307,16 @@ class _Parser:
         if not ranges:
             # matches nothing (Hypothesis cannot draw an optional "(?!)")
             return "[^\\x00-\\x{10ffff}]" if self.target == "re2" else "[^\\x00-\\U0010ffff]"
-        return "[" + "".join(self.char(lo) if lo == hi else f"{self.char(lo)}-{self.char(hi)}"
-                             for lo, hi in ranges) + "]"
+        listed = _clean((*ranges, _SURROGATES)) if self.target == "python" else ranges
+        size = sum(hi - lo + 1 for lo, hi in listed)
+        negate = size > (MAX_RUNE + 1) // 2  # Hypothesis lists a class's characters:
+        if negate:  # the complement is the shorter list
+            listed = _negate(listed)
+            if not listed:
+                return "(?s:.)"
+        return ("[^" if negate else "[") + "".join(
+            self.char(lo) if lo == hi else f"{self.char(lo)}-{self.char(hi)}"
+            for lo, hi in (listed if negate else ranges)) + "]"
 
     def char(self, c: int) -> str:
         if self.target == "re2":
