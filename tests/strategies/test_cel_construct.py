@@ -266,3 +266,13 @@ def test_the_ast_reads_back_as_the_same_rule(rule: str) -> None:
     ast = parse(rule)
     assert ast is not None
     assert parse(unparse(ast)) == ast
+
+
+def test_a_null_is_never_forced_where_the_schema_refuses_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """kgateway's Upstream: ``1 == (self.aws != null ? 1 : 0) + (self.static != null ? 1 :
+    0)`` over two non-nullable objects: a repair must not write ``static: null``."""
+    schema = obj("1 == (self.aws != null?1:0) + (self.static != null?1:0)", aws=OBJ,
+                 static=OBJ)
+    for value in _draw_unfiltered(monkeypatch, schema):
+        assert None not in value.values(), value

@@ -510,6 +510,9 @@ class _Forcer:
         if term.fn == "size":
             self.set_size(term.path, "==", const.value)
         elif term.fn is None and const.fn is None:
+            if const.value is None and (self.schema_at(term.path) or {}).get(
+                    "nullable") is not True:
+                raise _Error  # null where the schema does not allow it
             self.put(term.path, const.value)
         elif term.fn in ("double", "int"):
             self.set_number(term, "==", _const(const))

@@ -31,11 +31,16 @@ from compatfuzz.schema import Schema, WellKnown, classify
 from compatfuzz.strategies import _edges, _scalars
 from compatfuzz.strategies import _kubernetes as k8s
 from compatfuzz.strategies._cel_construct import UNIQUE_BY
+from compatfuzz.strategies._compile_cel import (
+    RETRIES,
+    CelCompiling,
+    CelFilterStats,
+    Gen,
+    path_text,
+)
 from compatfuzz.strategies._edges import Family, edged
 from compatfuzz.strategies._overrides import Override, Overrides
 from compatfuzz.strategies._regex import compile_pattern, refusal
-
-Gen = Callable[[st.DrawFn, "Example"], Any]
 
 _JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _OBJECT_WORDS = ("properties", "additionalProperties", "patternProperties", "required",
@@ -43,8 +48,6 @@ _OBJECT_WORDS = ("properties", "additionalProperties", "patternProperties", "req
 _ARRAY_WORDS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
 _STRING_WORDS = ("minLength", "maxLength", "pattern", "format")
 _NUMBER_WORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_RETRIES = 5
-_CEL_SAMPLE = 100  # checks after which a rule that rejects > 95% of values is reported
 # Objects with at most this many optional fields draw one presence coin per field; wider
 # ones draw three uniform presence bitmasks and combine them to the example's density.
 _NARROW_OBJECT = 6
@@ -108,18 +111,6 @@ class Options:
     null_rate: int
 
 
-def _path_text(path: tuple[str | int, ...]) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, int) or part == "[*]":
-            out += "[*]"
-        elif out:
-            out += "." + part
-        else:
-            out = part
-    return out
-
-
 def _json_equal_form(value: Any) -> Any:
     """``value`` with integral floats as ints: JSON Schema's uniqueItems (and Kubernetes'
     set lists) count ``1`` and ``1.0`` as the same item, but ``true`` and ``1`` not."""
@@ -136,17 +127,7 @@ def _canonical_key(value: Any) -> str:
     return json.dumps(_json_equal_form(value), sort_keys=True, separators=(",", ":"))
 
 
-@dataclass
-class CelFilterStats:
-    """How often the values drawn at one node met its CEL rules, where some of them
-    are not recognised (``_cel_shapes``) and so are met by filtering alone."""
-
-    rules: tuple[str, ...]
-    checks: int = 0
-    passes: int = 0
-
-
-class Compiler:
+class Compiler(CelCompiling):
     """Holds one schema and compiles its nodes into generators on demand."""
 
     def __init__(self, schema: Schema, options: Options) -> None:
@@ -168,7 +149,7 @@ class Compiler:
         return self._validator.evolve(schema=node)
 
     def fail(self, path: tuple[str | int, ...], message: str) -> UnsupportedSchema:
-        where = _path_text(path) or "<root>"
+        where = path_text(path) or "<root>"
         return UnsupportedSchema(
             f"{self.schema.name or self.schema.source}: cannot generate values at {where}: "
             f"{message}"
@@ -187,7 +168,7 @@ class Compiler:
 
     def filtered(self, gen: Gen, ok: Callable[[Any], bool]) -> Gen:
         def checked(draw: st.DrawFn, ex: Example) -> Any:
-            for _ in range(_RETRIES):
+            for _ in range(RETRIES):
                 value = gen(draw, ex)
                 if ok(value):
                     return value
@@ -223,7 +204,7 @@ class Compiler:
 
         override = None
         if not overridden:
-            override = self.options.overrides.for_path(_path_text(path)) if path else None
+            override = self.options.overrides.for_path(path_text(path)) if path else None
             if override is None and ref_name is not None:
                 override = self.options.overrides.definitions.get(ref_name)
         if override is not None:
@@ -254,7 +235,7 @@ class Compiler:
         if not isinstance(made, st.SearchStrategy):
             raise InvalidArgument(
                 f"override factory {override.factory!r} returned {made!r} at "
-                f"{_path_text(path)}; it must return a SearchStrategy or NotImplemented"
+                f"{path_text(path)}; it must return a SearchStrategy or NotImplemented"
             )
         return self.strategy_gen(made)
 
@@ -491,7 +472,7 @@ class Compiler:
     def compile_string(self, node: Mapping[str, Any], path: tuple[str | int, ...]) -> Gen:
         fmt = node.get("format")
         found = self.options.overrides.formats.get(fmt) if isinstance(fmt, str) else None
-        where = _path_text(path) or "<root>"
+        where = path_text(path) or "<root>"
 
         def warn(reason: str) -> None:
             # a format and a pattern that rarely hold together: say so, never drop the field
@@ -557,7 +538,7 @@ class Compiler:
             if key not in required_set and self.too_deep(sub, stack):
                 continue
             if realistic and key in realistic and (
-                    not self.options.overrides.for_path(_path_text(child))):
+                    not self.options.overrides.for_path(path_text(child))):
                 gen = realistic[key]
             else:
                 gen = self.lazy(partial(self.compile, sub, child, None, stack))
@@ -610,7 +591,7 @@ class Compiler:
                     n = min_props - len(out)
                 tries = 0
                 added: list[str] = []
-                while n > 0 and budget > 0 and tries < n + _RETRIES:
+                while n > 0 and budget > 0 and tries < n + RETRIES:
                     tries += 1
                     if hot and free_keys and added and draw(_NEAR_COIN) == 0:
                         # a near-duplicate of a key already there: case, padding, NFD
@@ -931,7 +912,7 @@ class Compiler:
                     parts = key if isinstance(key, tuple) else (key,)
                     if any(part in seen for part in parts):
                         misses += 1
-                        if misses > _RETRIES:
+                        if misses > RETRIES:
                             break
                         continue
                     seen.update(parts)
@@ -1161,217 +1142,6 @@ class Compiler:
 
         return gen_obj
 
-    # ----------------------------------------------------------------- CEL
-    def with_repair(self, gen: Gen, node: Mapping[str, Any], made: Any,
-                    path: tuple[str | int, ...], stack: tuple[str, ...]) -> Gen:
-        """``gen`` with the node's recognised CEL rules made true on each value
-        (``_cel_construct.Repair``); the fields a repair adds are drawn from the
-        refined schema's own generators, so overrides and rules below still apply."""
-        from compatfuzz.strategies._cel import compile_rules
-        from compatfuzz.strategies._cel_construct import Repair
-
-        repairs = made.repairs
-        if not repairs:
-            return gen
-        gens: dict[tuple[str | int, ...], Gen | None] = {}
-        resolve = self.schema.resolve
-
-        def schema_at(rel: tuple[str | int, ...]) -> Mapping[str, Any] | None:
-            sub: Any = made.node
-            for key in rel:
-                while isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str):
-                    sub = resolve(sub["$ref"])
-                if not isinstance(sub, Mapping):
-                    return None
-                if isinstance(key, int):
-                    sub = sub.get("items")
-                else:
-                    props = sub.get("properties") or {}
-                    extra = sub.get("additionalProperties")
-                    sub = props.get(key) if key in props else (
-                        extra if isinstance(extra, Mapping) else None)
-            while isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str):
-                sub = resolve(sub["$ref"])
-            return sub if isinstance(sub, Mapping) else None
-
-        def gen_at(rel: tuple[str | int, ...]) -> Gen | None:
-            if rel not in gens:
-                sub = schema_at(rel)
-                child = (*path, *("[*]" if isinstance(k, int) else k for k in rel))
-                gens[rel] = None if sub is None or not rel else self.compile(
-                    sub, child, None, stack)
-            return gens[rel]
-
-        opaque: dict[tuple[str, bool], Any] = {}
-        bare = {k: v for k, v in node.items() if k != "x-kubernetes-validations"}
-
-        def holds(text: str, positive: bool, value: Any) -> bool:
-            rules = opaque.get((text, positive))
-            if rules is None:
-                rule = text if positive else f"!({text})"
-                rules = compile_rules({**bare, "x-kubernetes-validations": [{"rule": rule}]},
-                                      resolve=resolve, cost_limit=GENERATION_COST_LIMIT)
-                opaque[(text, positive)] = rules
-            return bool(rules.check(value))
-
-        variants: dict[tuple[Any, ...], Any] = {}
-
-        def variant(rel: tuple[str | int, ...], rule: str, *, keys: bool = False) -> Any:
-            if (rel, rule, keys) not in variants:
-                sub = {"type": "string"} if keys else schema_at(rel)
-                if sub is None:
-                    variants[(rel, rule, keys)] = None
-                else:
-                    sub = {**sub, "x-kubernetes-validations": [
-                        *sub.get("x-kubernetes-validations", []), {"rule": rule}]}
-                    child = (*path, *("[*]" if isinstance(k, int) else "*" for k in rel))
-                    variants[(rel, rule, keys)] = (
-                        self.compile(sub, child, None, stack),
-                        compile_rules(sub, resolve=resolve,
-                                      cost_limit=GENERATION_COST_LIMIT).check)
-            return variants[(rel, rule, keys)]
-
-        repair = Repair(repairs, gen_at, schema_at, holds, variant)
-
-        def repaired(draw: st.DrawFn, ex: Example) -> Any:
-            for _ in range(_RETRIES):
-                value, deep = repair(gen(draw, ex), draw, ex)
-                if not deep or self.rules_below_hold(made.node, value):
-                    return value
-            assume(False)
-            return None  # pragma: no cover - assume() raised
-
-        return repaired
-
-    def rules_below_hold(self, node: Any, value: Any, depth: int = 0) -> bool:
-        """Whether the CEL rules of the nodes below ``node`` hold on ``value``'s parts
-        (a repair that set a field deep inside a child may break one of them)."""
-        from compatfuzz.strategies._cel import compile_rules
-
-        seen = 0
-        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and seen < 16:
-            node = self.schema.resolve(node["$ref"])
-            seen += 1
-        if not isinstance(node, Mapping) or value is None or depth > 64:
-            return True
-        if depth and node.get("x-kubernetes-validations"):
-            key = id(node)
-            rules = self._below.get(key)
-            if rules is None or rules[0] is not node:
-                rules = (node, compile_rules(node, resolve=self.schema.resolve,
-                                             cost_limit=GENERATION_COST_LIMIT))
-                self._below[key] = rules
-            if not rules[1].check(value):
-                return False
-        if isinstance(value, dict):
-            props = node.get("properties") or {}
-            extra = node.get("additionalProperties")
-            for k, v in value.items():
-                sub = props.get(k) if k in props else (
-                    extra if isinstance(extra, Mapping) else None)
-                if sub is not None and not self.rules_below_hold(sub, v, depth + 1):
-                    return False
-        elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
-            return all(self.rules_below_hold(node["items"], v, depth + 1) for v in value)
-        return True
-
-    def with_cel(self, gen: Gen, node: Mapping[str, Any], path: tuple[str | int, ...],
-                 exact: frozenset[str] = frozenset()) -> Gen:
-        from compatfuzz.strategies._cel import compile_rules
-
-        where = _path_text(path) or "<root>"
-        rules = compile_rules(node, path=where, resolve=self.schema.resolve,
-                              cost_limit=GENERATION_COST_LIMIT)
-        filtered = tuple(r for r in rules.supported if r not in exact)
-        if filtered:
-            stats = self.cel_filtered.setdefault(where, CelFilterStats(filtered))
-        for bad in rules.unsupported:
-            key = (bad.rule, where)
-            if key not in self._warned:
-                self._warned.add(key)
-                warnings.warn(
-                    f"{self.schema.name or self.schema.source}: x-kubernetes-validations rule "
-                    f"at {where} is not enforced when generating ({bad.reason}): {bad.rule}",
-                    UnsupportedRuleWarning, stacklevel=2,
-                )
-        if not rules.supported:
-            return gen
-        check = self.watched(self.affordable(rules, where), where)
-        if filtered:
-            def counted(value: Any) -> bool:
-                ok = check(value)
-                stats.checks += 1
-                stats.passes += ok
-                return ok
-
-            return self.filtered(gen, counted)
-        return self.filtered(gen, check)
-
-    def affordable(self, rules: Any, where: str) -> Callable[[Any], bool]:
-        """``rules.check`` while the rules stay cheap to evaluate; after
-        :data:`GENERATION_COST_STRIKES` values whose check ran past
-        :data:`GENERATION_COST_LIMIT`, the rules stop filtering generation (one warning).
-
-        Why: cel-python spends about 25 µs per cost unit where cel-go spends well under
-        one, so a rule within the API server's budget (1,000,000 a call,
-        ``k8s.io/apiserver/pkg/apis/cel/config.go``) could cost seconds per value, and a
-        filter that rejects such values would retry until the run's time ran out (issue
-        22 audit: six nested ``.all()`` over ten items). Only generation gives up: the
-        ``valid`` property still judges each object with the server's budget.
-        """
-        def check(value: Any) -> bool:
-            if rules.exceeded[0] >= GENERATION_COST_STRIKES:
-                return True
-            before = rules.exceeded[0]
-            ok: bool = rules.check(value)  # cached per value
-            if rules.exceeded[0] > before:
-                if rules.exceeded[0] >= GENERATION_COST_STRIKES:
-                    warnings.warn(
-                        f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
-                        f"at {where} cost more than {GENERATION_COST_LIMIT:,} to evaluate "
-                        f"on {GENERATION_COST_STRIKES} generated values, so they are not "
-                        "enforced when generating (the valid property still checks them "
-                        "with the API server's budget); bound the lists and strings they "
-                        "loop over with maxItems/maxLength",
-                        UnsupportedRuleWarning, stacklevel=2,
-                    )
-                return True
-            return ok
-
-        return check
-
-    def watched(self, check: Callable[[Any], bool], where: str) -> Callable[[Any], bool]:
-        """``check``, warning once when it rejects nearly every value: generation only
-        filters for CEL rules, so a rule random values rarely meet would otherwise make its
-        field silently vanish (Hypothesis learns to leave optional fields out)."""
-        seen = [0, 0]  # checks, passes
-
-        def counted(value: Any) -> bool:
-            ok = check(value)
-            seen[0] += 1
-            seen[1] += ok
-            if seen[0] == _CEL_SAMPLE and seen[1] * 20 < _CEL_SAMPLE:
-                key = ("rarely satisfied", where)
-                if key not in self._warned:
-                    self._warned.add(key)
-                    warnings.warn(
-                        f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
-                        f"at {where}: only {seen[1]} of {seen[0]} generated values satisfy "
-                        "the rules, so values there are rare or missing; add an override "
-                        f"for it, e.g. from_schema(schema, overrides=Overrides().path("
-                        f"{where!r}, st.sampled_from([...valid values...])))",
-                        UnsupportedRuleWarning, stacklevel=2,
-                    )
-            return ok
-
-        return counted
-
-
-#: CEL cost a generated value's rule check may spend (about half a second of cel-python)
-#: before it counts as a strike; see ``_Compiler.affordable``.
-GENERATION_COST_LIMIT = 20_000
-#: Values past that limit after which a node's rules stop filtering generation.
-GENERATION_COST_STRIKES = 3
 
 _CONSTRAINTS = ("pattern", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
                 "exclusiveMaximum", "minLength", "maxLength", "format", "multipleOf",
