@@ -48,9 +48,9 @@ def test_objects_drawn_for_a_cel_crd_are_created_without_a_422(
         real_endpoint: Endpoint, path: Path) -> None:
     client = Client(real_endpoint)
     failures: list[str] = []
-    for document, crd in zip(yaml.safe_load_all(path.read_text()), load_crds(path),
+    for original, crd in zip(yaml.safe_load_all(path.read_text()), load_crds(path),
                              strict=True):
-        document = copy.deepcopy(document)
+        document = copy.deepcopy(original)
         document["spec"]["conversion"] = {"strategy": "None"}  # no webhook here
         document["metadata"] = {"name": document["metadata"]["name"]}
         install(client, document, source=str(path))
