@@ -23,7 +23,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from compatfuzz.compat._budget import OUT_OF_BUDGET, Clock, OutOfBudget, WitnessBudget
+from compatfuzz.compat._budget import (
+    OUT_OF_BUDGET,
+    Clock,
+    OutOfBudget,
+    WitnessBudget,
+    warm_up,
+)
 from compatfuzz.compat._cel_witness import judge_rules
 from compatfuzz.compat._focus import _plain
 from compatfuzz.compat._impact import assess
@@ -573,6 +579,8 @@ def check(
             run.notes.append(f"witness search skipped: {too_large}")
         searched = [f for f in static if run.searches(f)]
         whole = run.dynamic and run.whole_budget > 0
+        if searched or whole:
+            warm_up()  # one-time set-up outside the budget (``_budget.warm_up``)
         total, done = len(searched) + whole, 0
         proved = []
         for f in static:
