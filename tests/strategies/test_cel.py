@@ -771,3 +771,24 @@ def test_a_list_of_erring_elements_does_not_grow_the_error_message() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 4 * 2**20, f"{peak} bytes for 20 elements"
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("1", True), ("-2.5", True), ("1e3", True), (".5", True), ("0x1p-2", True),
+    ("Inf", True), (" 1", False), ("1_0", False), ("\u0663", False), ("1e400", False),
+    ("", False), ("1.5.2", False)])
+def test_double_of_a_string_parses_as_go_strconv_does(text: str, ok: bool) -> None:
+    """cel-go converts with strconv.ParseFloat (the real server refused a Kubeflow
+    OptimizationJob whose bound cel-python's float() had read)."""
+    rules = compile_rules({"type": "string", "x-kubernetes-validations": [
+        {"rule": "double(self) == double(self) || double(self) != double(self)"}]})
+    assert rules.check(text) is ok
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("12", True), ("-3", True), ("+4", True), (" 1", False), ("1_000", False),
+    ("\u0661", False), ("9223372036854775808", False), ("1.0", False)])
+def test_int_of_a_string_parses_as_go_strconv_does(text: str, ok: bool) -> None:
+    rules = compile_rules({"type": "string", "x-kubernetes-validations": [
+        {"rule": "int(self) >= 0 || int(self) < 0"}]})
+    assert rules.check(text) is ok

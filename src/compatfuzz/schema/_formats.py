@@ -518,11 +518,35 @@ def kubernetes_keywords() -> dict[str, Callable[..., Any]]:
     def format_(validator: Any, fmt: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
         if not isinstance(fmt, str) or validator.format_checker is None:
             return
-        if _kept_format(schema.get("type"), fmt) and not validator.format_checker.conforms(
-                instance, fmt):
+        if not _kept_format(schema.get("type"), fmt):
+            return
+        if not validator.format_checker.conforms(instance, fmt):
             yield ValidationError(f"{instance!r} is not a {fmt!r}")
+        bound = out_of_format_bound(schema)
+        if bound is not None and isinstance(instance, int | float) and not isinstance(
+                instance, bool):
+            yield ValidationError(bound)
 
     return {"format": format_}
+
+
+def out_of_format_bound(schema: Mapping[str, Any]) -> str | None:
+    """The API server's error for every number at ``schema`` whose ``maximum`` or
+    ``minimum`` lies outside its own numeric ``format`` (``format: int32`` with
+    ``maximum: 4294967295``): kube-openapi's ``numberValidator`` (``validate/schema.go``,
+    as go-openapi's) checks each bound with ``IsValueValidAgainstRange`` whenever it
+    validates a value, so no value is valid there; None when the bounds fit."""
+    fmt = schema.get("format")
+    check = _KUBERNETES_NUMBER_FORMATS.get(fmt) if isinstance(fmt, str) else None
+    if check is None or not _kept_format(schema.get("type"), str(fmt)):
+        return None
+    for word, name in (("maximum", "Maximum"), ("minimum", "Minimum")):
+        value = schema.get(word)
+        if isinstance(value, int | float) and not isinstance(value, bool) and not check(
+                value):
+            return (f"{name} boundary value must be of type {schema.get('type')} with "
+                    f"format {fmt}")
+    return None
 
 
 def kubernetes_type_checker(base: Any) -> Any:

@@ -60,7 +60,14 @@ from compatfuzz.strategies._cel_cost import (
     charging,
     metered,
 )
-from compatfuzz.strategies._cel_functions import FUNCTIONS, LIST_MIN, SETS, parse_go_duration
+from compatfuzz.strategies._cel_functions import (
+    FUNCTIONS,
+    GO_DOUBLE,
+    GO_INT,
+    LIST_MIN,
+    SETS,
+    parse_go_duration,
+)
 
 __all__ = ["CompiledRules", "UnsupportedRule", "check_rules", "compile_rules", "holds_without",
            "to_cel", "transition_holds"]
@@ -269,7 +276,7 @@ def _analyse(rule: str) -> _Verdict:
     unknown = sorted(idents - bound - _TYPE_NAMES - {"self", _TRANSITION_VARIABLE, "sets"})
     if unknown:
         return _Verdict(None, f"unknown variable {unknown[0]!r}")
-    tree = _collapse(_rename_min(ast))
+    tree = _collapse(_rename_conversions(_rename_min(ast)))
     program = _Program(rule, env.program(tree, functions=_CHARGED), tree)
     return _Verdict(program, transition=transition)
 
@@ -286,6 +293,20 @@ def _rename_min(tree: lark.Tree[Any]) -> lark.Tree[Any]:
             token = node.children[1]
             node.children[1] = token.update(value=LIST_MIN) if isinstance(
                 token, lark.Token) else LIST_MIN
+    return tree
+
+
+def _rename_conversions(tree: lark.Tree[Any]) -> lark.Tree[Any]:
+    """Route ``double(s)`` and ``int(s)`` calls to Go's string parsing (``GO_DOUBLE``,
+    ``GO_INT``), in place: cel-python converts a string with Python's ``float()`` and
+    ``int()``, which take ``" 1"``, ``"1_0"`` and Unicode digits, where cel-go's
+    ``strconv`` refuses them. The bare type names (``type(x) == int``) are untouched."""
+    names = {"double": GO_DOUBLE, "int": GO_INT}
+    for node in _walk(tree):
+        if node.data == "ident_arg" and str(node.children[0]) in names:
+            token = node.children[0]
+            new = names[str(token)]
+            node.children[0] = token.update(value=new) if isinstance(token, lark.Token) else new
     return tree
 
 

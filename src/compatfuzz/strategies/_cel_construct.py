@@ -104,25 +104,17 @@ def _through(fn: str | None, value: Any) -> Any:
         if isinstance(value, str | list | dict):
             return len(value)
         raise _Error
-    if fn == "double":
-        if isinstance(value, bool):
+    if fn in ("double", "int"):
+        from compatfuzz.strategies._cel_functions import go_parse_float, go_parse_int
+
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise _Error
-        if isinstance(value, int | float):
-            return float(value)
         try:
-            return float(value)
-        except (TypeError, ValueError):
+            if isinstance(value, str):  # as cel-go converts it: Go's strconv
+                return go_parse_float(value) if fn == "double" else go_parse_int(value)
+            return float(value) if fn == "double" else int(value)
+        except (ValueError, OverflowError):
             raise _Error from None
-    if fn == "int":
-        if isinstance(value, bool):
-            raise _Error
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and math.isfinite(value):
-            return int(value)
-        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value):
-            return int(value)
-        raise _Error
     if not isinstance(value, str):
         raise _Error
     if fn in ("lower", "upper"):

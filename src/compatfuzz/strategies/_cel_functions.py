@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import math
 import re
 from collections.abc import Callable, Iterable
 from decimal import Decimal
@@ -46,6 +47,8 @@ from compatfuzz.strategies._cel_quantity import Quantity
 __all__ = [
     "CIDR",
     "FUNCTIONS",
+    "GO_DOUBLE",
+    "GO_INT",
     "IP",
     "LIST_MIN",
     "SETS",
@@ -287,6 +290,57 @@ def list_max(items: Any) -> Any:
 
 #: The name ``_cel`` gives ``list.min()`` so that cel-python's own ``min`` macro is bypassed.
 LIST_MIN = "min()@lists"
+#: ``double(x)`` and ``int(x)`` calls, renamed (``_cel._rename_conversions``) so that a
+#: string converts as cel-go converts it: Go's strconv, not Python's float()/int()
+GO_DOUBLE = "double()@go"
+GO_INT = "int()@go"
+
+_GO_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_GO_HEX_FLOAT = re.compile(
+    r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+\Z")
+_GO_SPECIAL = re.compile(r"[+-]?(?:inf|infinity|nan)\Z", re.IGNORECASE)
+_GO_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def go_parse_float(text: str) -> float:
+    """Go's ``strconv.ParseFloat(text, 64)``, which cel-go's string-to-double conversion
+    calls (``common/types/string.go``): ASCII digits only, no spaces or ``_``, hex floats
+    with a ``p`` exponent, ``inf``/``nan`` in any case; a value past float64 is an error
+    (``ErrRange``), not infinity. Raises ``ValueError``."""
+    if _GO_SPECIAL.match(text):
+        return float(text)
+    if _GO_HEX_FLOAT.match(text):
+        value = float.fromhex(text)
+    elif _GO_DECIMAL.match(text):
+        value = float(text)
+    else:
+        raise ValueError(f"strconv.ParseFloat: parsing {text!r}: invalid syntax")
+    if math.isinf(value):
+        raise ValueError(f"strconv.ParseFloat: parsing {text!r}: value out of range")
+    return value
+
+
+def go_parse_int(text: str) -> int:
+    """Go's ``strconv.ParseInt(text, 10, 64)`` (cel-go's string-to-int conversion).
+    Raises ``ValueError``."""
+    if not _GO_INTEGER.match(text):
+        raise ValueError(f"strconv.ParseInt: parsing {text!r}: invalid syntax")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"strconv.ParseInt: parsing {text!r}: value out of range")
+    return value
+
+
+def go_double(value: Any) -> celtypes.DoubleType:
+    if isinstance(value, str):
+        return celtypes.DoubleType(go_parse_float(str(value)))  # ValueError: a CEL error
+    return celtypes.DoubleType(value)
+
+
+def go_int(value: Any) -> celtypes.IntType:
+    if isinstance(value, str):
+        return celtypes.IntType(go_parse_int(str(value)))  # ValueError: a CEL error
+    return celtypes.IntType(value)
 
 
 # --------------------------------------------------------------------------- regex
@@ -806,6 +860,8 @@ FUNCTIONS: dict[str, _Function] = {
     "sum": list_sum,
     "min": list_min,
     LIST_MIN: list_min,
+    GO_DOUBLE: go_double,
+    GO_INT: go_int,
     "max": list_max,
     # regex library
     "find": find,

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning, UnsupportedSchema
 from compatfuzz.schema import Schema, WellKnown, classify
+from compatfuzz.schema._formats import out_of_format_bound
 from compatfuzz.strategies import _edges, _scalars
 from compatfuzz.strategies import _kubernetes as k8s
 from compatfuzz.strategies._cel_construct import UNIQUE_BY
@@ -544,7 +545,8 @@ class Compiler(CelCompiling):
                 gen = self.lazy(partial(self.compile, sub, child, None, stack))
             if key in required_set:
                 fixed.append((key, gen))
-            elif sub is not False:
+            elif sub is not False and not (self.kubernetes and isinstance(sub, Mapping)
+                                           and out_of_format_bound(sub)):
                 optional.append((key, self.with_default(gen, sub)))
                 optional_nodes.append(sub)
 
