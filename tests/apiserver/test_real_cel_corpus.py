@@ -42,8 +42,18 @@ def _draw(schema: Any, n: int) -> list[Any]:
     return out
 
 
+#: one CRD of each project, and the ones with the most rules, run by default (~30 s);
+#: --run-slow creates objects of every crds-cel CRD (~2 min)
+DEFAULT = {"jobset.x-k8s.io_jobsets", "trainer.kubeflow.org_optimizationjobs",
+           "trainer.kubeflow.org_trainingruntimes", "gateway.kgateway.dev_httplistenerpolicies",
+           "gateway.kgateway.dev_upstreams", "protection.crossplane.io_usages",
+           "apiextensions.crossplane.io_compositeresourcedefinitions"}
+
+
 @pytest.mark.skipif(not FILES, reason="../shared/corpus/crds-cel is absent")
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=() if p.stem in DEFAULT else pytest.mark.slow) for p in FILES],
+    ids=[p.stem for p in FILES])
 def test_objects_drawn_for_a_cel_crd_are_created_without_a_422(
         real_endpoint: Endpoint, path: Path) -> None:
     client = Client(real_endpoint)
