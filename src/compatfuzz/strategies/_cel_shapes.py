@@ -197,28 +197,27 @@ class _Schema:
         return node.get("items") if isinstance(node, Mapping) else None
 
 
-def _and(*parts: Formula) -> Formula:
+def _junction(kind: type[And] | type[Or], parts: tuple[Formula, ...]) -> Formula:
+    """``parts`` joined by ``kind``, flattened; an absorbing part (``FALSE`` in an
+    ``And``, ``TRUE`` in an ``Or``) decides it."""
+    absorbing = FALSE if kind is And else TRUE
     flat: list[Formula] = []
     for p in parts:
-        if isinstance(p, And):
+        if isinstance(p, kind):
             flat.extend(p.parts)
-        elif p == FALSE:
-            return FALSE
+        elif p == absorbing:
+            return absorbing
         else:
             flat.append(p)
-    return flat[0] if len(flat) == 1 else And(tuple(flat))
+    return flat[0] if len(flat) == 1 else kind(tuple(flat))
+
+
+def _and(*parts: Formula) -> Formula:
+    return _junction(And, parts)
 
 
 def _or(*parts: Formula) -> Formula:
-    flat: list[Formula] = []
-    for p in parts:
-        if isinstance(p, Or):
-            flat.extend(p.parts)
-        elif p == TRUE:
-            return TRUE
-        else:
-            flat.append(p)
-    return flat[0] if len(flat) == 1 else Or(tuple(flat))
+    return _junction(Or, parts)
 
 
 def _free(node: Node, bound: frozenset[str] = frozenset()) -> set[str]:
