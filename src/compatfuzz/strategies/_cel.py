@@ -52,7 +52,7 @@ import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError, base_functions
 
-from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning
+from compatfuzz.errors import SchemaLoadError, UnsupportedRuleWarning, UnsupportedSchema
 from compatfuzz.strategies._cel_cost import (
     PER_CALL_LIMIT,
     CostExceeded,
@@ -684,19 +684,9 @@ def _caret(rule: str, reason: str) -> str:
     return f"\n    {line}\n    {' ' * (int(match[2]) - 1)}^"
 
 
-class CostRefusal(Exception):
-    """Marks an ``UnsupportedSchema`` raised for an estimated cost, not for a syntax
-    error: generation can go on without it (``compatfuzz sample`` warns)."""
-
-
-def _cost_refusal(message: str) -> Exception:
-    from compatfuzz.errors import UnsupportedSchema
-
-    class CostOverLimit(UnsupportedSchema, CostRefusal):
-        pass
-
-    CostOverLimit.__name__ = CostOverLimit.__qualname__ = "UnsupportedSchema"
-    return CostOverLimit(message)
+class CostRefusal(UnsupportedSchema):
+    """An ``UnsupportedSchema`` raised for an estimated cost, not for a syntax error:
+    generation can go on without it (``compatfuzz sample`` warns)."""
 
 
 def _check_rules(schema: Any) -> None:
@@ -710,7 +700,6 @@ def _check_rules(schema: Any) -> None:
     (per-rule and per-CRD limits) and cel_validation.go (cardinality); the estimate is
     :func:`compatfuzz.strategies._cel_cost.rule_cost`.
     """
-    from compatfuzz.errors import UnsupportedSchema
     from compatfuzz.strategies._cel_cost import (
         STATIC_CRD_LIMIT,
         STATIC_RULE_LIMIT,
@@ -766,7 +755,7 @@ def _check_rules(schema: Any) -> None:
             if cost > STATIC_RULE_LIMIT:
                 runs = "" if times == 1 else (
                     f" ({raw:,} per evaluation x up to {times:,} evaluations)")
-                raise _cost_refusal(
+                raise CostRefusal(
                     f"{schema.source} at {path}: estimated rule cost {cost:,}{runs} exceeds "
                     f"the API server's limit of {STATIC_RULE_LIMIT:,} per rule "
                     f"({_factor(cost, STATIC_RULE_LIMIT)}), so Kubernetes refuses this CRD: "
@@ -787,7 +776,7 @@ def _check_rules(schema: Any) -> None:
                 stack.append((value, (*tokens, key), child, refs))
     if total > STATIC_CRD_LIMIT:
         top = ", ".join(f"{p} ({c:,})" for c, p in sorted(costly, reverse=True)[:4])
-        raise _cost_refusal(
+        raise CostRefusal(
             f"{schema.source}: the estimated cost of all x-kubernetes-validations rules, "
             f"{total:,}, exceeds the API server's limit of {STATIC_CRD_LIMIT:,} per CRD "
             f"({_factor(total, STATIC_CRD_LIMIT)}), so Kubernetes refuses this CRD; the "
@@ -811,8 +800,6 @@ _REFUSALS: dict[int, tuple[Any, Exception | None]] = {}
 def check_rules(schema: Any) -> None:
     """Raise :class:`~compatfuzz.errors.UnsupportedSchema` if the API server would refuse
     ``schema`` for its CEL rules (see ``_check_rules``); the verdict is kept per schema."""
-    from compatfuzz.errors import UnsupportedSchema
-
     hit = _REFUSALS.get(id(schema))
     if hit is None or hit[0] is not schema:
         try:
@@ -826,7 +813,7 @@ def check_rules(schema: Any) -> None:
             _REFUSALS[id(schema)] = hit
     if hit[1] is not None:
         if isinstance(hit[1], CostRefusal):
-            raise _cost_refusal(str(hit[1]))
+            raise CostRefusal(str(hit[1]))
         raise UnsupportedSchema(str(hit[1]))
 
 
