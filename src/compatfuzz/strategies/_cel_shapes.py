@@ -46,7 +46,7 @@ from typing import Any
 from compatfuzz.strategies._cel_ast import Node, parse, unparse
 
 __all__ = ["And", "Each", "Formula", "Has", "In", "Lit", "Opaque", "Or", "Rel", "Shape",
-           "StrTest", "Term", "Unique", "Valid", "dnf", "recognise"]
+           "StrTest", "Term", "Unique", "Valid", "deref", "dnf", "recognise"]
 
 Resolver = Callable[[str], Mapping[str, Any]]
 Path = tuple[str | int, ...]
@@ -161,6 +161,18 @@ class Shape:
     exact: bool
 
 
+def deref(node: Any, resolve: Resolver | None) -> Any:
+    """``node`` with its ``$ref`` chain followed (siblings of a ``$ref`` kept over the
+    target), at most 16 hops."""
+    seen = 0
+    while (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)
+           and resolve is not None and seen < 16):
+        target = resolve(node["$ref"])
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        seen += 1
+    return node
+
+
 class _Schema:
     """Schema navigation for unescaping field names (``x__dash__y`` -> ``x-y``)."""
 
@@ -168,13 +180,7 @@ class _Schema:
         self.resolve = resolve
 
     def deref(self, node: Any) -> Any:
-        seen = 0
-        while (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)
-               and self.resolve is not None and seen < 16):
-            target = self.resolve(node["$ref"])
-            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-            seen += 1
-        return node
+        return deref(node, self.resolve)
 
     def child(self, node: Any, name: str) -> tuple[str, Any]:
         from compatfuzz.strategies._cel import escape_property

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from compatfuzz.errors import UnsupportedRuleWarning
 from compatfuzz.schema import Schema
+from compatfuzz.strategies._cel_shapes import deref
 
 __all__ = ["GENERATION_COST_LIMIT", "GENERATION_COST_STRIKES", "RETRIES", "CelCompiling",
            "CelFilterStats", "Gen", "path_text"]
@@ -85,8 +86,7 @@ class CelCompiling:
         def schema_at(rel: tuple[str | int, ...]) -> Mapping[str, Any] | None:
             sub: Any = made.node
             for key in rel:
-                while isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str):
-                    sub = resolve(sub["$ref"])
+                sub = deref(sub, resolve)
                 if not isinstance(sub, Mapping):
                     return None
                 if isinstance(key, int):
@@ -96,8 +96,7 @@ class CelCompiling:
                     extra = sub.get("additionalProperties")
                     sub = props.get(key) if key in props else (
                         extra if isinstance(extra, Mapping) else None)
-            while isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str):
-                sub = resolve(sub["$ref"])
+            sub = deref(sub, resolve)
             return sub if isinstance(sub, Mapping) else None
 
         def gen_at(rel: tuple[str | int, ...]) -> Gen | None:
@@ -154,7 +153,7 @@ class CelCompiling:
         (a repair that set a field deep inside a child may break one of them)."""
         from compatfuzz.strategies._cel import compile_rules
 
-        seen = 0
+        seen = 0  # the $ref's target itself (not a merged copy): its compiled rules are kept
         while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and seen < 16:
             node = self.schema.resolve(node["$ref"])
             seen += 1
