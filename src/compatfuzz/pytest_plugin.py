@@ -921,7 +921,9 @@ class PropertyItem(pytest.Item):
         if self.replay_only:  # the saved failures only: no generation, no shrinking
             overrides["phases"] = (Phase.explicit, Phase.reuse)
         from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
+        from compatfuzz.strategies._warm import warm_up
 
+        warm_up()  # Hypothesis's one-time set-up is not the first example's time
         alarm = Alarm(_example_deadline(config))
         recorder = _arming_recorder(alarm)
         test = build_test(self.api, self.unit, settings=settings(base, **overrides),

@@ -158,9 +158,10 @@ def test_a_worker_slowed_by_load_is_neither_interrupted_nor_killed(tmp_path: Pat
     with nine busy processes: past the 3 s deadline and past the parent's deadline plus
     grace. Waiting for a CPU is not the example's time, for the alarm in the worker and
     for the parent watching it (issue 21): the run passes. A wall-clock alarm failed it,
-    and a wall-clock parent killed the worker the alarm spared. (3 s, not 1 s: a worker's
-    first draw also parses the sources Hypothesis harvests constants from, about a second
-    of CPU for an editable install on a loaded machine.)"""
+    and a wall-clock parent killed the worker the alarm spared. Nor is Hypothesis's one-time
+    set-up the example's time: it parses the local sources it harvests constants from
+    (about a second of CPU for an editable install, several on a loaded CI machine, which
+    failed this run there) before the first deadline is armed (``strategies._warm``)."""
     config = project(tmp_path, CROWDED)
     done = fuzz(config, "--property", "roundtrip", "--max-examples", "2",
                 "--example-deadline", "3s", timeout=300)

@@ -21,10 +21,10 @@ through a draw without calling the strategy flaky (``ConjectureRunner.test_funct
 it never leaves this package. A value that already satisfied the predicate is kept (then
 it is a witness, only less shrunk).
 
-Hypothesis builds its Unicode tables on first use in a folder and caches them in
-``.hypothesis/unicode_data``: about 5 CPU seconds in a fresh checkout (a CI job), which
-cut the first pattern search of a run short there and nowhere else. :func:`warm_up` pays
-that once, before the clock starts, so the budget is the search's alone.
+Hypothesis's one-time set-up (its Unicode tables, the constants it harvests from local
+sources) cut the first pattern search of a run short in a fresh checkout (a CI job) and
+nowhere else: the engine pays it first (``strategies._warm.warm_up``), so the budget is
+the search's alone.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from compatfuzz.errors import InvalidArgument
 
 __all__ = ["OUT_OF_BUDGET", "Clock", "OutOfBudget", "WitnessBudget", "check_budget",
-           "current", "note_for", "timed_find", "warm_up"]
+           "current", "note_for", "timed_find"]
 
 T = TypeVar("T")
 
@@ -215,32 +215,6 @@ def timed_find(strategy: Any, condition: Callable[[Any], bool], *, settings: Any
         if last and partial:
             return last[0]
         raise
-
-
-_WARM: list[bool] = []
-
-
-def warm_up() -> None:
-    """Draw one string and one patterned string (once per process), so the one-time set-up
-    of string generation (the Unicode tables, see the module docstring) is not charged
-    to the first search's budget."""
-    if _WARM:
-        return
-    _WARM.append(True)
-    from hypothesis import HealthCheck, Phase, Verbosity, find, settings
-
-    from compatfuzz.schema import Schema
-    from compatfuzz.strategies import from_schema
-
-    once = settings(max_examples=1, database=None, deadline=None, phases=[Phase.generate],
-                    suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
-    schema = Schema(root={"type": "object", "properties": {
-        "text": {"type": "string", "minLength": 1},
-        "word": {"type": "string", "pattern": "^[a-z]+$"}}, "required": ["text", "word"]})
-    try:
-        find(from_schema(schema), lambda _: True, settings=once)
-    except Exception:  # a warm-up that fails changes nothing: the search will say why
-        return
 
 
 def _second(pair: tuple[Any, T]) -> T:

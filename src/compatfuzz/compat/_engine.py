@@ -28,7 +28,6 @@ from compatfuzz.compat._budget import (
     Clock,
     OutOfBudget,
     WitnessBudget,
-    warm_up,
 )
 from compatfuzz.compat._cel_witness import judge_rules
 from compatfuzz.compat._focus import _plain
@@ -64,6 +63,7 @@ from compatfuzz.compat._witness import (
 from compatfuzz.errors import InvalidArgument, SchemaLoadError
 from compatfuzz.schema import CRD, Schema
 from compatfuzz.strategies._cel import check_rules
+from compatfuzz.strategies._warm import warm_up
 
 __all__ = ["Report", "Revision", "check", "diff", "load_revision"]
 
@@ -580,7 +580,7 @@ def check(
         searched = [f for f in static if run.searches(f)]
         whole = run.dynamic and run.whole_budget > 0
         if searched or whole:
-            warm_up()  # one-time set-up outside the budget (``_budget.warm_up``)
+            warm_up()  # Hypothesis's one-time set-up, outside the budget
         total, done = len(searched) + whole, 0
         proved = []
         for f in static:

@@ -315,6 +315,7 @@ def run_unit(
     from compatfuzz.roundtrip._database import forget_failing_unit, namespaced
     from compatfuzz.roundtrip._profiles import get_profile
     from compatfuzz.strategies import Coverage
+    from compatfuzz.strategies._warm import warm_up
 
     start = time.monotonic()
     coverage = None
@@ -330,6 +331,7 @@ def run_unit(
     except Exception as exc:
         return UnitResult(unit, Status.ERROR, 0, time.monotonic() - start, seed, None,
                           f"{type(exc).__name__}: {exc}")
+    warm_up()  # Hypothesis's one-time set-up is not the first example's time
     alarm = Alarm(example_deadline)
     recorder = _Watch(unit=unit, api=api, seed=seed, coverage=coverage, stop=stop,
                       alarm=alarm, on_failure=on_failure, heartbeat=heartbeat,
