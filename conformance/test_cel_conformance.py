@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import os
 import shutil
 import struct
@@ -138,7 +139,12 @@ def encode(value: Any) -> Any:
 
 
 def _canonical(value: Any) -> Any:
-    """Maps as sorted entries, so that key order never counts."""
+    """Maps as sorted entries, so that key order never counts; every NaN as one (a NaN's
+    sign and payload are not observable in CEL: Go's ``0.0/0.0`` sets the sign bit on
+    amd64, Python's ``math.nan`` does not)."""
+    if isinstance(value, dict) and isinstance(value.get("double"), str) and math.isnan(
+            struct.unpack(">d", bytes.fromhex(value["double"]))[0]):
+        return {"double": "nan"}
     if isinstance(value, dict):
         if "map" in value:
             entries = [[_canonical(k), _canonical(v)] for k, v in value["map"] or []]
@@ -380,8 +386,39 @@ _names = st.one_of(st.text(st.sampled_from(list("az09-.A_")), max_size=8),
                                     "uri", "http://x/"]))
 
 
+# doubles: Go's float64 arithmetic, conversions and formatting (cel-go common/types/double.go)
+_edge_doubles = st.sampled_from([0.0, -0.0, 1.0, -1.5, 1e308, -1e308, 5e-324, 2.0**63,
+                                 -(2.0**63), 2.0**64, 1e21, 1e20, 123456.0, 1234567.0, 1e-4,
+                                 1e-5, 0.1, 100.0, 1e6, 999999.5, 1.7976931348623157e308])
+doubles_values = st.fixed_dictionaries({
+    "x": st.one_of(_edge_doubles, st.floats(allow_nan=False, allow_infinity=False)),
+    "y": st.one_of(_edge_doubles, st.floats(allow_nan=False, allow_infinity=False)),
+    "i": _int64,
+})
+_DOUBLES = [
+    "self.x / self.y", "self.x * self.y", "self.x + self.y", "self.x - self.y", "-self.x",
+    "string(self.x)", "string(self.x / self.y)", "string(self.x * self.y)",
+    "self.x / self.y == self.x / self.y", "self.x * self.y > self.x", "int(self.x)",
+    "uint(self.x)", "int(self.x * self.y)", "uint(self.x / self.y)", "double(self.i)",
+    "string(double(self.i))", "double(string(self.x)) == self.x", "string(-self.x)",
+    "[self.x, self.y].sum()", "string([self.x / self.y].max())",
+]
+_long = ["9" * 330, "-" + "9" * 330, "9" * 310 + "m", "1" + "0" * 308 + "k", "-1" + "0" * 320]
+_Q_LONG = ["quantity(self.a).asApproximateFloat()",
+           "quantity(self.a).asApproximateFloat() > 1.0",
+           "string(quantity(self.a).asApproximateFloat())",
+           "quantity(self.a).add(self.n).asApproximateFloat()"]
+
+
+def doubles_cases() -> list[Case]:
+    long_quantities = st.fixed_dictionaries({"a": st.sampled_from(_long), "n": _int64})
+    return (_cases("doubles", _DOUBLES, doubles_values, 2 * PER_TEMPLATE)
+            + _cases("doubles", _Q_LONG, long_quantities, 10))
+
+
 LIBRARIES: dict[str, Callable[[], list[Case]]] = {
     "quantity": quantity_cases,
+    "doubles": doubles_cases,
     "lists+sets": lambda: _cases("lists+sets", _LISTS, lists_values),
     "strings": lambda: _cases("strings", _STRINGS, strings_values),
     "regex": lambda: _cases("regex", _REGEX, regex_values, 4 * PER_TEMPLATE),

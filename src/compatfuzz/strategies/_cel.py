@@ -64,6 +64,7 @@ from compatfuzz.strategies._cel_functions import (
     FUNCTIONS,
     GO_DOUBLE,
     GO_INT,
+    GO_UINT,
     LIST_MIN,
     SETS,
     parse_go_duration,
@@ -297,11 +298,13 @@ def _rename_min(tree: lark.Tree[Any]) -> lark.Tree[Any]:
 
 
 def _rename_conversions(tree: lark.Tree[Any]) -> lark.Tree[Any]:
-    """Route ``double(s)`` and ``int(s)`` calls to Go's string parsing (``GO_DOUBLE``,
-    ``GO_INT``), in place: cel-python converts a string with Python's ``float()`` and
-    ``int()``, which take ``" 1"``, ``"1_0"`` and Unicode digits, where cel-go's
-    ``strconv`` refuses them. The bare type names (``type(x) == int``) are untouched."""
-    names = {"double": GO_DOUBLE, "int": GO_INT}
+    """Route ``double(x)``, ``int(x)`` and ``uint(x)`` calls to Go's conversions
+    (``GO_DOUBLE``, ``GO_INT``, ``GO_UINT``), in place: cel-python converts a string with
+    Python's ``float()`` and ``int()``, which take ``" 1"``, ``"1_0"`` and Unicode digits,
+    where cel-go's ``strconv`` refuses them, and a double past the integer range with a
+    Python ``OverflowError`` where cel-go answers "integer overflow" (``_cel_numbers``).
+    The bare type names (``type(x) == int``) are untouched."""
+    names = {"double": GO_DOUBLE, "int": GO_INT, "uint": GO_UINT}
     for node in _walk(tree):
         if node.data == "ident_arg" and str(node.children[0]) in names:
             token = node.children[0]

@@ -41,7 +41,7 @@ from compatfuzz.schema._goparse import (
     _url_unescape,
 )
 from compatfuzz.schema._re2 import RE2SyntaxError, compile_re2
-from compatfuzz.strategies import _cel_quantity
+from compatfuzz.strategies import _cel_numbers, _cel_quantity
 from compatfuzz.strategies._cel_quantity import Quantity
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "FUNCTIONS",
     "GO_DOUBLE",
     "GO_INT",
+    "GO_UINT",
     "IP",
     "LIST_MIN",
     "SETS",
@@ -262,8 +263,10 @@ def list_sum(items: Any) -> Any:
     if not isinstance(values[0], _SUMMABLE) or isinstance(values[0], celtypes.BoolType) or \
             any(type(v) is not kind for v in values):
         raise TypeError("no such overload: sum(list)")
-    total = values[0]
-    for v in values[1:]:
+    total, rest = values[0], values[1:]
+    if kind is celtypes.DoubleType:  # from the type's zero: 0.0 + -0.0 is 0.0, not -0.0
+        total, rest = celtypes.DoubleType(0.0), values
+    for v in rest:
         total = kind(total + v)
     return total
 
@@ -294,6 +297,7 @@ LIST_MIN = "min()@lists"
 #: string converts as cel-go converts it: Go's strconv, not Python's float()/int()
 GO_DOUBLE = "double()@go"
 GO_INT = "int()@go"
+GO_UINT = "uint()@go"
 
 _GO_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _GO_HEX_FLOAT = re.compile(
@@ -340,7 +344,15 @@ def go_double(value: Any) -> celtypes.DoubleType:
 def go_int(value: Any) -> celtypes.IntType:
     if isinstance(value, str):
         return celtypes.IntType(go_parse_int(str(value)))  # ValueError: a CEL error
+    if isinstance(value, float):
+        return _cel_numbers.to_int(value)  # ValueError: a CEL error
     return celtypes.IntType(value)
+
+
+def go_uint(value: Any) -> celtypes.UintType:
+    if isinstance(value, float):
+        return _cel_numbers.to_uint(value)  # ValueError: a CEL error
+    return celtypes.UintType(value)
 
 
 # --------------------------------------------------------------------------- regex
@@ -798,6 +810,8 @@ def string(value: Any) -> celtypes.StringType:
         return celtypes.StringType(str(value))
     if isinstance(value, Quantity):  # apiservercel.Quantity converts to no other type
         raise TypeError("no such overload: string(kubernetes.Quantity)")
+    if isinstance(value, float):
+        return celtypes.StringType(_cel_numbers.format_double(value))
     return celtypes.StringType(value)
 
 
@@ -862,6 +876,7 @@ FUNCTIONS: dict[str, _Function] = {
     LIST_MIN: list_min,
     GO_DOUBLE: go_double,
     GO_INT: go_int,
+    GO_UINT: go_uint,
     "max": list_max,
     # regex library
     "find": find,
@@ -909,6 +924,11 @@ FUNCTIONS: dict[str, _Function] = {
     "intersects": intersects,
     "string": string,
     "dyn": dyn,
+    "_+_": _cel_numbers.add,
+    "_-_": _cel_numbers.subtract,
+    "_*_": _cel_numbers.multiply,
+    "_/_": _cel_numbers.true_divide,
+    "-_": _cel_numbers.negate,
     "_==_": equal,
     "_!=_": not_equal,
     "_in_": member_of,

@@ -26,6 +26,7 @@ accepts a ``Quantity`` value, so ``quantity("2") == quantity("1").add(1)`` is th
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from celpy import celtypes
@@ -161,7 +162,11 @@ def as_approximate_float(q: Any) -> celtypes.DoubleType:
             > 400:
         base = float("inf") if value.coefficient > 0 else float("-inf")  # big.Float.Float64
     else:
-        base = float(quantity_.unscaled())
+        unscaled = quantity_.unscaled()
+        try:
+            base = float(unscaled)  # rounded to nearest even, as big.Float.Float64
+        except OverflowError:  # past float64: big.Float.Float64 gives ±Inf, not an error
+            base = math.inf if unscaled > 0 else -math.inf
     if quantity_.scale == 0:
         return celtypes.DoubleType(base)
     return celtypes.DoubleType(base * _pow10(quantity_.scale))
