@@ -14,13 +14,12 @@ effort by design: any surprise gives ``None`` (no ``line=``), never an error.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from compatfuzz.schema._read import KubernetesYAMLLoader
+from compatfuzz.schema._positions import documents, entry, get, pointer_node
 
 __all__ = ["finding_line"]
 
@@ -28,40 +27,9 @@ _SEGMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
 _DEFINITIONS = ("components/schemas", "definitions", "$defs")
 
 
-@lru_cache(maxsize=32)
-def _documents(path: str, mtime: float) -> tuple[Any, ...]:
-    with open(path, encoding="utf-8") as fh:
-        return tuple(yaml.compose_all(fh, Loader=KubernetesYAMLLoader))
-
-
-def _entry(node: Any, key: str) -> tuple[Any, Any]:
-    """(key node, value node) of ``key`` in a mapping (or index of a sequence)."""
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return k, v
-    if isinstance(node, yaml.SequenceNode) and key.isdigit() and int(key) < len(node.value):
-        item = node.value[int(key)]
-        return item, item
-    return None, None
-
-
-def _get(node: Any, key: str) -> Any:
-    return _entry(node, key)[1]
-
-
 def _scalar(node: Any, key: str) -> str | None:
-    value = _get(node, key)
+    value = get(node, key)
     return value.value if isinstance(value, yaml.ScalarNode) else None
-
-
-def _pointer(root: Any, pointer: str) -> Any:
-    node = root
-    for raw in pointer.lstrip("#").strip("/").split("/") if pointer.strip("#/") else []:
-        node = _get(node, raw.replace("~1", "/").replace("~0", "~"))
-        if node is None:
-            return None
-    return node
 
 
 def _deref(root: Any, node: Any) -> Any:
@@ -69,7 +37,7 @@ def _deref(root: Any, node: Any) -> Any:
         ref = _scalar(node, "$ref")
         if ref is None or not ref.startswith("#"):
             return node
-        target = _pointer(root, ref)
+        target = pointer_node(root, ref)
         if target is None:
             return node
         node = target
@@ -81,20 +49,20 @@ def _child(root: Any, node: Any, segment: str) -> tuple[Any, Any]:
     node = _deref(root, node)
     if segment.startswith("["):
         for key in ("items", "additionalProperties"):
-            k, found = _entry(node, key)
+            k, found = entry(node, key)
             if isinstance(found, yaml.MappingNode):
                 return k, found
         return None, None
-    k, found = _entry(_get(node, "properties"), segment)
+    k, found = entry(get(node, "properties"), segment)
     if found is not None:
         return k, found
     for key in ("allOf", "anyOf", "oneOf"):
-        branches = _get(node, key)
+        branches = get(node, key)
         for branch in branches.value if isinstance(branches, yaml.SequenceNode) else []:
-            k, found = _entry(_get(_deref(root, branch), "properties"), segment)
+            k, found = entry(get(_deref(root, branch), "properties"), segment)
             if found is not None:
                 return k, found
-    k, extra = _entry(node, "additionalProperties")
+    k, extra = entry(node, "additionalProperties")
     return (k, extra) if isinstance(extra, yaml.MappingNode) else (None, None)
 
 
@@ -105,18 +73,18 @@ def _schema_root(docs: tuple[Any, ...], definition: str | None,
     if crds:
         if definition:
             crds = [d for d in crds if definition in (
-                _scalar(_get(d, "metadata"), "name"),
-                _scalar(_get(_get(d, "spec"), "names"), "kind"),
-                _scalar(_get(_get(d, "spec"), "names"), "plural"))] or crds
+                _scalar(get(d, "metadata"), "name"),
+                _scalar(get(get(d, "spec"), "names"), "kind"),
+                _scalar(get(get(d, "spec"), "names"), "plural"))] or crds
         doc = crds[0]
-        versions = _get(_get(doc, "spec"), "versions")
+        versions = get(get(doc, "spec"), "versions")
         entries = versions.value if isinstance(versions, yaml.SequenceNode) else []
         chosen = next((e for e in entries if _scalar(e, "name") == version), None)
         if chosen is None:
             chosen = next((e for e in entries if _scalar(e, "storage") == "true"), None)
         if chosen is None:
             return (doc, versions) if versions is not None else None
-        return doc, _pointer(chosen, "schema/openAPIV3Schema") or chosen
+        return doc, pointer_node(chosen, "schema/openAPIV3Schema") or chosen
     if not docs:
         return None
     doc = docs[0]
@@ -124,14 +92,14 @@ def _schema_root(docs: tuple[Any, ...], definition: str | None,
         definition = version
     if definition:
         if definition.startswith(("#/", "/")):
-            return doc, _pointer(doc, definition)
+            return doc, pointer_node(doc, definition)
         for where in _DEFINITIONS:
-            found = _get(_pointer(doc, where), definition)
+            found = get(pointer_node(doc, where), definition)
             if found is not None:
                 return doc, found
         # a definition NEW no longer has: point at the table that held it
-        table = next((_pointer(doc, w) for w in _DEFINITIONS if _pointer(doc, w) is not None),
-                     None)
+        tables = (pointer_node(doc, w) for w in _DEFINITIONS)
+        table = next((t for t in tables if t is not None), None)
         return (doc, table) if table is not None else None
     return doc, doc
 
@@ -146,7 +114,7 @@ def finding_line(spec: str, finding: Any) -> int | None:
         if parsed.builtin or parsed.path is None:
             return None
         path = Path(parsed.path).resolve()
-        docs = _documents(str(path), path.stat().st_mtime)
+        docs = documents(path)
         found = _schema_root(docs, parsed.definition,
                              getattr(finding, "version", "") or parsed.version)
         if found is None:
@@ -162,7 +130,7 @@ def finding_line(spec: str, finding: Any) -> int | None:
             node, mark = child, key
         keyword = getattr(finding, "keyword", "")
         if keyword:
-            key, _ = _entry(_deref(doc, node), keyword)
+            key, _ = entry(_deref(doc, node), keyword)
             mark = key or mark
         return int(mark.start_mark.line) + 1
     except Exception:  # best effort: no line rather than no report

@@ -12,6 +12,7 @@ import difflib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -104,9 +105,10 @@ def load_crds(path: str | os.PathLike[str]) -> list[CRD]:
 def crds_from_documents(docs: Sequence[Any], *, source: str = "<memory>") -> list[CRD]:
     """Parse the CRDs among already-read documents (see :func:`load_crds`)."""
     found = _crd_documents(docs)
-    return [_parse_crd(doc, source=source,
-                       where=source if len(docs) == 1 else f"{source} (document {i + 1})",
-                       pointer=pointer) for doc, i, pointer in found]
+    return [replace(_parse_crd(doc, source=source,
+                               where=source if len(docs) == 1 else f"{source} (document {i + 1})",
+                               pointer=pointer), document=doc, index=i)
+            for doc, i, pointer in found]
 
 
 def _need(value: Any, kind: type | tuple[type, ...], what: str, at: tuple[str, str],

@@ -133,6 +133,10 @@ class CRD:
     versions: tuple[CRDVersion, ...]
     source: str = "<memory>"
     pointer: str = ""
+    #: the CRD as written (for the API server's CRD validation, ``compatfuzz.apiserver``)
+    #: and the index of its document in the file
+    document: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    index: int = field(default=0, compare=False)
 
     @property
     def name(self) -> str:
