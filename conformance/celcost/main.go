@@ -24,6 +24,11 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sort"
+	"strings"
+
+	celgo "github.com/google/cel-go/cel"
+	celtypes "github.com/google/cel-go/common/types"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -32,6 +37,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 )
@@ -54,6 +60,7 @@ type response struct {
 	UsesOldSelf  bool     `json:"usesOldSelf,omitempty"`
 	Errors       []string `json:"errors,omitempty"`
 	Fatal        string   `json:"fatal,omitempty"`
+	Decls        []string `json:"decls,omitempty"`
 }
 
 var envSet = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
@@ -147,6 +154,8 @@ func handle(req request) (resp response) {
 		return compile(req)
 	case "crd":
 		return crd(req)
+	case "decls":
+		return decls()
 	}
 	return response{Fatal: "unknown op " + req.Op}
 }
@@ -170,4 +179,49 @@ func main() {
 			os.Exit(2)
 		}
 	}
+}
+
+// decls lists every function overload of the StoredExpressions environment (with self
+// declared), one line each: "name id member(0/1) arg;arg;... -> result", and every macro
+// as "macro name argcount receiver-style(0/1)" (-1 for a variadic one).
+func decls() response {
+	e, err := envSet.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions:        []celgo.EnvOption{celgo.Variable("self", celgo.DynType)}})
+	if err != nil {
+		return response{Fatal: err.Error()}
+	}
+	env := e.StoredExpressionsEnv()
+	var out []string
+	for name, fn := range env.Functions() {
+		for _, o := range fn.OverloadDecls() {
+			var args []string
+			for _, a := range o.ArgTypes() {
+				args = append(args, typeName(a))
+			}
+			member := 0
+			if o.IsMemberFunction() {
+				member = 1
+			}
+			out = append(out, fmt.Sprintf("%s %s %d %s -> %s", name, o.ID(), member,
+				strings.Join(args, ";"), typeName(o.ResultType())))
+		}
+	}
+	for _, m := range env.Macros() {
+		recv := 0
+		if m.IsReceiverStyle() {
+			recv = 1
+		}
+		n := int(m.ArgCount())
+		if strings.HasSuffix(m.MacroKey(), ":*:"+strings.TrimPrefix(m.MacroKey()[len(m.Function())+1:], "*:")) {
+			n = -1
+		}
+		out = append(out, fmt.Sprintf("macro %s %d %d", m.Function(), n, recv))
+	}
+	sort.Strings(out)
+	return response{Decls: out}
+}
+
+func typeName(t *celtypes.Type) string {
+	return t.String()
 }

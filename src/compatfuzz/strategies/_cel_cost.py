@@ -42,6 +42,35 @@ import lark
 from celpy import InterpretedRunner
 from celpy.evaluation import CELEvalError, Evaluator
 
+from compatfuzz.strategies._cel_check import (
+    BOOL,
+    MAX_REQUEST_SIZE,
+    STRING,
+    Checked,
+    T,
+    check,
+    decl_type,
+    normal,
+)
+from compatfuzz.strategies._cel_cost_library import (
+    LIST_CREATE,
+    MAP_CREATE,
+    REGEX,
+    TRAVERSAL,
+    U64,
+    UNKNOWN,
+    Est,
+    Library,
+    Node,
+    add,
+    estimate_call,
+    factor,
+    mul,
+    overload_estimate,
+    union,
+)
+from compatfuzz.strategies._cel_parse import ACCU, Expr
+
 __all__ = [
     "MAX_REQUEST_SIZE",
     "PER_CALL_LIMIT",
@@ -51,22 +80,23 @@ __all__ = [
     "CostExceeded",
     "MeteredRunner",
     "cardinality_factor",
+    "cost_error_message",
+    "estimate",
+    "expression_cost",
+    "message_cost",
     "metered",
     "rule_cost",
+    "unbounded_cardinality",
 ]
 
 #: k8s.io/apiserver/pkg/apis/cel/config.go
 PER_CALL_LIMIT = 1_000_000
 RUNTIME_BUDGET = 10_000_000
-MAX_REQUEST_SIZE = 3 * 1024 * 1024
 #: k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go
 STATIC_RULE_LIMIT = 10_000_000
 STATIC_CRD_LIMIT = 100_000_000
 
-_TRAVERSAL = 0.1  # cel-go common.StringTraversalCostFactor
-_REGEX = 0.25  # cel-go common.RegexStringLengthCostFactor
-_LIST_CREATE = 10  # cel-go common.ListCreateBaseCost
-_MAP_CREATE = 30  # cel-go common.MapCreateBaseCost
+_TRAVERSAL = TRAVERSAL
 
 
 class CostExceeded(Exception):
@@ -190,364 +220,439 @@ def charging(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     return call
 
 
-# --------------------------------------------------------------------------- schema sizes
-
-#: apiserver/pkg/cel/types.go: the smallest JSON of each type (``MinSerializedSize``).
-_MIN_SIZE = {"integer": 1, "number": 1, "boolean": 4, "string": 2}
-#: apiserver/pkg/cel: MaxDurationSizeJSON, JSONDateSize, MaxDatetimeSizeJSON
-_FORMAT_LENGTH = {"duration": 32, "date": 12, "date-time": 32}
-
-
-class _Decl:
-    """What CEL knows about a schema node: its kind and its largest size."""
-
-    __slots__ = ("kind", "max", "node", "resolve")
-
-    def __init__(self, node: Mapping[str, Any], resolve: Any) -> None:
-        self.node = node
-        self.resolve = resolve
-        self.kind = _kind(node)
-        self.max = _max_elements(node, resolve)
-
-    def field(self, name: str) -> _Decl | None:
-        props = self.node.get("properties")
-        if isinstance(props, Mapping):
-            for key, sub in props.items():
-                if isinstance(sub, Mapping) and (key == name or _escaped(key) == name):
-                    return _decl(sub, self.resolve)
-        extra = self.node.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            return _decl(extra, self.resolve)
-        return None
-
-    def element(self) -> _Decl | None:
-        sub = self.node.get("items") if self.kind == "list" else (
-            self.node.get("additionalProperties") if self.kind == "map" else None)
-        return _decl(sub, self.resolve) if isinstance(sub, Mapping) else None
-
-
-def _escaped(name: str) -> str:
-    from compatfuzz.strategies._cel import escape_property
-
-    return escape_property(name)
-
-
-def _deref(node: Mapping[str, Any], resolve: Any) -> Mapping[str, Any]:
-    for _ in range(32):
-        ref = node.get("$ref")
-        if not isinstance(ref, str) or resolve is None:
-            break
-        try:
-            target = resolve(ref)
-        except Exception:  # an unresolvable $ref is reported elsewhere
-            break
-        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-    return node
-
-
-def _decl(node: Mapping[str, Any], resolve: Any) -> _Decl:
-    return _Decl(_deref(node, resolve), resolve)
-
-
-def _kind(node: Mapping[str, Any]) -> str:
-    if node.get("x-kubernetes-int-or-string") is True:
-        return "string"
-    kind = node.get("type")
-    if kind == "array":
-        return "list"
-    if kind == "object":
-        return "map" if isinstance(node.get("additionalProperties"), Mapping) else "object"
-    if kind == "string":
-        return "bytes" if node.get("format") == "byte" else "string"
-    return "scalar"
-
-
-def _number(node: Mapping[str, Any], key: str) -> int | None:
-    value = node.get(key)
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return max(0, int(value))
-    return None
-
-
-def min_size(node: Mapping[str, Any], resolve: Any, depth: int = 0) -> int:
-    """``MinSerializedSize``: the fewest JSON bytes a value of ``node`` can take."""
-    node = _deref(node, resolve)
-    kind = node.get("type")
-    if node.get("x-kubernetes-int-or-string") is True:
-        return 1
-    if isinstance(kind, str) and kind in _MIN_SIZE:
-        return _MIN_SIZE[kind]
-    if kind != "object" or depth > 32:
-        return 2
-    size = 2
-    props = node.get("properties")
-    required = node.get("required")
-    if isinstance(props, Mapping) and isinstance(required, list):
-        for name in required:
-            sub = props.get(name) if isinstance(name, str) else None
-            if isinstance(sub, Mapping) and "default" not in sub:
-                size += len(name) + min_size(sub, resolve, depth + 1) + 4
-    return size
-
-
-def _max_elements(node: Mapping[str, Any], resolve: Any) -> int:
-    kind = _kind(node)
-    request = MAX_REQUEST_SIZE - 2
-    if kind == "list":
-        items = node.get("items")
-        given = _number(node, "maxItems")
-        if given is not None:
-            return given
-        return request // (min_size(items, resolve) + 1 if isinstance(items, Mapping) else 3)
-    if kind == "map":
-        given = _number(node, "maxProperties")
-        if given is not None:
-            return given
-        extra = node.get("additionalProperties")
-        return request // (min_size(extra, resolve) + 6 if isinstance(extra, Mapping) else 8)
-    if kind in ("string", "bytes"):
-        given = _number(node, "maxLength")
-        if given is not None:
-            return given * (1 if kind == "bytes" else 4)
-        fmt = node.get("format")
-        if isinstance(fmt, str) and fmt in _FORMAT_LENGTH:
-            return _FORMAT_LENGTH[fmt]
-        enum = node.get("enum")
-        if isinstance(enum, list) and enum and node.get("x-kubernetes-int-or-string") is not True:
-            return max((len(e) for e in enum if isinstance(e, str)), default=0)
-        return request
-    return 1
-
-
-def cardinality_factor(node: Mapping[str, Any], resolve: Any) -> int | None:
-    """How many children of ``node`` one value holds at most (``extractMaxElements``):
-    ``maxItems``/``maxProperties`` for lists and maps, 1 for objects and scalars, ``None``
-    (unbounded) for a list or map without a maximum."""
-    node = _deref(node, resolve)
-    kind = node.get("type")
-    if kind == "array":
-        return _number(node, "maxItems")
-    if kind == "object" and "additionalProperties" in node and not isinstance(
-            node.get("additionalProperties"), bool):
-        return _number(node, "maxProperties")
-    return 1
-
-
-def unbounded_cardinality(node: Mapping[str, Any], resolve: Any) -> int:
-    """apiserver/pkg/cel/types.go ``MaxCardinality``: how often a value this small fits in
-    one request, for a rule under a list or map without a maximum."""
-    return MAX_REQUEST_SIZE // (min_size(node, resolve) + 1)
-
-
 # --------------------------------------------------------------------------- estimate
 
 
-class _Info:
-    """Static facts about a sub-expression: its worst cost, its largest size (``None``:
-    not a container) and, when it comes from the schema, its declaration."""
+class _Local:
+    __slots__ = ("entry", "path", "size")
 
-    __slots__ = ("cost", "decl", "elem", "size")
-
-    def __init__(self, cost: int, size: int | None = None, decl: _Decl | None = None,
-                 elem: _Info | None = None) -> None:
-        self.cost = cost
+    def __init__(self, path: list[str] | None, size: Est | None,
+                 entry: _Entry | None) -> None:
+        self.path = path
         self.size = size
-        self.decl = decl
-        self.elem = elem
+        self.entry = entry
 
 
-def _traverse(size: int | None) -> int:
-    return math.ceil((size if size is not None else MAX_REQUEST_SIZE) * _TRAVERSAL)
+class _Entry:
+    """cel-go ``entrySizeEstimate``."""
+
+    __slots__ = ("container", "key", "val")
+
+    def __init__(self, container: str, key: Est, val: Est) -> None:
+        self.container = container
+        self.key = key
+        self.val = val
+
+    def union(self, other: _Entry | None) -> _Entry | None:
+        if other is None:
+            return None
+        return _Entry(self.container, union(self.key, other.key), union(self.val, other.val))
 
 
-def _size(info: _Info) -> int:
-    if info.size is not None:
-        return info.size
-    if info.decl is not None and info.decl.kind not in {"scalar", "object"}:
-        return info.decl.max
-    return 1 if info.decl is not None else MAX_REQUEST_SIZE
+_SCALAR = frozenset({"bool", "double", "duration", "int", "timestamp", "uint"})
+_COMPARE = frozenset({
+    "less_string", "greater_string", "less_equals_string", "greater_equals_string",
+    "less_bytes", "greater_bytes", "less_equals_bytes", "greater_equals_bytes", "equals",
+    "not_equals"})
 
 
-_STRING_RESULT = {"lowerAscii", "upperAscii", "trim", "substring", "charAt", "join"}
-#: Functions whose cost grows with the string or list they read (cel-go checker/cost.go
-#: ``functionCost``; apiserver/pkg/cel/library/cost.go). Conversions such as ``int(s)``
-#: are O(1) there, as is every function not named here.
-_TRAVERSING = {"lowerAscii", "upperAscii", "trim", "substring",
-               "charAt", "indexOf", "lastIndexOf", "split", "join", "isSorted", "sum",
-               "max", "quantity", "isQuantity", "url", "isURL", "ip", "isIP", "cidr",
-               "isCIDR", "bytes"}
-
-
-class _Estimator:
-    def __init__(self, decl: _Decl) -> None:
-        self.scope: dict[str, list[_Info]] = {"self": [_Info(1, None, decl)]}
-
-    def cost(self, tree: Any) -> _Info:
-        if not isinstance(tree, lark.Tree):
-            return _Info(0)
-        data, kids = tree.data, tree.children
-        if data in ("primary", "paren_expr", "expr", "conditionalor", "conditionaland",
-                    "relation", "addition", "multiplication", "unary",
-                    "member") and len(kids) == 1:
-            return self.cost(kids[0])
-        if data == "literal":
-            text = str(kids[0]) if kids else ""
-            quoted = text.lstrip("bBrR")
-            size = max(0, len(quoted) - 2) if quoted[:1] in ("'", '"') else None
-            return _Info(0, size)
-        if data == "ident":
-            name = str(kids[0])
-            stack = self.scope.get(name)
-            if stack:
-                bound = stack[-1]
-                return _Info(1, bound.size, bound.decl, bound.elem)
-            return _Info(1)
-        if data == "expr":  # c ? a : b
-            c, a, b = (self.cost(k) for k in kids)
-            return _Info(c.cost + max(a.cost, b.cost), _union(a.size, b.size))
-        if data in ("conditionalor", "conditionaland"):
-            a, b = self.cost(kids[0]), self.cost(kids[1])
-            return _Info(a.cost + b.cost)
-        if data == "relation":
-            op = kids[0]
-            a, b = self.cost(op.children[0]), self.cost(kids[1])
-            base = a.cost + b.cost
-            if op.data == "relation_in":  # O(n) for a list, O(1) for a map (cost.go)
-                is_list = b.elem is not None or (b.decl is not None and b.decl.kind == "list")
-                return _Info(base + (_size(b) if is_list else 1))
-            if _is_sized(a) and _is_sized(b):
-                return _Info(base + max(1, _traverse(min(_size(a), _size(b)))))
-            return _Info(base + 1)
-        if data in ("addition", "multiplication"):
-            a, b = self.cost(kids[0].children[0]), self.cost(kids[1])
-            if _is_sized(a) and _is_sized(b) and kids[0].data == "addition_add":
-                size = _size(a) + _size(b)
-                is_list = a.elem is not None or (a.decl is not None and a.decl.kind == "list")
-                extra = 1 if is_list else _traverse(size)
-                return _Info(a.cost + b.cost + extra, size, None, a.elem or b.elem)
-            return _Info(a.cost + b.cost + 1)
-        if data == "unary":
-            return _Info(self.cost(kids[1]).cost + 1)
-        if data == "member_dot":
-            a = self.cost(kids[0])
-            field = a.decl.field(str(kids[1])) if a.decl is not None else None
-            return _Info(a.cost + 1, None, field)
-        if data == "member_index":
-            a, b = self.cost(kids[0]), self.cost(kids[1])
-            decl = a.decl.element() if a.decl is not None else None
-            elem = a.elem
-            return _Info(a.cost + b.cost + 1, elem.size if elem else None,
-                         decl or (elem.decl if elem else None))
-        if data == "list_lit":
-            items = [self.cost(k) for k in (kids[0].children if kids and isinstance(
-                kids[0], lark.Tree) else [])]
-            elem = _Info(0, max((i.size or 0 for i in items), default=0) or None,
-                         items[0].decl if items else None)
-            return _Info(_LIST_CREATE + sum(i.cost for i in items), len(items), None, elem)
-        if data == "map_lit":
-            items = [self.cost(k) for k in (kids[0].children if kids and isinstance(
-                kids[0], lark.Tree) else [])]
-            return _Info(_MAP_CREATE + sum(i.cost for i in items), len(items) // 2)
-        if data == "member_dot_arg":
-            return self.method(kids)
-        if data in ("ident_arg", "dot_ident_arg"):
-            name = str(kids[0])
-            args = [self.cost(k) for k in (kids[1].children if len(kids) > 1 and isinstance(
-                kids[1], lark.Tree) else [])]
-            if name == "has":
-                return _Info(sum(a.cost for a in args))
-            return self.call(name, None, args)
-        return _Info(sum(self.cost(k).cost for k in kids if isinstance(k, lark.Tree)) + 1)
-
-    def method(self, kids: list[Any]) -> _Info:
-        from compatfuzz.strategies._cel_functions import LIST_MIN
-
-        target = self.cost(kids[0])
-        name = str(kids[1])
-        exprs = kids[2].children if len(kids) > 2 and isinstance(kids[2], lark.Tree) else []
-        if name in ("all", "exists", "exists_one", "map", "filter") and len(exprs) == 2:
-            return self.comprehension(name, target, exprs)
-        args = [self.cost(k) for k in exprs]
-        return self.call("min" if name == LIST_MIN else name, target, args)
-
-    def comprehension(self, name: str, target: _Info, exprs: list[Any]) -> _Info:
-        """cel-go ``costComprehension`` over the macro's expansion (parser/macro.go)."""
-        variable = _variable(exprs[0])
-        count = _size(target)
-        if target.elem is not None:
-            bound = target.elem
-        elif target.decl is not None and target.decl.kind in ("map", "object"):
-            # a key: Kubernetes declares map keys as a plain StringType, whose size it
-            # estimates as 0 (apiserver/pkg/cel/types.go, NewMapType(StringType, ...))
-            bound = _Info(1, 0)
-        else:
-            decl = target.decl.element() if target.decl is not None else None
-            bound = _Info(1, None, decl)
-        self.scope.setdefault(variable, []).append(bound)
-        try:
-            body = self.cost(exprs[1]).cost
-        finally:
-            self.scope[variable].pop()
-        # per iteration: loop condition + step; fixed: accumulator init + result
-        per, fixed = {"all": (3, 1), "exists": (4, 1), "exists_one": (2, 2),
-                      "map": (12, 11), "filter": (13, 11)}[name]
-        elem = bound if name == "filter" else None
-        size = count if name in ("map", "filter") else None
-        return _Info(target.cost + fixed + count * (per + body), size, None, elem)
-
-    def call(self, name: str, target: _Info | None, args: list[_Info]) -> _Info:
-        """cel-go ``functionCost`` and Kubernetes' library costs (apiserver/pkg/cel/library/
-        cost.go), for the functions whose cost grows with their input."""
-        base = sum(a.cost for a in args) + (target.cost if target is not None else 0)
-        subject = target if target is not None else (args[0] if args else None)
-        rest = args if target is not None else args[1:]
-        if name == "size" or subject is None:
-            return _Info(base + 1)
-        n = _size(subject)
-        if name in ("startsWith", "endsWith") and rest:  # the prefix is traversed
-            return _Info(base + _traverse(_size(rest[0])))
-        if name == "contains" and rest:
-            return _Info(base + _traverse(n) * _traverse(_size(rest[0])))
-        if name in ("matches", "find", "findAll") and rest:
-            regex = math.ceil(_size(rest[0]) * _REGEX)
-            return _Info(base + math.ceil((n + 1) * _TRAVERSAL) * regex, n,
-                         None, _Info(0, n) if name == "findAll" else None)
-        if name == "replace" and len(rest) >= 2:
-            old, new = max(1, _size(rest[0])), _size(rest[1])
-            size = n + (n // old + 1) * new
-            return _Info(base + _traverse(n) * 2, size)
-        if name in ("min", "max", "sum", "isSorted", "indexOf", "lastIndexOf") and (
-                subject.elem is not None or (subject.decl is not None
-                                             and subject.decl.kind == "list")):
-            return _Info(base + n)
-        if name == "split":
-            return _Info(base + _traverse(n), n, None, _Info(0, n))
-        if name in _TRAVERSING:
-            return _Info(base + _traverse(n), n if name in _STRING_RESULT else None)
-        return _Info(base + 1)
-
-
-def _is_sized(info: _Info) -> bool:
-    if info.size is not None or info.elem is not None:
+def _is_scalar(t: T) -> bool:
+    if t.kind in _SCALAR:
         return True
-    return info.decl is not None and info.decl.kind in ("list", "map", "string", "bytes")
+    return t.kind == "opaque" and t.name == "optional_type" and _is_scalar(t.params[0])
 
 
-def _union(a: int | None, b: int | None) -> int | None:
-    if a is None or b is None:
-        return a if b is None else b
-    return max(a, b)
+def _expr_size(e: Expr) -> Est | None:
+    """cel-go ``computeExprSize``."""
+    if e.kind == "lit":
+        v = e.value
+        if isinstance(v, str):
+            return (len(v), len(v))
+        if isinstance(v, bytes):
+            return (len(v), len(v))
+        return (1, 1)
+    if e.kind == "list":
+        return (len(e.args), len(e.args))
+    if e.kind == "map":
+        return (len(e.entries), len(e.entries))
+    return None
 
 
-def _variable(tree: Any) -> str:
-    for node in tree.iter_subtrees() if isinstance(tree, lark.Tree) else ():
-        if node.data == "ident":
-            return str(node.children[0])
-    return ""
+class _Coster:
+    """cel-go v0.29.2 ``checker/cost.go`` ``coster``, with ``PresenceTestHasCost(false)``
+    (k8s.io/apiserver ``environment/base.go``)."""
+
+    def __init__(self, checked: Checked) -> None:
+        self.checked = checked
+        self.lib = Library(checked.root)
+        self.paths: dict[int, list[str]] = {}
+        self.locals: dict[str, list[_Local]] = {}
+        self.sizes: dict[int, Est] = {}
+        self.entries: dict[int, _Entry] = {}
+
+    # -- helpers
+    def type(self, e: Expr) -> T:
+        return self.checked.type(e)
+
+    def peek(self, name: str) -> _Local | None:
+        stack = self.locals.get(name)
+        return stack[-1] if stack else None
+
+    def push(self, name: str, path: list[str] | None, size: Est | None,
+             entry: _Entry | None) -> None:
+        self.locals.setdefault(name, []).append(_Local(path, size, entry))
+
+    def pop(self, name: str) -> None:
+        self.locals[name].pop()
+
+    def get_path(self, e: Expr) -> list[str] | None:
+        if e.kind == "ident":
+            v = self.peek(str(e.value))
+            if v is not None:
+                return list(v.path) if v.path is not None else None
+        p = self.paths.get(e.id)
+        return list(p) if p is not None else None
+
+    def node(self, e: Expr) -> Node:
+        path = self.get_path(e)
+        if path and path[0] in (ACCU, "__result__"):
+            path = None
+        return Node(path, self.type(e), e, self.compute_size(e))
+
+    def compute_size(self, e: Expr) -> Est | None:
+        if e.id in self.sizes:
+            return self.sizes[e.id]
+        size = _expr_size(e)
+        if size is not None:
+            return size
+        est = self.lib.estimate_size(Node(self.get_path(e), self.type(e), e, None))
+        if est is not None:
+            self.sizes[e.id] = est
+            return est
+        if _is_scalar(self.type(e)):
+            return (1, 1)
+        if e.kind == "ident":
+            v = self.peek(str(e.value))
+            if v is not None and v.size is not None:
+                return v.size
+        return None
+
+    def size_or_unknown(self, e: Expr | Node) -> Est:
+        if isinstance(e, Node):
+            return e.size if e.size is not None else UNKNOWN
+        size = self.compute_size(e)
+        return size if size is not None else UNKNOWN
+
+    def set_size(self, e: Expr, size: Est | None) -> None:
+        if size is not None:
+            self.sizes[e.id] = size
+
+    def compute_entry(self, e: Expr) -> _Entry | None:
+        if e.id in self.entries:
+            return self.entries[e.id]
+        if e.kind == "ident":
+            v = self.peek(str(e.value))
+            if v is not None and v.entry is not None:
+                return v.entry
+        return None
+
+    def set_entry(self, e: Expr, entry: _Entry | None) -> None:
+        if entry is not None:
+            self.entries[e.id] = entry
+
+    # -- walk
+    def cost(self, e: Expr | None) -> Est:
+        if e is None:
+            return (0, 0)
+        kind = e.kind
+        if kind == "lit":
+            return (0, 0)
+        if kind == "ident":
+            v = self.peek(str(e.value))
+            if v is None:
+                self.paths[e.id] = [str(e.value)]
+            elif v.path is not None:
+                self.paths[e.id] = list(v.path)
+            return (1, 1)
+        if kind == "select":
+            assert e.operand is not None
+            if e.test_only:
+                return self.cost(e.operand)  # presence tests are free (PresenceTestHasCost)
+            operand = self.cost(e.operand)
+            if self.type(e.operand).kind in ("map", "struct", "param"):
+                operand = add(operand, (1, 1))
+            self.paths[e.id] = [*(self.get_path(e.operand) or []), str(e.value)]
+            return operand
+        if kind == "call":
+            return self.call(e)
+        total: Est = (0, 0)
+        if kind == "list":
+            item: Est = (U64, 0) if e.args else (0, 0)
+            for a in e.args:
+                total = add(total, self.cost(a))
+                item = union(item, self.size_or_unknown(a))
+            self.set_entry(e, _Entry("list", (1, 1), item))
+            return add(total, (LIST_CREATE, LIST_CREATE))
+        if kind == "map":
+            ks: Est = (U64, 0) if e.entries else (0, 0)
+            vs: Est = (U64, 0) if e.entries else (0, 0)
+            for key, value, _ in e.entries:
+                total = add(total, self.cost(key))
+                total = add(total, self.cost(value))
+                ks = union(ks, self.size_or_unknown(key))
+                vs = union(vs, self.size_or_unknown(value))
+            self.set_entry(e, _Entry("map", ks, vs))
+            return add(total, (MAP_CREATE, MAP_CREATE))
+        if kind == "comp":
+            return self.bind(e) if self.is_bind(e) else self.comprehension(e)
+        return (0, 0)
+
+    def is_bind(self, e: Expr) -> bool:
+        r, c = e.iter_range, e.loop_cond
+        return (r is not None and r.kind == "list" and not r.args and c is not None
+                and c.kind == "lit" and c.value is False and e.accu_var != "__result__")
+
+    def bind(self, e: Expr) -> Est:
+        assert e.accu_init is not None and e.result is not None
+        total = add(self.cost(e.iter_range), self.cost(e.accu_init))
+        self.push_local(e.accu_var, e.accu_init)
+        total = add(total, self.cost(e.result))
+        self.pop(e.accu_var)
+        self.set_size(e, self.compute_size(e.result))
+        self.set_entry(e, self.compute_entry(e.result))
+        return total
+
+    def push_local(self, name: str, e: Expr) -> None:
+        self.push(name, self.get_path(e), self.compute_size(e), self.compute_entry(e))
+
+    def push_iter(self, name: str, rng: Expr, which: str) -> None:
+        entry = self.compute_entry(rng)
+        container = entry.container if entry is not None else self.type(rng).kind
+        path = self.get_path(rng) or []
+        if which == "single":
+            size = entry.key if entry is not None else None
+            sub = "@keys"
+            if container == "list":
+                size = entry.val if entry is not None else None
+                sub = "@items"
+        elif which == "key":
+            size = entry.key if entry is not None else None
+            sub = "@indices" if container == "list" else "@keys"
+        else:
+            size = entry.val if entry is not None else None
+            sub = "@items" if container == "list" else "@values"
+        self.push(name, [*path, sub], size, None)
+
+    def comprehension(self, e: Expr) -> Est:
+        assert e.iter_range is not None and e.accu_init is not None
+        total = add(self.cost(e.iter_range), self.cost(e.accu_init))
+        self.push_local(e.accu_var, e.accu_init)
+        if e.iter_var2:
+            self.push_iter(e.iter_var, e.iter_range, "key")
+            self.push_iter(e.iter_var2, e.iter_range, "value")
+        else:
+            self.push_iter(e.iter_var, e.iter_range, "single")
+        loop = self.cost(e.loop_cond)
+        step = self.cost(e.loop_step)
+        self.pop(e.iter_var)
+        if e.iter_var2:
+            self.pop(e.iter_var2)
+        total = add(total, self.cost(e.result))
+        self.pop(e.accu_var)
+        count = self.size_or_unknown(e.iter_range)
+        total = add(total, mul(count, add(step, loop)))
+        init = e.accu_init
+        if init.kind == "lit":
+            self.set_size(e, self.compute_size(init))
+        elif init.kind in ("list", "map"):
+            self.set_size(e, count)
+            assert e.loop_step is not None
+            self.set_entry(e, self.compute_entry(e.loop_step))
+        return total
+
+    def call(self, e: Expr) -> Est:
+        if e.function == "dyn" and e.operand is None and e.args:
+            arg = e.args[0]
+            c = self.cost(arg)
+            self.set_size(e, self.compute_size(arg))
+            self.set_entry(e, self.compute_entry(arg))
+            return add((1, 1), c)
+        arg_costs = []
+        arg_nodes = []
+        for a in e.args:
+            arg_costs.append(self.cost(a))
+            arg_nodes.append(self.node(a))
+        ids = self.checked.overloads.get(e.id, [])
+        if not ids:
+            return (0, 0)
+        total: Est = (0, 0)
+        target: Node | None = None
+        if e.operand is not None:
+            total = add(total, self.cost(e.operand))
+            target = self.node(e.operand)
+        fn: Est = (U64, 0)
+        result: Est | None = None
+        for oid in ids:
+            c, size = self.function_cost(e, oid, target, arg_nodes, arg_costs)
+            fn = union(fn, c)
+            if size is not None:
+                result = size if result is None else union(result, size)
+            if oid in ("index_list", "index_map") and e.args:
+                entry = self.compute_entry(e.args[0])
+                result = entry.val if entry is not None else None
+                self.paths[e.id] = [*(self.get_path(e.args[0]) or []),
+                                    "@items" if oid == "index_list" else "@values"]
+            if result is None:
+                result = self.compute_size(e)
+        self.set_size(e, result)
+        return add(total, fn)
+
+    def function_cost(self, e: Expr, oid: str, target: Node | None, args: list[Node],
+                      costs: list[Est]) -> tuple[Est, Est | None]:
+        arg_sum: Est = (0, 0)
+        for c in costs:
+            arg_sum = add(arg_sum, c)
+        est = overload_estimate(self.lib, oid, target, args)
+        if est is None:
+            est = estimate_call(self.lib, e.function, oid, target, args)
+        if est is not None:
+            return add(est[0], arg_sum), est[1]
+        n = len(args)
+        if oid == "string_format" and target is not None:
+            return add(factor(self.size_or_unknown(target), TRAVERSAL), arg_sum), None
+        if oid in ("string_to_bytes", "bytes_to_string", "strings_quote") and n == 1:
+            sz = self.size_or_unknown(args[0])
+            out = {"string_to_bytes": (sz[0], min(sz[1] * 4, U64)),
+                   "bytes_to_string": (sz[0] // 4, sz[1]),
+                   "strings_quote": (min(sz[0] + 2, U64), min(sz[1] * 2 + 2, U64))}[oid]
+            return add(factor(sz, TRAVERSAL), arg_sum), out
+        if oid in ("starts_with_string", "ends_with_string") and n == 1:
+            return add(factor(self.size_or_unknown(args[0]), TRAVERSAL), arg_sum), None
+        if oid == "in_list" and n == 2:
+            return add(factor(self.size_or_unknown(args[1]), 1), arg_sum), None
+        if oid in ("matches", "matches_string"):
+            pair = ((target, args[0]) if oid == "matches_string" and target is not None
+                    and n == 1 else (args[0], args[1]) if oid == "matches" and target is None
+                    and n == 2 else None)
+            if pair is not None:
+                s, r = pair
+                str_cost = factor(add(self.size_or_unknown(s), (1, 1)), TRAVERSAL)
+                regex_cost = factor(self.size_or_unknown(r), REGEX)
+                return add(mul(str_cost, regex_cost), arg_sum), None
+        if oid == "contains_string" and target is not None and n == 1:
+            a = factor(self.size_or_unknown(target), TRAVERSAL)
+            b = factor(self.size_or_unknown(args[0]), TRAVERSAL)
+            return add(mul(a, b), arg_sum), None
+        if oid in ("logical_or", "logical_and"):
+            lhs, rhs = costs[0], costs[1]
+            return (lhs[0], add(lhs, rhs)[1]), None
+        if oid == "conditional":
+            size = union(self.size_or_unknown(args[1]), self.size_or_unknown(args[2]))
+            a1, a2 = args[1].expr, args[2].expr
+            assert a1 is not None and a2 is not None
+            first = self.compute_entry(a1)
+            entry = first.union(self.compute_entry(a2)) if first is not None else None
+            self.set_entry(e, entry)
+            return add(costs[0], union(costs[1], costs[2])), size
+        if oid in ("add_string", "add_bytes", "add_list") and n == 2:
+            size = add(self.size_or_unknown(args[0]), self.size_or_unknown(args[1]))
+            a0, a1 = args[0].expr, args[1].expr
+            assert a0 is not None and a1 is not None
+            first = self.compute_entry(a0)
+            entry = first.union(self.compute_entry(a1)) if first is not None else None
+            if entry is not None:
+                self.set_entry(e, entry)
+            if oid == "add_list":
+                return add((1, 1), arg_sum), size
+            return add(factor(size, TRAVERSAL), arg_sum), size
+        if oid in _COMPARE:
+            lhs_s = self.size_or_unknown(args[0])
+            rhs_s = self.size_or_unknown(args[1])
+            smallest = min(lhs_s[1], rhs_s[1])
+            low = 1 if smallest > 0 else 0
+            return add(factor((low, smallest), TRAVERSAL), arg_sum), None
+        return add((1, 1), arg_sum), None
 
 
-def rule_cost(ast: lark.Tree[Any], node: Mapping[str, Any], *,
-              resolve: Any = None) -> int:
-    """The worst-case cost of one evaluation of a rule (its parse tree from cel-python)
-    with ``self`` a value of the schema ``node``, in cel-go cost units."""
-    return _Estimator(_decl(node, resolve)).cost(ast).cost
+def estimate(checked: Checked) -> int:
+    """The worst-case cost of one evaluation of a checked rule: cel-go's
+    ``EstimateCost(...).Max`` with the API server's estimators."""
+    assert checked.ast is not None
+    return _Coster(checked).cost(checked.ast)[1]
+
+
+def rule_cost(rule: str, node: Mapping[str, Any], *, resolve: Any = None,
+              root: bool = False) -> int | None:
+    """The server's ``MaxCost`` of ``rule`` at the schema ``node`` (one evaluation, in
+    cel-go cost units), or ``None`` when the rule does not compile (the server then
+    reports the compile error instead, and counts no cost). ``root``: ``node`` is a CRD
+    version's ``openAPIV3Schema`` (it gains ``apiVersion``, ``kind`` and ``metadata``)."""
+    checked = check(rule, node, resolve=resolve, root=root)
+    if checked.errors or checked.ast is None or checked.type(checked.ast) != BOOL:
+        return None
+    return estimate(checked)
+
+
+def message_cost(expression: str, node: Mapping[str, Any], *, resolve: Any = None,
+                 root: bool = False) -> int | None:
+    """``MessageExpressionMaxCost``: as :func:`rule_cost` for a ``messageExpression``
+    (which must be a string)."""
+    checked = check(expression, node, resolve=resolve, root=root)
+    if checked.errors or checked.ast is None or checked.type(checked.ast) != STRING:
+        return None
+    return estimate(checked)
+
+
+def cardinality_factor(node: Mapping[str, Any], resolve: Any) -> int | None:
+    """apiextensions ``extractMaxElements``: how many children of ``node`` one value
+    holds at most: ``maxItems``/``maxProperties`` for lists and maps, 1 for objects and
+    scalars, ``None`` (unbounded) for a list or map without a maximum."""
+    node = normal(node, resolve)
+    kind = node.get("type")
+    if kind == "object":
+        if "additionalProperties" in node and node.get("additionalProperties") is not False:
+            return _whole(node.get("maxProperties"))
+        return 1
+    if kind == "array":
+        return _whole(node.get("maxItems"))
+    return 1
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return max(0, int(value))
+
+
+def unbounded_cardinality(node: Mapping[str, Any], resolve: Any, *,
+                          root: bool = False) -> int:
+    """apiextensions ``maxCardinality(declType.MinSerializedSize)``: how often a value
+    this small fits in one request, for a rule under a list or map without a maximum."""
+    n = normal(node, resolve)
+    decl = decl_type(n, root=root or n.get("x-kubernetes-embedded-resource") is True,
+                     resolve=resolve)
+    size = decl.min_size if decl is not None else 0
+    return MAX_REQUEST_SIZE // (size + 1)
+
+
+def expression_cost(cost: int, cardinality: int | None, node: Mapping[str, Any],
+                    resolve: Any, *, root: bool = False) -> int:
+    """apiextensions ``getExpressionCost``: the rule's cost times how often it can run
+    (the enclosing lists' and maps' maxima, else what fits in one request)."""
+    times = cardinality if cardinality is not None else unbounded_cardinality(
+        node, resolve, root=root)
+    return min(cost * times, U64)
+
+
+def cost_error_message(name: str, cost: int, limit: int) -> str:
+    """apiextensions ``getCostErrorMessage``, word for word."""
+    ratio = float(cost) / float(limit)
+    if ratio > 100.0:
+        factor_text = "more than 100x"
+    elif ratio < 1.5:
+        factor_text = f"{ratio:f}x"
+    else:
+        factor_text = f"{ratio:.1f}x"
+    return (f"{name} exceeds budget by factor of {factor_text} (try simplifying the rule, "
+            "or adding maxItems, maxProperties, and maxLength where arrays, maps, and "
+            "strings are declared)")

@@ -1,0 +1,974 @@
+"""Type-check ``x-kubernetes-validations`` rules as the API server does (issue 30).
+
+Why this exists: the API server refuses a CRD whose rule does not compile (an unknown
+field, a function applied to the wrong types) and prices every rule by cel-go's cost
+estimator, which needs the type of each sub-expression. cel-python evaluates without
+types, so compatfuzz used to guess both. This module is a port of
+
+* k8s.io/apiserver v0.37.2 ``pkg/cel/common/schemas.go`` (``SchemaDeclType``: the CEL
+  declaration of a schema node, with ``MaxElements`` and ``MinSerializedSize``) and
+  ``pkg/cel/types.go``, ``escaping.go``;
+* github.com/google/cel-go v0.29.2 ``checker/checker.go`` and ``checker/types.go``
+  (identifier and function resolution, overload selection with type parameters,
+  comprehensions, homogeneous aggregate literals) with its error texts
+  (``checker/errors.go``, ``checker/format.go``);
+* the declarations of the environment ``environment.StoredExpressions`` builds
+  (``_cel_decls``), with ``self`` and ``oldSelf`` declared as
+  apiextensions-apiserver ``pkg/apiserver/schema/cel/compilation.go`` (``prepareEnvSet``,
+  ``compileRule``) declares them.
+
+:func:`compile_errors` is the entry point for callers that want the server's verdict;
+:func:`check` returns the typed AST the cost estimator (``_cel_cost``) walks.
+
+Deliberate gaps: message construction (``Foo{a: 1}``) is refused as a parse error (no
+proto types are declared for CRD rules, so the server refuses it too, in other words);
+syntax errors carry ``Syntax error: ...`` but not ANTLR's exact token lists; object types
+are named ``selfType`` where the server appends a per-CRD number (``selfType123``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from compatfuzz.strategies._cel_decls import DECLARATIONS
+from compatfuzz.strategies._cel_parse import Expr, ParseError, Uint, parse
+from compatfuzz.strategies._cel_parse import copy as _copy_expr
+
+__all__ = ["Checked", "DeclT", "T", "check", "compile_errors", "decl_type", "uses_old_self"]
+
+Resolver = Callable[[str], Mapping[str, Any]]
+
+MAX_REQUEST_SIZE = 3 * 1024 * 1024  # k8s.io/apiserver/pkg/apis/cel/config.go
+#: k8s.io/apiserver/pkg/cel/limits.go
+MIN_DURATION_SIZE, JSON_DATE_SIZE, MIN_DATETIME_SIZE = 3, 12, 21
+MIN_STRING_SIZE, MIN_BOOL_SIZE, MIN_NUMBER_SIZE = 2, 4, 1
+MAX_DURATION_SIZE = MAX_DATETIME_SIZE = 32
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class T:
+    """A cel-go ``types.Type``: ``kind`` (``int``, ``list``, ``struct``, ``opaque``,
+    ``param``, ...), ``name`` (type name or parameter name) and ``params``."""
+
+    kind: str
+    name: str = ""
+    params: tuple[T, ...] = ()
+    decl: DeclT | None = field(default=None, compare=False, hash=False, repr=False)
+
+    def __str__(self) -> str:
+        return fmt(self)
+
+
+def _prim(kind: str) -> T:
+    return T(kind, kind)
+
+
+INT, UINT, DOUBLE, BOOL, STRING, BYTES = (_prim(k) for k in (
+    "int", "uint", "double", "bool", "string", "bytes"))
+NULL = T("null", "null_type")
+DURATION = T("duration", "google.protobuf.Duration")
+TIMESTAMP = T("timestamp", "google.protobuf.Timestamp")
+DYN = T("dyn", "dyn")
+ERROR = T("error", "*error*")
+
+
+def list_of(t: T) -> T:
+    return T("list", "list", (t,))
+
+
+def map_of(k: T, v: T) -> T:
+    return T("map", "map", (k, v))
+
+
+def type_of(t: T | None = None) -> T:
+    return T("type", "type", (t,) if t is not None else ())
+
+
+def optional_of(t: T) -> T:
+    return T("opaque", "optional_type", (t,))
+
+
+def fmt(t: T | None) -> str:
+    """cel-go ``checker.FormatCELType``."""
+    if t is None:
+        return ""
+    special = {"any": "any", "duration": "duration", "error": "!error!", "null": "null",
+               "timestamp": "timestamp"}
+    if t.kind in special:
+        return special[t.kind]
+    if t.kind == "param":
+        return t.name
+    if not t.params:
+        return t.name
+    return f"{t.name}({', '.join(fmt(p) for p in t.params)})"
+
+
+_OPAQUE = {"optional_type", "net.IP", "net.CIDR", "function"}
+_NAMED = {"int": INT, "uint": UINT, "double": DOUBLE, "bool": BOOL, "string": STRING,
+          "bytes": BYTES, "dyn": DYN, "google.protobuf.Duration": DURATION,
+          "google.protobuf.Timestamp": TIMESTAMP, "null_type": NULL}
+
+
+def _parse_type(text: str) -> T:
+    text = text.strip()
+    if text.startswith("<") and text.endswith(">"):
+        return T("param", text[1:-1])
+    if "(" in text:
+        name, inner = text.split("(", 1)
+        inner = inner[:-1]
+        parts, depth, start = [], 0, 0
+        for i, c in enumerate(inner):
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif c == "," and depth == 0:
+                parts.append(inner[start:i])
+                start = i + 1
+        parts.append(inner[start:])
+        params = tuple(_parse_type(p) for p in parts)
+        if name == "list":
+            return list_of(params[0])
+        if name == "map":
+            return map_of(params[0], params[1])
+        if name == "type":
+            return type_of(params[0])
+        return T("opaque", name, params)
+    if text in _NAMED:
+        return _NAMED[text]
+    if text == "type":
+        return type_of()
+    return T("opaque" if text in _OPAQUE else "struct", text)
+
+
+@dataclass(frozen=True)
+class Overload:
+    id: str
+    member: bool
+    args: tuple[T, ...]
+    result: T
+    params: tuple[str, ...]
+
+
+def _type_params(t: T, out: list[str]) -> None:
+    if t.kind == "param" and t.name not in out:
+        out.append(t.name)
+    for p in t.params:
+        _type_params(p, out)
+
+
+@lru_cache(maxsize=1)
+def functions() -> dict[str, list[Overload]]:
+    """Every function of the environment, with its overloads in declaration order."""
+    table: dict[str, list[Overload]] = {}
+    for line in DECLARATIONS.splitlines():
+        head, result = line.split(" -> ")
+        name, oid, member, *rest = head.split(" ")
+        args = tuple(_parse_type(a) for a in " ".join(rest).split(";") if a)
+        res = _parse_type(result)
+        params: list[str] = []
+        for a in (*args, res):
+            _type_params(a, params)
+        table.setdefault(name, []).append(Overload(oid, member == "1", args, res,
+                                                   tuple(params)))
+    return table
+
+
+#: Type identifiers of the standard environment (cel-go ``checker/stdlib``, optional
+#: types): ``type(x) == int``.
+_TYPE_IDENTS = {
+    "bool": BOOL, "bytes": BYTES, "double": DOUBLE, "int": INT, "uint": UINT,
+    "string": STRING, "null_type": NULL, "list": list_of(DYN), "map": map_of(DYN, DYN),
+    "type": type_of(), "google.protobuf.Duration": DURATION,
+    "google.protobuf.Timestamp": TIMESTAMP, "optional_type": optional_of(DYN),
+}
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@dataclass(eq=False)
+class DeclT:
+    """apiserver ``cel.DeclType``: the CEL view of one schema node."""
+
+    name: str
+    cel: T
+    fields: dict[str, DeclT] | None = None
+    key: DeclT | None = None
+    elem: DeclT | None = None
+    max_elements: int = 0
+    min_size: int = 0
+
+
+_RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue",
+                       "else", "for", "function", "if", "import", "let", "loop", "package",
+                       "namespace", "return", "var", "void", "while"})
+_EXPAND = re.compile(r"(__|[-./]|[^a-zA-Z0-9\-./_])")
+_VALID = re.compile(r"[a-zA-Z0-9_]*")
+
+
+def escape(ident: str) -> str | None:
+    """apiserver ``cel.Escape``: the CEL name of a property, ``None`` when it has none."""
+    if not ident or "0" <= ident[0] <= "9":
+        return None
+    if ident in _RESERVED:
+        return f"__{ident}__"
+    can_skip, previous = True, False
+    for c in ident:
+        if c in "/-.":
+            can_skip = False
+            break
+        if not _VALID.fullmatch(c):
+            return None
+        if c == "_" and previous:
+            can_skip = False
+            break
+        previous = c == "_"
+    if can_skip:
+        return ident
+    names = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
+    bad = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal bad
+        if m.group() not in names:
+            bad = True
+            return ""
+        return names[m.group()]
+
+    out = _EXPAND.sub(sub, ident)
+    return None if bad else out
+
+
+def normal(node: Mapping[str, Any], resolve: Resolver | None) -> Mapping[str, Any]:
+    """``node`` as the API server's structural schema sees it: ``$ref`` resolved through
+    ``resolve``, compatfuzz's nullable spellings (``type: [T, "null"]``, ``anyOf: [node,
+    {type: null}]``) folded back into the node."""
+    for _ in range(32):
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or resolve is None:
+            break
+        try:
+            target = resolve(ref)
+        except Exception:  # an unresolvable $ref is reported by the schema loader
+            break
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    any_of = node.get("anyOf")
+    if (isinstance(any_of, list) and len(any_of) == 2 and any_of[1] == {"type": "null"}
+            and isinstance(any_of[0], Mapping)):
+        inner = normal(any_of[0], resolve)
+        node = {**inner, **{k: v for k, v in node.items() if k != "anyOf"}}
+    kind = node.get("type")
+    if isinstance(kind, list):
+        rest = [t for t in kind if t != "null"]
+        node = {**node, "type": rest[0] if len(rest) == 1 else ""}
+    return node
+
+
+def _int(node: Mapping[str, Any], key: str) -> int | None:
+    v = node.get(key)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return None
+    return max(0, int(v))
+
+
+def _string_type(kind: str) -> bool:
+    return kind == "string"
+
+
+def _with_type_and_object_meta(node: Mapping[str, Any], resolve: Resolver | None
+                               ) -> Mapping[str, Any]:
+    """apiserver ``WithTypeAndObjectMeta`` (apiextensions ``model.WithTypeAndObjectMeta``)."""
+    props = node.get("properties")
+    props = props if isinstance(props, Mapping) else {}
+
+    def typ(sub: Any) -> Any:
+        return normal(sub, resolve).get("type") if isinstance(sub, Mapping) else None
+
+    meta = normal(props["metadata"], resolve) if isinstance(props.get("metadata"),
+                                                           Mapping) else {}
+    mprops = meta.get("properties") if isinstance(meta.get("properties"), Mapping) else None
+    if (node.get("properties") is not None and typ(props.get("kind")) == "string"
+            and typ(props.get("apiVersion")) == "string" and meta.get("type") == "object"
+            and mprops is not None and typ(mprops.get("name")) == "string"
+            and typ(mprops.get("generateName")) == "string"):
+        return node
+    string = {"type": "string"}
+    return {**node, "properties": {
+        **props, "kind": string, "apiVersion": string,
+        "metadata": {"type": "object", "properties": {"name": string,
+                                                       "generateName": string}}}}
+
+
+def decl_type(node: Mapping[str, Any], *, root: bool = False,
+              resolve: Resolver | None = None, name: str = "object",
+              _depth: int = 0) -> DeclT | None:
+    """apiserver ``common.SchemaDeclType``: the declaration of ``node`` (``None``: not
+    exposed to CEL). ``root``: the root of a resource (or an embedded resource), which
+    always has ``apiVersion``, ``kind`` and ``metadata.name``/``generateName``."""
+    if _depth > 64:
+        return None
+    node = normal(node, resolve)
+    request = MAX_REQUEST_SIZE - 2
+    if node.get("x-kubernetes-int-or-string") is True:
+        max_len = _int(node, "maxLength")
+        return DeclT("dyn", DYN, max_elements=max_len * 4 if max_len is not None
+                     else request, min_size=1)
+    if root:
+        node = _with_type_and_object_meta(node, resolve)
+    kind = node.get("type")
+    if kind == "array":
+        items = node.get("items")
+        if not isinstance(items, Mapping):
+            return None
+        items_n = normal(items, resolve)
+        elem = decl_type(items_n, root=items_n.get("x-kubernetes-embedded-resource") is True,
+                         resolve=resolve, name=f"{name}.@idx", _depth=_depth + 1)
+        if elem is None:
+            return None
+        max_items = _int(node, "maxItems")
+        if max_items is None:
+            max_items = request // (elem.min_size + 1)
+        return DeclT("list", list_of(elem.cel), elem=elem, max_elements=max_items,
+                     min_size=2)
+    if kind == "object":
+        extra = node.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            extra_n = normal(extra, resolve)
+            elem = decl_type(extra_n,
+                             root=extra_n.get("x-kubernetes-embedded-resource") is True,
+                             resolve=resolve, name=f"{name}.@elem", _depth=_depth + 1)
+            if elem is None:
+                return None
+            max_props = _int(node, "maxProperties")
+            if max_props is None:
+                max_props = request // (elem.min_size + 6)
+            key = DeclT("string", STRING, min_size=MIN_STRING_SIZE)
+            return DeclT("map", map_of(STRING, elem.cel), key=key, elem=elem,
+                         max_elements=max_props, min_size=2)
+        props = node.get("properties")
+        required = node.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        fields: dict[str, DeclT] = {}
+        min_size = 2
+        for prop, sub in (props.items() if isinstance(props, Mapping) else ()):
+            if not isinstance(sub, Mapping):
+                continue
+            sub_n = normal(sub, resolve)
+            escaped = escape(prop)
+            ftype = decl_type(sub_n, root=sub_n.get("x-kubernetes-embedded-resource") is True,
+                              resolve=resolve, name=f"{name}.{escaped}", _depth=_depth + 1)
+            if ftype is None:
+                continue
+            if escaped is not None:
+                fields[escaped] = ftype
+            if prop in required and "default" not in sub_n:
+                min_size += len(prop.encode()) + ftype.min_size + 4
+        decl = DeclT(name, T("struct", name), fields=fields, min_size=min_size)
+        object.__setattr__(decl.cel, "decl", decl)
+        return decl
+    if kind == "string":
+        fmt_ = node.get("format")
+        max_len = _int(node, "maxLength")
+        if fmt_ == "byte":
+            return DeclT("bytes", BYTES, min_size=MIN_STRING_SIZE,
+                         max_elements=max_len if max_len is not None else request)
+        if fmt_ == "duration":
+            return DeclT("duration", DURATION, min_size=MIN_DURATION_SIZE,
+                         max_elements=MAX_DURATION_SIZE)
+        if fmt_ == "date":
+            return DeclT("timestamp", TIMESTAMP, min_size=JSON_DATE_SIZE,
+                         max_elements=JSON_DATE_SIZE)
+        if fmt_ == "date-time":
+            return DeclT("timestamp", TIMESTAMP, min_size=MIN_DATETIME_SIZE,
+                         max_elements=MAX_DATETIME_SIZE)
+        if max_len is not None:
+            longest = max_len * 4
+        elif isinstance(node.get("enum"), list) and node["enum"]:
+            longest = max((len(e.encode()) for e in node["enum"] if isinstance(e, str)),
+                          default=0)
+        else:
+            longest = request
+        return DeclT("string", STRING, min_size=MIN_STRING_SIZE, max_elements=longest)
+    if kind == "boolean":
+        return DeclT("bool", BOOL, min_size=MIN_BOOL_SIZE)
+    if kind == "number":
+        return DeclT("double", DOUBLE, min_size=MIN_NUMBER_SIZE)
+    if kind == "integer":
+        return DeclT("int", INT, min_size=MIN_NUMBER_SIZE)
+    return None
+
+
+def _find_struct(t: T) -> DeclT | None:
+    return t.decl
+
+
+# --------------------------------------------------------------------------- unification
+
+Mapping_ = dict[str, T]
+
+
+def _find(m: Mapping_, t: T) -> T | None:
+    return m.get(t.name) if t.kind == "param" else None
+
+
+def _is_dyn(t: T) -> bool:
+    return t.kind in ("dyn", "any")
+
+
+def _is_dyn_or_error(t: T) -> bool:
+    return t.kind in ("dyn", "any", "error")
+
+
+def _exact(a: T, b: T) -> bool:
+    return a == b
+
+
+def _less_specific(t1: T, t2: T) -> bool:
+    if _is_dyn(t1) or t1.kind == "param":
+        return True
+    if _is_dyn(t2) or t2.kind == "param":
+        return False
+    if t1.kind != t2.kind:
+        return False
+    if t1.kind == "opaque":
+        return (t1.name == t2.name and len(t1.params) == len(t2.params)
+                and all(_less_specific(a, b) for a, b in zip(t1.params, t2.params, strict=True)))
+    if t1.kind in ("list", "map"):
+        return all(_less_specific(a, b) for a, b in zip(t1.params, t2.params, strict=True))
+    if t1.kind == "type":
+        return True
+    return _exact(t1, t2)
+
+
+def _most_general(t1: T, t2: T) -> T:
+    return t1 if _less_specific(t1, t2) else t2
+
+
+def _not_referenced_in(m: Mapping_, t: T, within: T) -> bool:
+    if t == within:
+        return False
+    if within.kind == "param":
+        sub = _find(m, within)
+        return True if sub is None else _not_referenced_in(m, t, sub)
+    if within.kind in ("opaque", "list", "map", "type"):
+        return all(_not_referenced_in(m, t, p) for p in within.params)
+    return True
+
+
+def substitute(m: Mapping_, t: T, to_dyn: bool) -> T:
+    sub = _find(m, t)
+    if sub is not None:
+        return substitute(m, sub, to_dyn)
+    if to_dyn and t.kind == "param":
+        return DYN
+    if t.kind in ("opaque", "list", "map", "type") and t.params:
+        return T(t.kind, t.name, tuple(substitute(m, p, to_dyn) for p in t.params), t.decl)
+    return t
+
+
+def _valid_substitution(m: Mapping_, t1: T, t2: T) -> tuple[bool, bool]:
+    if t1.kind == t2.kind and t1 == t2:
+        return True, True
+    sub = _find(m, t2)
+    if sub is not None:
+        if t1.kind == sub.kind and t1 == sub:
+            return True, True
+        if _assignable(m, t1, sub):
+            new = _most_general(t1, sub)
+            if _not_referenced_in(m, t2, new):
+                m[t2.name] = new
+            return True, True
+        return False, True
+    if _not_referenced_in(m, t2, t1):
+        m[t2.name] = t1
+        return True, False
+    return False, False
+
+
+def _legacy_nullable(t: T) -> bool:
+    return t.kind in ("opaque", "struct", "any", "duration", "timestamp")
+
+
+def _assignable(m: Mapping_, t1: T, t2: T) -> bool:
+    """cel-go ``internalIsAssignable``: a value of ``t2`` fits where ``t1`` is wanted."""
+    if t2.kind == "param":
+        valid, has_sub = _valid_substitution(m, t1, t2)
+        if valid:
+            return True
+        if has_sub:
+            return False
+    if t1.kind == "param":
+        return _valid_substitution(m, t2, t1)[0]
+    if _is_dyn_or_error(t1) or _is_dyn_or_error(t2):
+        return True
+    if t1.kind == "null":
+        return _legacy_nullable(t2) or t2.kind == "null"
+    if t2.kind == "null":
+        return _legacy_nullable(t1) or t1.kind == "null"
+    if t1.kind in ("bool", "bytes", "double", "int", "string", "uint", "any", "duration",
+                   "timestamp", "struct"):
+        return t1.kind == t2.kind and t1.name == t2.name
+    if t1.kind == "type":
+        return t2.kind == "type"
+    if t1.kind in ("opaque", "list", "map"):
+        return (t1.kind == t2.kind and t1.name == t2.name
+                and _assignable_list(m, t1.params, t2.params))
+    return False
+
+
+def _assignable_list(m: Mapping_, l1: tuple[T, ...], l2: tuple[T, ...]) -> bool:
+    if len(l1) != len(l2):
+        return False
+    return all(_assignable(m, a, b) for a, b in zip(l1, l2, strict=True))
+
+
+# --------------------------------------------------------------------------- checker
+
+
+@dataclass
+class Checked:
+    """A checked rule: its AST, the type and overloads of each node (by ``Expr.id``), the
+    declaration of ``self`` and cel-go's error texts."""
+
+    ast: Expr | None
+    root: DeclT | None
+    types: dict[int, T] = field(default_factory=dict)
+    overloads: dict[int, list[str]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    references: set[str] = field(default_factory=set)
+
+    def type(self, e: Expr) -> T:
+        return self.types.get(e.id, DYN)
+
+
+class _Checker:
+    def __init__(self, variables: dict[str, T], out: Checked) -> None:
+        self.scopes: list[dict[str, T]] = [variables]
+        self.out = out
+        self.m: Mapping_ = {}
+        self.free = 0
+
+    def error(self, message: str) -> None:
+        self.out.errors.append(message)
+
+    def set(self, e: Expr, t: T) -> None:
+        self.out.types[e.id] = t
+
+    def get(self, e: Expr) -> T:
+        return self.out.types.get(e.id, ERROR)
+
+    def fresh(self) -> T:
+        t = T("param", f"_var{self.free}")
+        self.free += 1
+        return t
+
+    def is_assignable(self, t1: T, t2: T) -> bool:
+        copy = dict(self.m)
+        if _assignable(copy, t1, t2):
+            self.m = copy
+            return True
+        return False
+
+    def is_assignable_list(self, l1: tuple[T, ...], l2: tuple[T, ...]) -> bool:
+        copy = dict(self.m)
+        if _assignable_list(copy, l1, l2):
+            self.m = copy
+            return True
+        return False
+
+    def lookup(self, name: str) -> T | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in _TYPE_IDENTS:
+            return type_of(_TYPE_IDENTS[name])
+        return None
+
+    def check(self, e: Expr) -> None:
+        kind = e.kind
+        if kind == "lit":
+            v = e.value
+            t = (NULL if v is None else BOOL if isinstance(v, bool) else UINT
+                 if isinstance(v, Uint) else INT if isinstance(v, int) else DOUBLE
+                 if isinstance(v, float) else STRING if isinstance(v, str) else BYTES)
+            self.set(e, t)
+        elif kind == "ident":
+            found = self.lookup(str(e.value))
+            if found is None:
+                self.error(f"undeclared reference to '{e.value}' (in container '')")
+                self.set(e, ERROR)
+            else:
+                self.out.references.add(str(e.value))
+                self.set(e, found)
+        elif kind == "select":
+            self.check_select(e)
+        elif kind == "call":
+            self.check_call(e)
+        elif kind == "list":
+            self.check_list(e)
+        elif kind == "map":
+            self.check_map(e)
+        elif kind == "comp":
+            self.check_comp(e)
+
+    def qualified(self, e: Expr) -> str | None:
+        """cel-go ``containers.ToQualifiedName``."""
+        if e.kind == "ident":
+            return str(e.value)
+        if e.kind == "select" and not e.test_only and e.operand is not None:
+            prefix = self.qualified(e.operand)
+            return None if prefix is None else f"{prefix}.{e.value}"
+        return None
+
+    def check_select(self, e: Expr) -> None:
+        assert e.operand is not None
+        name = self.qualified(e) if not e.test_only else None
+        if name is not None and "." in name:
+            t = self.qualified_ident(name)
+            if t is not None:
+                self.set(e, t)
+                e.kind, e.value, e.operand = "ident", name, None
+                return
+        result = self.select_field(e, e.operand, str(e.value), False)
+        if e.test_only:
+            result = BOOL
+        self.set(e, substitute(self.m, result, False))
+
+    def qualified_ident(self, name: str) -> T | None:
+        if name in _TYPE_IDENTS:
+            return type_of(_TYPE_IDENTS[name])
+        return None
+
+    def select_field(self, e: Expr, operand: Expr, name: str, optional: bool) -> T:
+        self.check(operand)
+        operand_t = substitute(self.m, self.get(operand), False)
+        target = operand_t
+        is_opt = False
+        if operand_t.kind == "opaque" and operand_t.name == "optional_type":
+            target, is_opt = operand_t.params[0], True
+        result = ERROR
+        if target.kind == "map":
+            result = target.params[1]
+        elif target.kind == "struct":
+            decl = target.decl
+            if decl is not None and decl.fields is not None and name in decl.fields:
+                result = decl.fields[name].cel
+            else:
+                self.error(f"undefined field '{name}'")
+        elif target.kind == "param":
+            self.is_assignable(DYN, target)
+            result = DYN
+        else:
+            if not _is_dyn_or_error(target):
+                self.error(f"type '{fmt(target)}' does not support field selection")
+            result = DYN
+        return optional_of(result) if (is_opt or optional) else result
+
+    def check_call(self, e: Expr) -> None:
+        name = e.function
+        if name == "_?._":
+            self.check_opt_select(e)
+            return
+        for a in e.args:
+            self.check(a)
+        table = functions()
+        if e.operand is None:
+            fn = table.get(name)
+            if fn is None:
+                self.error(f"undeclared reference to '{name}' (in container '')")
+                self.set(e, ERROR)
+                return
+            self.resolve(e, name, fn, None)
+            return
+        prefix = self.qualified(e.operand)
+        if prefix is not None and f"{prefix}.{name}" in table:
+            e.function, e.operand = f"{prefix}.{name}", None
+            self.resolve(e, e.function, table[e.function], None)
+            return
+        self.check(e.operand)
+        fn = table.get(name)
+        if fn is None:
+            self.set(e, ERROR)
+            self.error(f"undeclared reference to '{name}' (in container '')")
+            return
+        self.resolve(e, name, fn, e.operand)
+
+    def is_variable(self, name: str) -> bool:
+        return any(name in scope for scope in self.scopes)
+
+    def check_opt_select(self, e: Expr) -> None:
+        operand, fld = e.args
+        result = self.select_field(e, operand, str(fld.value), True)
+        self.set(fld, STRING)
+        self.set(e, substitute(self.m, result, False))
+        self.out.overloads[e.id] = ["select_optional_field"]
+
+    def resolve(self, e: Expr, name: str, fn: list[Overload], target: Expr | None) -> None:
+        arg_types = ([self.get(target)] if target is not None else []) + [
+            self.get(a) for a in e.args]
+        result: T | None = None
+        ids: list[str] = []
+        for o in fn:
+            if (target is None) == o.member:
+                continue
+            if name in ("_&&_", "_||_"):
+                ok = True
+                for t in arg_types:
+                    if not self.is_assignable(t, BOOL):
+                        self.error(f"expected type '{fmt(BOOL)}' but found '{fmt(t)}'")
+                        ok = False
+                if not ok:
+                    self.set(e, ERROR)
+                    return
+                self.out.overloads[e.id] = [o.id]
+                self.set(e, BOOL)
+                return
+            sig = (o.result, *o.args)
+            if o.params:
+                subs = {p: self.fresh() for p in o.params}
+                sig = tuple(substitute(subs, t, False) for t in sig)
+            if len(sig) - 1 != len(arg_types):
+                continue
+            if self.is_assignable_list(tuple(arg_types), sig[1:]):
+                ids.append(o.id)
+                res = substitute(self.m, sig[0], False)
+                if result is None:
+                    result = res
+                elif not _is_dyn(result) and res != result:
+                    result = DYN
+        if result is None:
+            shown = [fmt(substitute(self.m, t, True)) for t in arg_types]
+            if target is not None:
+                sig_text = f"{shown[0]}.({', '.join(shown[1:])})"
+            else:
+                sig_text = f"({', '.join(shown)})"
+            self.error(f"found no matching overload for '{name}' applied to '{sig_text}'")
+            self.set(e, ERROR)
+            return
+        self.out.overloads[e.id] = ids
+        self.set(e, result)
+
+    def join(self, prev: T | None, cur: T) -> T:
+        if prev is None:
+            return cur
+        if self.is_assignable(prev, cur):
+            return _most_general(prev, cur)
+        self.error(f"expected type '{fmt(prev)}' but found '{fmt(cur)}'")
+        return ERROR
+
+    def check_list(self, e: Expr) -> None:
+        elem: T | None = None
+        for i, a in enumerate(e.args):
+            self.check(a)
+            t = self.get(a)
+            if i in e.optional:
+                if t.kind == "opaque" and t.name == "optional_type":
+                    t = t.params[0]
+                elif not _is_dyn(t):
+                    self.error(f"expected type '{fmt(optional_of(t))}' but found '{fmt(t)}'")
+            elem = self.join(elem, t)
+        self.set(e, list_of(elem if elem is not None else self.fresh()))
+
+    def check_map(self, e: Expr) -> None:
+        kt: T | None = None
+        vt: T | None = None
+        for k, v, opt in e.entries:
+            self.check(k)
+            kt = self.join(kt, self.get(k))
+            self.check(v)
+            t = self.get(v)
+            if opt:
+                if t.kind == "opaque" and t.name == "optional_type":
+                    t = t.params[0]
+                elif not _is_dyn(t):
+                    self.error(f"expected type '{fmt(optional_of(t))}' but found '{fmt(t)}'")
+            vt = self.join(vt, t)
+        if kt is None or vt is None:
+            kt, vt = self.fresh(), self.fresh()
+        self.set(e, map_of(kt, vt))
+
+    def check_comp(self, e: Expr) -> None:
+        assert e.iter_range is not None and e.accu_init is not None
+        assert e.loop_cond is not None and e.loop_step is not None and e.result is not None
+        self.check(e.iter_range)
+        self.check(e.accu_init)
+        rng = substitute(self.m, self.get(e.iter_range), False)
+        accu = self.get(e.accu_init)
+        self.scopes.append({e.accu_var: accu})
+        two = bool(e.iter_var2)
+        var2: T | None = None
+        if rng.kind == "list":
+            var = rng.params[0]
+            if two:
+                var, var2 = INT, var
+        elif rng.kind == "map":
+            var = rng.params[0]
+            var2 = rng.params[1] if two else None
+        elif rng.kind in ("dyn", "error", "param"):
+            self.is_assignable(DYN, rng)
+            var = DYN
+            var2 = DYN if two else None
+        else:
+            self.error(f"expression of type '{fmt(rng)}' cannot be range of a comprehension "
+                       "(must be list, map, or dynamic)")
+            var = ERROR
+            var2 = ERROR if two else None
+        scope = {e.iter_var: var}
+        if two and var2 is not None:
+            scope[e.iter_var2] = var2
+        self.scopes.append(scope)
+        self.check(e.loop_cond)
+        self.assert_type(e.loop_cond, BOOL)
+        self.check(e.loop_step)
+        self.assert_type(e.loop_step, accu)
+        self.scopes.pop()
+        self.check(e.result)
+        self.scopes.pop()
+        self.set(e, substitute(self.m, self.get(e.result), False))
+
+    def assert_type(self, e: Expr, t: T) -> None:
+        if not self.is_assignable(t, self.get(e)):
+            self.error(f"expected type '{fmt(t)}' but found '{fmt(self.get(e))}'")
+
+    def finish(self, e: Expr) -> None:
+        """cel-go substitutes the final mappings into every node's type (to dyn)."""
+        for k, t in list(self.out.types.items()):
+            self.out.types[k] = substitute(self.m, t, True)
+
+
+def _walk(e: Expr) -> list[Expr]:
+    out, stack = [], [e]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(node.children())
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _parsed(rule: str) -> Expr | str:
+    try:
+        return parse(rule)
+    except ParseError as exc:
+        return str(exc.args[0])
+    except RecursionError:
+        return "expression recursion limit exceeded"
+
+
+def _fresh_copy(e: Expr) -> Expr:
+    return _copy_expr(e)
+
+
+def check(rule: str, node: Mapping[str, Any], *, resolve: Resolver | None = None,
+          old_self: bool = True, optional_old_self: bool = False, root: bool = False,
+          decl: DeclT | None = None) -> Checked:
+    """Parse and type-check ``rule`` with ``self`` a value of ``node`` (and ``oldSelf``,
+    declared for every rule as the server does; ``optional_old_self``: as
+    ``optional_type(self)``, for rules with ``optionalOldSelf: true``)."""
+    if decl is None:
+        n = normal(node, resolve)
+        decl = decl_type(n, root=root or n.get("x-kubernetes-embedded-resource") is True,
+                         resolve=resolve, name="selfType")
+    parsed = _parsed(rule)
+    if isinstance(parsed, str):
+        return Checked(None, decl, errors=[parsed])
+    ast = _fresh_copy(parsed)
+    out = Checked(ast, decl)
+    if decl is None:
+        out.errors.append("failed to convert to declType for CEL validation rules")
+        return out
+    variables = {"self": decl.cel}
+    if old_self:
+        variables["oldSelf"] = optional_of(decl.cel) if optional_old_self else decl.cel
+    checker = _Checker(variables, out)
+    try:
+        checker.check(ast)
+    except RecursionError:
+        out.errors.append("expression recursion limit exceeded")
+        return out
+    checker.finish(ast)
+    return out
+
+
+def uses_old_self(rule: str, node: Mapping[str, Any] | None = None, *,
+                  resolve: Resolver | None = None) -> bool:
+    """Whether ``rule`` is a transition rule: its checked AST references the variable
+    ``oldSelf`` (apiextensions ``compileRule``: ``UsesOldSelf`` from the reference map,
+    so a comprehension variable named ``oldSelf`` does not count)."""
+    checked = check(rule, node if node is not None else {"type": "object"}, resolve=resolve)
+    if checked.ast is None:
+        return False
+    for e in _walk(checked.ast):
+        if e.kind == "ident" and e.value == "oldSelf" and not _shadowed(checked.ast, e):
+            return True
+    return False
+
+
+def _shadowed(ast: Expr, target: Expr) -> bool:
+    """Whether ``target`` (an ``oldSelf`` ident) is bound by an enclosing comprehension."""
+    def visit(e: Expr, bound: frozenset[str]) -> bool | None:
+        if e is target:
+            return "oldSelf" in bound
+        if e.kind == "comp":
+            assert e.iter_range is not None and e.accu_init is not None
+            for sub in (e.iter_range, e.accu_init):
+                r = visit(sub, bound)
+                if r is not None:
+                    return r
+            inner = bound | {e.accu_var}
+            loop = inner | {e.iter_var, e.iter_var2}
+            for part, b in ((e.loop_cond, loop), (e.loop_step, loop), (e.result, inner)):
+                if part is not None:
+                    r = visit(part, b)
+                    if r is not None:
+                        return r
+            return None
+        for c in e.children():
+            r = visit(c, bound)
+            if r is not None:
+                return r
+        return None
+    return bool(visit(ast, frozenset()))
+
+
+def compile_errors(rule: str, node: Mapping[str, Any], *,
+                   resolve: Callable[[str], Mapping[str, Any]] | None = None,
+                   old_self: bool = False, message_expression: bool = False) -> list[str]:
+    """cel-go's error texts for ``rule`` at the schema ``node`` (empty: it compiles).
+
+    ``node`` is a CRD ``openAPIV3Schema`` node as written (``nullable: true``) or a
+    normalised compatfuzz node (``type: [T, "null"]``, ``anyOf: [node, {type: null}]``,
+    ``$ref`` resolved by ``resolve``). ``old_self``: the rule has ``optionalOldSelf:
+    true`` (``oldSelf`` is then ``optional_type(self)``; without it ``oldSelf`` is
+    ``self``'s type, as the server declares it for every rule). ``message_expression``:
+    check a ``messageExpression``, which must be of type string.
+
+    The texts are the issues cel-go reports, without their location, e.g.
+    ``undeclared reference to 'x' (in container '')``, ``undefined field 'foo'``,
+    ``found no matching overload for '_+_' applied to '(string, int)'``; a rule that
+    checks but is not a bool gives the server's ``cel expression must evaluate to a
+    bool`` (``messageExpression must evaluate to a string``).
+
+    >>> compile_errors("self.a + 1 > 0", {"type": "object", "properties": {
+    ...     "a": {"type": "string"}}})
+    ["found no matching overload for '_+_' applied to '(string, int)'"]
+    """
+    n = normal(node, resolve)
+    checked = check(rule, n, resolve=resolve, optional_old_self=old_self)
+    if checked.errors:
+        return list(dict.fromkeys(checked.errors))
+    assert checked.ast is not None
+    t = checked.type(checked.ast)
+    if message_expression:
+        return [] if t == STRING else ["messageExpression must evaluate to a string"]
+    return [] if t == BOOL else ["cel expression must evaluate to a bool"]
+
