@@ -705,15 +705,11 @@ def _check_rules(schema: Any) -> None:
     :func:`compatfuzz.strategies._cel_cost.rule_cost`, equal to the server's ``MaxCost``.
     """
     from compatfuzz.strategies._cel_check import check as type_check
-    from compatfuzz.strategies._cel_check import normal
     from compatfuzz.strategies._cel_cost import (
         STATIC_CRD_LIMIT,
         STATIC_RULE_LIMIT,
-        cardinality_factor,
         cost_error_message,
-        expression_cost,
-        message_cost,
-        rule_cost,
+        crd_rule_costs,
     )
 
     if not _mentions_rules(schema.root):
@@ -721,74 +717,36 @@ def _check_rules(schema: Any) -> None:
     resolve = getattr(schema, "resolve", None)
     total = 0
     costly: list[tuple[int, str]] = []
-    Frame = tuple[Any, tuple[str, ...], int | None, frozenset[str]]
-    stack: list[Frame] = [(schema.root, (), 1, frozenset())]
-    visited = 0
-    while stack and visited < _MAX_NODES:
-        node, tokens, card, refs = stack.pop()
-        visited += 1
-        if not isinstance(node, Mapping):
+    for rc in crd_rule_costs(schema.root, resolve=resolve, max_nodes=_MAX_NODES):
+        where = (*rc.tokens, "x-kubernetes-validations", str(rc.index), rc.key)
+        path = _rendered(schema, where)
+        verdict = _verdict(rc.text) if rc.key == "rule" else None
+        if verdict is not None and verdict.invalid and type_check(
+                rc.text, rc.node, resolve=resolve, root=rc.root).ast is None:
+            raise UnsupportedSchema(
+                f"{schema.source} at {path}: the "
+                f"x-kubernetes-validations rule does not compile ({verdict.reason}), "
+                f"so the API server refuses this CRD: {rc.text}{_caret(rc.text, verdict.reason)}"
+                "\n  fix: correct the rule's syntax (CEL: "
+                "https://kubernetes.io/docs/reference/using-api/cel/)")
+        total = min(total + rc.cost, 2 ** 64 - 1)
+        if rc.raw is None:
             continue
-        ref = node.get("$ref")
-        if isinstance(ref, str) and resolve is not None:
-            if ref in refs:
-                continue
-            refs = refs | {ref}
-        node = normal(node, resolve)
-        is_root = not tokens
-        rules = node.get("x-kubernetes-validations")
-        for i, entry in enumerate(rules if isinstance(rules, list) else ()):
-            rule = entry.get("rule") if isinstance(entry, Mapping) else None
-            if not isinstance(rule, str) or not rule.strip():
-                continue
-            verdict = _verdict(rule)
-            where = (*tokens, "x-kubernetes-validations", str(i), "rule")
-            if verdict.invalid and type_check(rule, node, resolve=resolve,
-                                              root=is_root).ast is None:
-                raise UnsupportedSchema(
-                    f"{schema.source} at {_rendered(schema, where)}: the "
-                    f"x-kubernetes-validations rule does not compile ({verdict.reason}), "
-                    f"so the API server refuses this CRD: {rule}{_caret(rule, verdict.reason)}"
-                    "\n  fix: correct the rule's syntax (CEL: "
-                    "https://kubernetes.io/docs/reference/using-api/cel/)")
-            expressions = [("rule", rule, rule_cost(rule, node, resolve=resolve,
-                                                    root=is_root))]
-            message = entry.get("messageExpression") if isinstance(entry, Mapping) else None
-            if isinstance(message, str) and message.strip() and expressions[0][2] is not None:
-                expressions.append(("messageExpression", message, message_cost(
-                    message, node, resolve=resolve, root=is_root)))
-            for key, text, raw in expressions:
-                if raw is None:  # a compile error: the server counts no cost for it
-                    continue
-                cost = expression_cost(raw, card, node, resolve, root=is_root)
-                total = min(total + cost, 2 ** 64 - 1)
-                path = _rendered(schema, (*where[:-1], key))
-                if cost > STATIC_RULE_LIMIT:
-                    times = cost // raw if raw else 1
-                    runs = "" if times == 1 else (
-                        f" ({raw:,} per evaluation x up to {times:,} evaluations)")
-                    name = "estimated rule cost" if key == "rule" else (
-                        "estimated messageExpression cost")
-                    raise CostRefusal(
-                        f"{schema.source} at {path}: Forbidden: "
-                        f"{cost_error_message(name, cost, STATIC_RULE_LIMIT)}, so "
-                        f"Kubernetes refuses this CRD; the estimate is {cost:,}{runs} "
-                        f"against a limit of {STATIC_RULE_LIMIT:,}: {_short(text)}"
-                        "\n  fix: add maxItems, maxProperties and maxLength to the lists, "
-                        "maps and strings the rule reads (and to the lists it sits under), "
-                        "or simplify the rule")
-                if cost >= STATIC_CRD_LIMIT // 100:
-                    costly.append((cost, path))
-        factor = cardinality_factor(node, resolve)
-        child = card * factor if card is not None and factor is not None else None
-        props = node.get("properties")
-        if isinstance(props, Mapping):
-            stack.extend((v, (*tokens, "properties", str(k)), child, refs)
-                         for k, v in props.items())
-        for key in ("items", "additionalProperties"):
-            value = node.get(key)
-            if isinstance(value, Mapping):
-                stack.append((value, (*tokens, key), child, refs))
+        if rc.cost > STATIC_RULE_LIMIT:
+            times = rc.cost // rc.raw if rc.raw else 1
+            runs = "" if times == 1 else (
+                f" ({rc.raw:,} per evaluation x up to {times:,} evaluations)")
+            name = "estimated rule cost" if rc.key == "rule" else (
+                "estimated messageExpression cost")
+            raise CostRefusal(
+                f"{schema.source} at {path}: Forbidden: "
+                f"{cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)}, so Kubernetes "
+                f"refuses this CRD; the estimate is {rc.cost:,}{runs} against a limit of "
+                f"{STATIC_RULE_LIMIT:,}: {_short(rc.text)}\n  fix: add maxItems, "
+                "maxProperties and maxLength to the lists, maps and strings the rule reads "
+                "(and to the lists it sits under), or simplify the rule")
+        if rc.cost >= STATIC_CRD_LIMIT // 100:
+            costly.append((rc.cost, path))
     if total > STATIC_CRD_LIMIT:
         top = ", ".join(f"{p} ({c:,})" for c, p in sorted(costly, reverse=True)[:4])
         name = ("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 "

@@ -550,8 +550,17 @@ class Checked:
         return self.types.get(e.id, DYN)
 
 
+#: Functions the stored-expressions environment has and the new-expressions one (what a
+#: CRD create or a changed rule compiles in: the libraries up to the server's
+#: compatibility version, 1.36 for a 1.37 server) lacks: ``library.Lists(ListsVersion(1))``
+#: is introduced in 1.37 (k8s.io/apiserver ``environment/base.go``).
+NEW_IN_137 = frozenset({"includes"})
+
+
 class _Checker:
-    def __init__(self, variables: dict[str, T], out: Checked) -> None:
+    def __init__(self, variables: dict[str, T], out: Checked,
+                 hidden: frozenset[str] = frozenset()) -> None:
+        self.hidden = hidden
         self.scopes: list[dict[str, T]] = [variables]
         self.out = out
         self.m: Mapping_ = {}
@@ -681,6 +690,8 @@ class _Checker:
         for a in e.args:
             self.check(a)
         table = functions()
+        if self.hidden:
+            table = {k: v for k, v in table.items() if k not in self.hidden}
         if e.operand is None:
             fn = table.get(name)
             if fn is None:
@@ -870,10 +881,12 @@ def _fresh_copy(e: Expr) -> Expr:
 
 def check(rule: str, node: Mapping[str, Any], *, resolve: Resolver | None = None,
           old_self: bool = True, optional_old_self: bool = False, root: bool = False,
-          decl: DeclT | None = None) -> Checked:
+          decl: DeclT | None = None, new_expressions: bool = False) -> Checked:
     """Parse and type-check ``rule`` with ``self`` a value of ``node`` (and ``oldSelf``,
     declared for every rule as the server does; ``optional_old_self``: as
-    ``optional_type(self)``, for rules with ``optionalOldSelf: true``)."""
+    ``optional_type(self)``, for rules with ``optionalOldSelf: true``).
+    ``new_expressions``: in the environment a CRD create compiles new rules in (without
+    :data:`NEW_IN_137`), instead of the stored-expressions one."""
     if decl is None:
         n = normal(node, resolve)
         decl = decl_type(n, root=root or n.get("x-kubernetes-embedded-resource") is True,
@@ -889,7 +902,7 @@ def check(rule: str, node: Mapping[str, Any], *, resolve: Resolver | None = None
     variables = {"self": decl.cel}
     if old_self:
         variables["oldSelf"] = optional_of(decl.cel) if optional_old_self else decl.cel
-    checker = _Checker(variables, out)
+    checker = _Checker(variables, out, NEW_IN_137 if new_expressions else frozenset())
     try:
         checker.check(ast)
     except RecursionError:

@@ -79,8 +79,11 @@ __all__ = [
     "STATIC_RULE_LIMIT",
     "CostExceeded",
     "MeteredRunner",
+    "RuleCost",
     "cardinality_factor",
     "cost_error_message",
+    "crd_cost_errors",
+    "crd_rule_costs",
     "estimate",
     "expression_cost",
     "message_cost",
@@ -582,22 +585,23 @@ def estimate(checked: Checked) -> int:
 
 
 def rule_cost(rule: str, node: Mapping[str, Any], *, resolve: Any = None,
-              root: bool = False) -> int | None:
+              root: bool = False, new_expressions: bool = False) -> int | None:
     """The server's ``MaxCost`` of ``rule`` at the schema ``node`` (one evaluation, in
     cel-go cost units), or ``None`` when the rule does not compile (the server then
     reports the compile error instead, and counts no cost). ``root``: ``node`` is a CRD
     version's ``openAPIV3Schema`` (it gains ``apiVersion``, ``kind`` and ``metadata``)."""
-    checked = check(rule, node, resolve=resolve, root=root)
+    checked = check(rule, node, resolve=resolve, root=root, new_expressions=new_expressions)
     if checked.errors or checked.ast is None or checked.type(checked.ast) != BOOL:
         return None
     return estimate(checked)
 
 
 def message_cost(expression: str, node: Mapping[str, Any], *, resolve: Any = None,
-                 root: bool = False) -> int | None:
+                 root: bool = False, new_expressions: bool = False) -> int | None:
     """``MessageExpressionMaxCost``: as :func:`rule_cost` for a ``messageExpression``
     (which must be a string)."""
-    checked = check(expression, node, resolve=resolve, root=root)
+    checked = check(expression, node, resolve=resolve, root=root,
+                    new_expressions=new_expressions)
     if checked.errors or checked.ast is None or checked.type(checked.ast) != STRING:
         return None
     return estimate(checked)
@@ -656,3 +660,115 @@ def cost_error_message(name: str, cost: int, limit: int) -> str:
     return (f"{name} exceeds budget by factor of {factor_text} (try simplifying the rule, "
             "or adding maxItems, maxProperties, and maxLength where arrays, maps, and "
             "strings are declared)")
+
+
+# --------------------------------------------------------------------------- per CRD
+
+
+class RuleCost:
+    """One compiled expression of a CRD: where it is (schema ``tokens``, then
+    ``x-kubernetes-validations``, ``index``, ``key``), its text, ``MaxCost`` (``None``:
+    it does not compile) and its cost times the cardinality (``getExpressionCost``)."""
+
+    __slots__ = ("cost", "index", "key", "node", "raw", "root", "text", "tokens")
+
+    def __init__(self, tokens: tuple[str, ...], index: int, key: str, text: str,  # noqa: PLR0917 - a record
+                 raw: int | None, cost: int, node: Mapping[str, Any], root: bool) -> None:
+        self.tokens = tokens
+        self.index = index
+        self.key = key
+        self.text = text
+        self.raw = raw
+        self.cost = cost
+        self.node = node
+        self.root = root
+
+    def server_path(self, prefix: str = "spec.validation.openAPIV3Schema") -> str:
+        """The field path the API server names in its errors."""
+        out = prefix
+        tokens = list(self.tokens)
+        while tokens:
+            t = tokens.pop(0)
+            if t == "properties":
+                out += f".properties[{tokens.pop(0)}]"
+            else:
+                out += f".{t}"
+        return f"{out}.x-kubernetes-validations[{self.index}].{self.key}"
+
+
+def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
+                   max_nodes: int = 200_000) -> list[RuleCost]:
+    """Every rule and ``messageExpression`` of a CRD version's schema with its estimate,
+    as apiextensions' ``ValidateCustomResourceDefinitionOpenAPISchema`` walks it: rules
+    under ``properties``, ``items`` and ``additionalProperties`` (never under junctors),
+    the cardinality multiplied down from ``maxItems``/``maxProperties``
+    (``childContext``), unbounded below a list or map without one. Rules compile in the
+    environment of a CRD create (``NewExpressions``)."""
+    out: list[RuleCost] = []
+    Frame = tuple[Any, tuple[str, ...], int | None, frozenset[str], bool]
+    stack: list[Frame] = [(root, (), 1, frozenset(), True)]
+    seen = 0
+    while stack and seen < max_nodes:
+        raw_node, tokens, card, refs, is_root = stack.pop()
+        seen += 1
+        if not isinstance(raw_node, Mapping):
+            continue
+        ref = raw_node.get("$ref")
+        if isinstance(ref, str):
+            if ref in refs:
+                continue
+            refs = refs | {ref}
+        node = normal(raw_node, resolve)
+        rules = node.get("x-kubernetes-validations")
+        for i, entry in enumerate(rules if isinstance(rules, list) else ()):
+            rule = entry.get("rule") if isinstance(entry, Mapping) else None
+            if not isinstance(rule, str) or not rule.strip():
+                continue
+            raw = rule_cost(rule, node, resolve=resolve, root=is_root, new_expressions=True)
+            cost = 0 if raw is None else expression_cost(raw, card, node, resolve,
+                                                         root=is_root)
+            out.append(RuleCost(tokens, i, "rule", rule, raw, cost, node, is_root))
+            message = entry.get("messageExpression")
+            if raw is not None and isinstance(message, str) and message.strip():
+                mraw = message_cost(message, node, resolve=resolve, root=is_root,
+                                    new_expressions=True)
+                if mraw is not None:
+                    out.append(RuleCost(tokens, i, "messageExpression", message, mraw,
+                                        mraw, node, is_root))
+        factor_ = cardinality_factor(node, resolve)
+        child = card * factor_ if card is not None and factor_ is not None else None
+        for key in ("additionalProperties", "items"):
+            value = node.get(key)
+            if isinstance(value, Mapping):
+                stack.append((value, (*tokens, key), child, refs, False))
+        props = node.get("properties")
+        if isinstance(props, Mapping):
+            stack.extend((v, (*tokens, "properties", str(k)), child, refs, False)
+                         for k, v in sorted(props.items(), reverse=True))
+    return out
+
+
+def crd_cost_errors(root: Mapping[str, Any], *, resolve: Any = None) -> list[str]:
+    """The cost errors the API server gives for a CRD version's schema, as
+    ``"<field path>: Forbidden: <detail>"`` (apiextensions ``validation.go``)."""
+    costs = crd_rule_costs(root, resolve=resolve)
+    errors: list[str] = []
+    total = 0
+    expensive: list[RuleCost] = []
+    for rc in costs:
+        name = "estimated rule cost" if rc.key == "rule" else "estimated messageExpression cost"
+        if rc.cost > STATIC_RULE_LIMIT:
+            errors.append(f"{rc.server_path()}: Forbidden: "
+                          f"{cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)}")
+        total = min(total + rc.cost, U64)
+        if rc.cost >= STATIC_CRD_LIMIT // 100:
+            expensive.append(rc)
+    if total > STATIC_CRD_LIMIT:
+        expensive.sort(key=lambda rc: -rc.cost)
+        errors.extend(f"{rc.server_path()}: Forbidden: contributed to estimated rule cost "
+                      "total exceeding cost limit for entire OpenAPIv3 schema"
+                      for rc in expensive[:4])
+        name = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
+        errors.append("spec.validation.openAPIV3Schema: Forbidden: "
+                      f"{cost_error_message(name, total, STATIC_CRD_LIMIT)}")
+    return errors

@@ -1,0 +1,566 @@
+"""Conformance: compatfuzz's CEL type checker and cost estimate against the API server's.
+
+``conformance/celcost/main.go`` is a JSON-lines program built from Go modules
+(``k8s.io/apiextensions-apiserver`` v0.37.2 and the ``k8s.io/apiserver``/cel-go it pins)
+that compiles a rule at a schema node exactly as the server does when a CRD is written
+(v1 -> internal conversion, ``NewStructural``, ``model.SchemaDeclType``, apiextensions
+``cel.Compile`` with ``PerCallLimit`` in the stored-expressions environment) and answers
+``MaxCost``, ``MaxCardinality`` and the compile error; and that validates whole CRDs
+(``ValidateCustomResourceDefinition``) for the per-rule and per-CRD cost refusals.
+
+Cases (Hypothesis, derandomised, so the figures are reproducible):
+
+* generated rules over generated schemas (objects, lists and maps with and without
+  ``maxItems``/``maxProperties``, strings with and without ``maxLength``/``enum``/formats,
+  int-or-string, nested up to depth 4), built from every library function and macro;
+* generated ill-typed rules (wrong fields, wrong argument types, unknown functions);
+* the measured cases of issue 30 and every library function at the size where the
+  server's 10,000,000 limit bites (one below and one above: the same verdict);
+* whole CRDs with rules under lists and maps, for the cardinality and the total.
+
+Compared: the estimate (the same integer), the compile verdict (error or not) and the
+error text (cel-go's issue messages, ``selfType<n>`` read as ``selfType``), and for whole
+CRDs the cost errors, word for word. Run (``-rP`` prints the figures)::
+
+    .venv/bin/python -m pytest conformance/test_celcost_conformance.py -p no:cacheprovider -rP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compatfuzz.strategies._cel_check import compile_errors, decl_type
+from compatfuzz.strategies._cel_cost import (
+    crd_cost_errors,
+    rule_cost,
+    unbounded_cardinality,
+)
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import build as builder  # noqa: E402 - the shared oracle build helper
+
+SCALE = int(os.environ.get("COMPATFUZZ_CONFORMANCE_SCALE", "1"))
+FIGURES: Counter[str] = Counter()
+DISAGREE: list[str] = []
+
+
+# --------------------------------------------------------------------- oracle
+class Oracle:
+    def __init__(self, binary: Path) -> None:
+        self.proc = subprocess.Popen([str(binary)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        if answer.get("fatal"):
+            raise AssertionError(f"oracle failed on {request}: {answer['fatal']}")
+        return answer
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def oracle() -> Iterator[Oracle]:
+    try:
+        binary = builder.build(sources=HERE / "celcost", name="celcost-oracle")
+    except builder.MissingPrerequisite as exc:
+        pytest.skip(str(exc))
+    o = Oracle(binary)
+    yield o
+    o.close()
+    if FIGURES:
+        print("\ncelcost figures: " + ", ".join(f"{k}={v}" for k, v in sorted(FIGURES.items())))
+    for line in DISAGREE[:40]:
+        print("  " + line)
+
+
+_ISSUE = re.compile(r"ERROR: <input>:\d+:\d+: (.*)")
+
+
+def server_errors(detail: str) -> list[str]:
+    """cel-go's issue messages out of the server's ``Error.Detail``."""
+    if not detail:
+        return []
+    if detail.startswith("compilation failed: "):
+        return [re.sub(r"selfType\d+", "selfType", m.group(1))
+                for m in _ISSUE.finditer(detail)]
+    return [detail]
+
+
+def compare(oracle: Oracle, rule: str, schema: dict[str, Any], *, root: bool = False,
+            kind: str = "generated", texts: bool = True) -> None:
+    answer = oracle.ask({"op": "compile", "rule": rule, "schema": schema, "root": root})
+    theirs = server_errors(answer.get("error", ""))
+    ours = compile_errors(rule, schema)
+    FIGURES[f"{kind} cases"] += 1
+    if bool(theirs) != bool(ours):
+        FIGURES[f"{kind} verdict disagreements"] += 1
+        DISAGREE.append(f"verdict: {rule!r} go={theirs} py={ours} schema={json.dumps(schema)}")
+        return
+    if theirs:
+        FIGURES[f"{kind} errors"] += 1
+        syntax = any(t.startswith("Syntax error") for t in theirs)
+        if texts and not syntax and sorted(set(theirs)) != sorted(set(ours)):
+            FIGURES[f"{kind} error-text disagreements"] += 1
+            DISAGREE.append(f"text: {rule!r} go={theirs} py={ours}")
+        return
+    cost = rule_cost(rule, schema, root=root)
+    if cost != answer["cost"]:
+        FIGURES[f"{kind} estimate disagreements"] += 1
+        DISAGREE.append(f"cost: {rule!r} go={answer['cost']} py={cost} "
+                        f"schema={json.dumps(schema)}")
+    card = unbounded_cardinality(schema, None, root=root)
+    if card != answer["cardinality"]:
+        FIGURES[f"{kind} cardinality disagreements"] += 1
+        DISAGREE.append(f"cardinality: go={answer['cardinality']} py={card} "
+                        f"schema={json.dumps(schema)}")
+
+
+# --------------------------------------------------------------------- generators
+NAMES = ["a", "b", "s", "l", "m", "name", "x-y", "in", "o.k", "n"]
+
+
+def gen_schema(r: random.Random, depth: int) -> dict[str, Any]:
+    kinds = ["string", "integer", "number", "boolean", "ios", "bytes", "fmt"]
+    if depth > 0:
+        kinds += ["list", "map", "object"] * 2
+    k = r.choice(kinds)
+    if k == "string":
+        s: dict[str, Any] = {"type": "string"}
+        if r.random() < 0.5:
+            s["maxLength"] = r.choice([0, 1, 5, 63, 253, 1000, 10_000])
+        elif r.random() < 0.3:
+            s["enum"] = r.sample(["a", "bb", "ccc", "dddd"], r.randint(1, 3))
+        return s
+    if k == "ios":
+        s = {"x-kubernetes-int-or-string": True}
+        if r.random() < 0.5:
+            s["maxLength"] = r.choice([3, 64])
+        return s
+    if k == "bytes":
+        return {"type": "string", "format": "byte", **({"maxLength": 16}
+                                                        if r.random() < 0.5 else {})}
+    if k == "fmt":
+        return {"type": "string", "format": r.choice(["duration", "date", "date-time"])}
+    if k in ("integer", "number", "boolean"):
+        return {"type": k}
+    if k == "list":
+        s = {"type": "array", "items": gen_schema(r, depth - 1)}
+        if r.random() < 0.5:
+            s["maxItems"] = r.choice([0, 1, 3, 10, 100, 1000])
+        return s
+    if k == "map":
+        s = {"type": "object", "additionalProperties": gen_schema(r, depth - 1)}
+        if r.random() < 0.5:
+            s["maxProperties"] = r.choice([1, 4, 50])
+        return s
+    props = {n: gen_schema(r, depth - 1) for n in r.sample(NAMES, r.randint(1, 4))}
+    s = {"type": "object", "properties": props}
+    req = [n for n in props if r.random() < 0.4]
+    if req:
+        s["required"] = req
+    return s
+
+
+def root_schema(r: random.Random, depth: int) -> dict[str, Any]:
+    props = {n: gen_schema(r, depth) for n in r.sample(NAMES, r.randint(2, 5))}
+    # always something of each common kind, for the templates
+    props.setdefault("s", {"type": "string", **({"maxLength": r.choice([10, 100, 10_000])}
+                                                if r.random() < 0.5 else {})})
+    props.setdefault("l", {"type": "array", "items": {"type": "string", **(
+        {"maxLength": 20} if r.random() < 0.5 else {})}, **(
+        {"maxItems": r.choice([5, 100, 1000])} if r.random() < 0.5 else {})})
+    props.setdefault("n", {"type": "integer"})
+    return {"type": "object", "properties": props}
+
+
+class Gen:
+    """Random well-typed CEL expressions over a schema's declaration."""
+
+    def __init__(self, r: random.Random, schema: dict[str, Any]) -> None:
+        self.r = r
+        self.root = decl_type(schema, name="selfType")
+        self.vars: list[tuple[str, Any]] = [("self", self.root)]
+        self.fresh = 0
+
+    def paths(self) -> list[tuple[str, Any]]:
+        """(expression, DeclT) reachable from the variables within two steps."""
+        out: list[tuple[str, Any]] = []
+        for text, d in self.vars:
+            stack = [(text, d, 0)]
+            while stack:
+                t, dd, n = stack.pop()
+                out.append((t, dd))
+                if n >= 3 or dd is None:
+                    continue
+                if dd.fields:
+                    for f, sub in dd.fields.items():
+                        stack.append((f"{t}.{f}", sub, n + 1))
+                if dd.name == "list" and dd.elem is not None:
+                    stack.append((f"{t}[0]", dd.elem, n + 1))
+                if dd.name == "map" and dd.elem is not None:
+                    stack.append((f"{t}['k']", dd.elem, n + 1))
+        return out
+
+    def of(self, kind: str) -> list[str]:
+        return [t for t, d in self.paths() if d is not None and d.cel.kind == kind
+                and (kind != "list" or True)]
+
+    def lists(self, elem: str | None = None) -> list[tuple[str, Any]]:
+        return [(t, d) for t, d in self.paths() if d is not None and d.cel.kind == "list"
+                and (elem is None or d.cel.params[0].kind == elem)]
+
+    def maps(self) -> list[tuple[str, Any]]:
+        return [(t, d) for t, d in self.paths() if d is not None and d.cel.kind == "map"]
+
+    def pick(self, options: list[str], fallback: str) -> str:
+        return self.r.choice(options) if options and self.r.random() < 0.85 else fallback
+
+    def string(self, depth: int) -> str:
+        r = self.r
+        base = self.pick(self.of("string"), repr(r.choice(["", "a", "abc", "a-b.c"])))
+        if depth <= 0:
+            return base
+        c = r.randint(0, 14)
+        s = self.string(depth - 1)
+        return [base, f"{s}.lowerAscii()", f"{s}.upperAscii()", f"{s}.trim()",
+                f"{s}.substring(1)", f"{s}.replace('a', 'bb')", f"{s} + {base}",
+                f"{self.slist(depth - 1)}.join(',')", f"{self.slist(depth - 1)}.join()",
+                f"string({self.int_(depth - 1)})", f"{s}.charAt(0)", f"{s}.find('[a-z]+')",
+                f"strings.quote({s})", f"'%s'.format([{s}])",
+                f"{s}.replace('', '-', 2)"][c]
+
+    def slist(self, depth: int) -> str:
+        r = self.r
+        base = self.pick([t for t, _ in self.lists("string")], "['a', 'b']")
+        if depth <= 0:
+            return base
+        s = self.string(depth - 1)
+        return r.choice([base, f"{s}.split(',')", f"{s}.split(',', 3)", f"{s}.findAll('a')",
+                         f"{base}.map(x, x + 'a')", f"{base}.filter(x, x != '')",
+                         f"{base} + [{s}]", f"{base}.sort()", f"{base}.reverse()",
+                         f"{base}.distinct()", f"{base}.slice(0, 1)",
+                         f"{base}.sortBy(x, x.size())"])
+
+    def int_(self, depth: int) -> str:
+        r = self.r
+        base = self.pick(self.of("int"), str(r.choice([0, 1, -1, 42])))
+        if depth <= 0:
+            return base
+        s = self.string(depth - 1)
+        return r.choice([base, f"size({s})", f"{s}.size()", f"{self.slist(0)}.size()",
+                         f"{s}.indexOf('a')", f"{s}.lastIndexOf('a')", f"{base} + 1",
+                         f"{base} * 2", f"int({s})", f"quantity({s}).asInteger()",
+                         f"{self.ilist(depth - 1)}.sum()", f"{self.ilist(depth - 1)}.max()",
+                         f"{self.slist(depth - 1)}.indexOf({s})",
+                         f"{self.ilist(depth - 1)}.lastIndexOf(1)",
+                         f"semver({s}).major()"])
+
+    def ilist(self, depth: int) -> str:
+        base = self.pick([t for t, _ in self.lists("int")], "[1, 2, 3]")
+        if depth <= 0:
+            return base
+        return self.r.choice([base, f"lists.range({self.r.choice([3, 100])})",
+                              f"{self.slist(depth - 1)}.map(x, x.size())",
+                              f"{base}.flatten()" if False else base,
+                              f"[{base}, [1]].flatten()"])
+
+    def loop(self, container: str, body: Any) -> str:
+        v = f"v{self.fresh}"
+        self.fresh += 1
+        self.vars.append((v, None))
+        try:
+            return body(v)
+        finally:
+            self.vars.pop()
+
+    def bool_(self, depth: int) -> str:
+        r = self.r
+        if depth <= 0:
+            return r.choice(["true", f"{self.string(0)} == 'a'", f"{self.int_(0)} > 0",
+                             f"has({self.r.choice(self.of('struct') or ['self'])}."
+                             f"{self.r.choice(list((self.root.fields or {'s': 0}).keys()))})"
+                             if False else f"{self.string(0)}.startsWith('a')"])
+        d = depth - 1
+        s, i = self.string(d), self.int_(d)
+        lists = self.lists()
+        ml = self.maps()
+        options = [
+            lambda: f"{s} == {self.string(d)}", lambda: f"{s} < 'm'",
+            lambda: f"{i} <= {self.int_(d)}", lambda: f"{s}.startsWith('x')",
+            lambda: f"{s}.endsWith({self.string(0)})", lambda: f"{s}.contains({self.string(0)})",
+            lambda: f"{s}.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",
+            lambda: f"matches({s}, {self.string(0)})",
+            lambda: f"{self.bool_(d)} && {self.bool_(d)}",
+            lambda: f"{self.bool_(d)} || !{self.bool_(d)}",
+            lambda: f"{self.bool_(d)} ? {self.bool_(d)} : {self.bool_(d)}",
+            lambda: f"{s} in {self.slist(d)}", lambda: f"{self.slist(d)}.isSorted()",
+            lambda: f"sets.contains({self.slist(d)}, {self.slist(d)})",
+            lambda: f"sets.intersects({self.slist(d)}, [{s}])",
+            lambda: f"sets.equivalent({self.slist(d)}, {self.slist(d)})",
+            lambda: f"isQuantity({s})", lambda: f"isURL({s})", lambda: f"isIP({s})",
+            lambda: f"isCIDR({s})", lambda: f"isSemver({s})",
+            lambda: f"ip.isCanonical({s})",
+            lambda: f"ip({s}).family() == 4", lambda: f"cidr({s}).containsIP({s})",
+            lambda: f"cidr({s}).containsCIDR(cidr({s}))",
+            lambda: f"cidr({s}).containsIP(ip({s}))",
+            lambda: f"url({s}).getHost() == {s}", lambda: f"url({s}) == url({s})",
+            lambda: f"quantity({s}).isGreaterThan(quantity('1Gi'))",
+            lambda: f"quantity({s}) == quantity({s})",
+            lambda: f"semver({s}).isLessThan(semver('1.0.0'))",
+            lambda: f"!format.{r.choice(['dns1123Label', 'dns1123Subdomain', 'uri', 'uuid', 'labelValue', 'qualifiedName', 'byte', 'date', 'datetime', 'dns1035Label'])}()"
+                    f".validate({s}).hasValue()",
+            lambda: f"format.named('dns1123Label').hasValue()",
+            lambda: f"format.dns1123Label() == format.dns1123Label()",
+            lambda: f"ip({s}) == ip({s})",
+            lambda: f"{self.slist(d)}.exists_one(x, x == {s})",
+            lambda: f"{self.ilist(d)}.all(x, x > {i})",
+            lambda: f"{self.slist(d)}.all(i, v, i < 3 && v != '')",
+            lambda: f"{self.slist(d)}.transformList(i, v, v + 'a').size() > 0",
+            lambda: f"{self.slist(d)}.includes({s})",
+            lambda: f"{self.slist(d)}.first().hasValue()",
+            lambda: f"optional.of({s}).orValue('') == {s}",
+            lambda: f"type({i}) == int", lambda: f"dyn({i}) == 1",
+            lambda: f"bytes({s}).size() > 1", lambda: f"string(bytes({s})) == {s}",
+            lambda: f"{s}.size() + {i} > 3",
+        ]
+        if lists:
+            t, dl = r.choice(lists)
+
+            def body(v: str, t: str = t, dl: Any = dl) -> str:
+                self.vars[-1] = (v, dl.elem)
+                return self.bool_(d)
+            options += [
+                lambda: f"{t}.all({self.loop(t, lambda v: v + ', ' + body(v))})",
+                lambda: f"{t}.exists({self.loop(t, lambda v: v + ', ' + body(v))})",
+                lambda: f"{t}.map({self.loop(t, lambda v: v + ', ' + body(v))}).size() > 0",
+                lambda: f"{t}.filter({self.loop(t, lambda v: v + ', ' + body(v))}).size() > 0",
+                lambda: f"{t}.size() < {i}",
+            ]
+        if ml:
+            t, dm = r.choice(ml)
+
+            def mbody(v: str, t: str = t) -> str:
+                self.vars[-1] = (f"{t}[{v}]", None)
+                return f"{v}.startsWith('a') || {v} == {self.string(0)}"
+            options += [
+                lambda: f"{t}.all({self.loop(t, lambda v: v + ', ' + mbody(v))})",
+                lambda: f"{t}.exists(k, v, k == 'a')",
+                lambda: f"'a' in {t}",
+                lambda: f"{t}.size() > 1",
+                lambda: f"{t}.transformMap(k, v, k).size() > 0",
+            ]
+        structs = [(t, dd) for t, dd in self.paths() if dd is not None and dd.fields]
+        if structs:
+            t, dd = r.choice(structs)
+            if dd.fields:
+                f = r.choice(list(dd.fields))
+                options.append(lambda: f"has({t}.{f})")
+        return r.choice(options)()
+
+
+def wrong(r: random.Random, rule: str) -> str:
+    """An ill-typed variant of a rule."""
+    return r.choice([
+        rule.replace("self.", "self.zz_", 1), rule + " + 1", f"({rule}).foo()",
+        f"size({rule})", f"{rule} == 'a'", f"undefinedFunc({rule})", f"{rule} && 1",
+        f"[{rule}, 'x'].size() > 0", "self.s + 1 > 0", "self.n.startsWith('a')",
+        f"{rule} ? 1 : 'a'", "self.l.all(x, x)", "sets.contains(self.l, [1])",
+        "quantity(self.n)", "self.s.split(1)", "self.l.sum() > 0",
+    ])
+
+
+# --------------------------------------------------------------------- tests
+@settings(max_examples=int(os.environ.get("CELCOST_N", 300)) * SCALE, derandomize=True, database=None, deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(st.randoms(use_true_random=False), st.integers(0, 4))
+def _generated(oracle: Oracle, r: random.Random, depth: int) -> None:
+    schema = root_schema(r, depth)
+    g = Gen(r, schema)
+    rule = g.bool_(r.randint(1, 3))
+    compare(oracle, rule, schema)
+    compare(oracle, wrong(r, rule), schema, kind="ill-typed")
+
+
+def test_generated_rules(oracle: Oracle) -> None:
+    _generated(oracle)
+    assert not [k for k, v in FIGURES.items() if "disagreements" in k and v], DISAGREE[:20]
+
+
+def cost_errors(answer: dict[str, Any]) -> list[str]:
+    return sorted(e for e in answer.get("errors", ())
+                  if "cost" in e or "contributed to estimated" in e)
+
+
+def compare_crd(oracle: Oracle, root: dict[str, Any], kind: str) -> None:
+    theirs = cost_errors(oracle.ask({"op": "crd", "schema": root}))
+    ours = sorted(crd_cost_errors(root))
+    FIGURES[f"{kind} CRDs"] += 1
+    FIGURES[f"{kind} CRDs refused"] += bool(theirs)
+    if theirs != ours:
+        FIGURES[f"{kind} CRD disagreements"] += 1
+        DISAGREE.append(f"crd: go={theirs} py={ours} schema={json.dumps(root)}")
+
+
+def _nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    out, stack = [], [schema]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(v for v in (n.get("properties") or {}).values())
+        for key in ("items", "additionalProperties"):
+            if isinstance(n.get(key), dict):
+                stack.append(n[key])
+    return out
+
+
+@settings(max_examples=int(os.environ.get("CELCOST_N", 300)) // 2 * SCALE, derandomize=True,
+          database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.randoms(use_true_random=False), st.integers(0, 4))
+def _generated_crds(oracle: Oracle, r: random.Random, depth: int) -> None:
+    spec = root_schema(r, depth)
+    for node in r.sample(_nodes(spec), min(3, len(_nodes(spec)))):
+        if node.get("type") not in ("object", "array") and r.random() < 0.5:
+            continue
+        g = Gen(r, node)
+        rules = [g.bool_(r.randint(0, 2)) for _ in range(r.randint(1, 2))]
+        rules = [x for x in rules if not compile_errors(x, node)]
+        if rules:
+            node["x-kubernetes-validations"] = [{"rule": x} for x in rules]
+    compare_crd(oracle, {"type": "object", "properties": {"spec": spec}}, "generated")
+
+
+def test_generated_crds(oracle: Oracle) -> None:
+    """Rules at nested nodes: the cardinality of the lists and maps above, the total."""
+    _generated_crds(oracle)
+    assert not FIGURES["generated CRD disagreements"], DISAGREE[-20:]
+
+
+#: (rule, what the size parameter bounds): every library function and macro.
+BOUNDARY = [
+    ("self.s.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')", "s"),
+    ("self.s.contains(self.t)", "s"), ("self.s.startsWith(self.t)", "t"),
+    ("self.s.endsWith('x')", "s"), ("self.s == self.t", "s"), ("self.s < self.t", "s"),
+    ("self.s.lowerAscii() == 'a'", "s"), ("self.s.upperAscii() == 'a'", "s"),
+    ("self.s.trim() == 'a'", "s"), ("self.s.substring(1) == 'a'", "s"),
+    ("self.s.replace('a', 'bb') == 'a'", "s"), ("self.s.split(',').size() > 0", "s"),
+    ("self.s.split(',').all(x, x.matches('^[a-z]+$'))", "s"),
+    ("self.s.indexOf('a') > 0", "s"), ("self.s.lastIndexOf('a') > 0", "s"),
+    ("self.s.charAt(1) == 'a'", "s"), ("self.s.find('[a-z]+') == 'a'", "s"),
+    ("self.s.findAll('[a-z]+').size() > 0", "s"), ("self.l.join(',') != ''", "l"),
+    ("self.l.join() != ''", "l"), ("self.l.isSorted()", "l"),
+    ("self.li.sum() > 0", "li"), ("self.li.max() > 0", "li"), ("self.l.min() != ''", "l"),
+    ("self.l.indexOf('a') > 0", "l"), ("self.li.lastIndexOf(1) > 0", "li"),
+    ("self.l.includes('a')", "l"), ("'a' in self.l", "l"),
+    ("sets.contains(self.l, [self.s])", "l"), ("sets.intersects(self.l, self.l)", "l"),
+    ("sets.equivalent(self.l, ['a'])", "l"), ("self.l.sort().size() > 0", "l"),
+    ("self.l.distinct().size() > 0", "l"), ("self.l.reverse().size() > 0", "l"),
+    ("self.l.slice(0, 2).size() > 0", "l"), ("self.l.sortBy(x, x).size() > 0", "l"),
+    ("self.l.all(x, self.l.exists(y, x == y))", "l"),
+    ("self.l.all(x, self.l.all(y, x.matches(y)))", "l"),
+    ("self.l.all(x, self.l.all(y, self.l.all(z, [x, y, z].join(',') != '')))", "l"),
+    ("self.l.exists_one(x, x == 'a')", "l"), ("self.l.filter(x, x != '').size() > 0", "l"),
+    ("self.l.map(x, x + 'a').all(y, y.size() > 1)", "l"),
+    ("self.l.transformList(i, v, v).size() > 0", "l"), ("self.m.all(k, self.m[k] != '')", "m"),
+    ("self.m.transformMap(k, v, v + k).size() > 0", "m"),
+    ("isQuantity(self.s)", "s"), ("quantity(self.s).isInteger()", "s"),
+    ("isURL(self.s)", "s"), ("url(self.s).getHost() != ''", "s"),
+    ("url(self.s) == url(self.t)", "t"),
+    ("isIP(self.s)", "s"), ("ip(self.s).isLoopback()", "s"), ("ip.isCanonical(self.s)", "s"),
+    ("isCIDR(self.s)", "s"), ("cidr(self.s).containsIP(self.t)", "s"),
+    ("cidr(self.s).containsCIDR(self.t)", "t"), ("isSemver(self.s)", "s"),
+    ("semver(self.s).major() > 0", "s"),
+    ("!format.dns1123Label().validate(self.s).hasValue()", "s"),
+    ("format.named('uuid').value().validate(self.s).hasValue()", "s"),
+    ("self.s.format([self.t]) != ''", "s"), ("strings.quote(self.s) != ''", "s"),
+    ("bytes(self.s).size() > 0", "s"), ("string(bytes(self.s)) != ''", "s"),
+    ("self.s + self.t != ''", "s"), ("(self.l + self.l).size() > 0", "l"),
+    ("lists.range(self.li.size()).size() > 0", "li"),
+    ("[self.l, self.l].flatten().size() > 0", "l"),
+    ("self.l.first().orValue('') != ''", "l"), ("self.l.last().hasValue()", "l"),
+    ("has(self.s) ? self.s.size() > 0 : true", "s"),
+    ("self.l.all(x, x.matches('^[a-z]+$')) && self.s.contains('a')", "l"),
+]
+
+
+def boundary_root(rule: str, which: str, n: int) -> dict[str, Any]:
+    def sized(key: str, node: dict[str, Any], size_key: str) -> dict[str, Any]:
+        return {**node, size_key: n} if key == which else node
+    spec = {"type": "object", "x-kubernetes-validations": [{"rule": rule}], "properties": {
+        "s": sized("s", {"type": "string"}, "maxLength"),
+        "t": sized("t", {"type": "string", "maxLength": 253}, "maxLength"),
+        "l": sized("l", {"type": "array", "items": {"type": "string", "maxLength": 63}},
+                   "maxItems"),
+        "li": sized("li", {"type": "array", "items": {"type": "integer"}}, "maxItems"),
+        "m": sized("m", {"type": "object", "additionalProperties": {
+            "type": "string", "maxLength": 32}}, "maxProperties")}}
+    return {"type": "object", "properties": {"spec": spec}}
+
+
+def _cost(rule: str, which: str, n: int) -> int:
+    root = boundary_root(rule, which, n)
+    return rule_cost(rule, root["properties"]["spec"]) or 0
+
+
+def test_every_function_at_the_limit(oracle: Oracle) -> None:
+    """At the size where the server's 10,000,000 bites (and on either side of it), the
+    same verdict and message; the estimate itself agrees at each of those sizes."""
+    for rule, which in BOUNDARY:
+        lo, hi = 0, 3 * 1024 * 1024
+        if _cost(rule, which, hi) <= 10_000_000:
+            sizes = [0, 10, 1000, hi]
+        else:
+            while lo < hi:  # smallest size refused
+                mid = (lo + hi) // 2
+                lo, hi = (mid + 1, hi) if _cost(rule, which, mid) <= 10_000_000 else (lo, mid)
+            sizes = sorted({max(lo - 1, 0), lo, lo + 1})
+            FIGURES["boundary functions that bite"] += 1
+        for n in sizes:
+            root = boundary_root(rule, which, n)
+            compare(oracle, rule, root["properties"]["spec"], kind="boundary")
+            compare_crd(oracle, root, "boundary")
+    bad = [k for k, v in FIGURES.items() if k.startswith("boundary") and "disagree" in k and v]
+    assert not bad, DISAGREE[-20:]
+
+
+MEASURED = [  # issue 30: what the server estimates, what compatfuzz used to
+    ("sets.contains(self.l, [self.s])", {"type": "object", "properties": {
+        "l": {"type": "array", "maxItems": 1000, "items": {"type": "string"}},
+        "s": {"type": "string"}}}, 1015),
+    ("self.s.split(',').all(x, x.matches('^[a-z]+$'))", {"type": "object", "properties": {
+        "s": {"type": "string", "maxLength": 10000}}}, 248003),
+    ("self.l.map(x, x.name).all(n, n.size() < 64)", {"type": "object", "properties": {
+        "l": {"type": "array", "maxItems": 1000, "items": {"type": "object", "properties": {
+            "name": {"type": "string"}}}}}}, None),
+]
+
+
+def test_measured_cases(oracle: Oracle) -> None:
+    for rule, schema, expected in MEASURED:
+        answer = oracle.ask({"op": "compile", "rule": rule, "schema": schema})
+        FIGURES["measured cases"] += 1
+        assert rule_cost(rule, schema) == answer["cost"], (rule, answer)
+        if expected is not None:
+            assert answer["cost"] == expected
