@@ -42,9 +42,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compatfuzz.strategies._cel_check import compile_errors, decl_type
+from compatfuzz.strategies._cel_check import compile_errors, decl_type, uses_old_self
 from compatfuzz.strategies._cel_cost import (
     crd_cost_errors,
+    message_cost,
     rule_cost,
     unbounded_cardinality,
 )
@@ -110,10 +111,14 @@ def server_errors(detail: str) -> list[str]:
 
 
 def compare(oracle: Oracle, rule: str, schema: dict[str, Any], *, root: bool = False,
-            kind: str = "generated", texts: bool = True) -> None:
-    answer = oracle.ask({"op": "compile", "rule": rule, "schema": schema, "root": root})
+            kind: str = "generated", texts: bool = True, message: str = "",
+            optional_old_self: bool = False) -> None:
+    answer = oracle.ask({"op": "compile", "rule": rule, "schema": schema, "root": root,
+                         "messageExpression": message,
+                         "optionalOldSelf": optional_old_self})
     theirs = server_errors(answer.get("error", ""))
-    ours = compile_errors(rule, schema)
+    ours = compile_errors(rule, schema, old_self=optional_old_self) if not root else (
+        _root_errors(rule, schema))
     FIGURES[f"{kind} cases"] += 1
     if bool(theirs) != bool(ours):
         FIGURES[f"{kind} verdict disagreements"] += 1
@@ -126,7 +131,26 @@ def compare(oracle: Oracle, rule: str, schema: dict[str, Any], *, root: bool = F
             FIGURES[f"{kind} error-text disagreements"] += 1
             DISAGREE.append(f"text: {rule!r} go={theirs} py={ours}")
         return
-    cost = rule_cost(rule, schema, root=root)
+    if uses_old_self(rule, schema, optional_old_self=optional_old_self) != bool(
+            answer.get("usesOldSelf")):
+        FIGURES[f"{kind} oldSelf disagreements"] += 1
+        DISAGREE.append(f"oldSelf: {rule!r} go={answer.get('usesOldSelf')}")
+    if message:
+        FIGURES[f"{kind} messageExpressions"] += 1
+        m_theirs = server_errors(answer.get("messageError", "").replace(
+            "messageExpression compilation failed: ", "compilation failed: "))
+        m_ours = compile_errors(message, schema, message_expression=True) if not root else [
+            "<root>"]
+        if not root and (bool(m_theirs) != bool(m_ours) or (
+                m_theirs and texts and sorted(set(m_theirs)) != sorted(set(m_ours)))):
+            FIGURES[f"{kind} messageExpression disagreements"] += 1
+            DISAGREE.append(f"message: {message!r} go={m_theirs} py={m_ours}")
+        elif not m_theirs and message_cost(message, schema, root=root) != answer.get(
+                "messageCost"):
+            FIGURES[f"{kind} messageExpression estimate disagreements"] += 1
+            DISAGREE.append(f"message cost: {message!r} go={answer.get('messageCost')} "
+                            f"py={message_cost(message, schema, root=root)}")
+    cost = rule_cost(rule, schema, root=root, optional_old_self=optional_old_self)
     if cost != answer["cost"]:
         FIGURES[f"{kind} estimate disagreements"] += 1
         DISAGREE.append(f"cost: {rule!r} go={answer['cost']} py={cost} "
@@ -136,6 +160,16 @@ def compare(oracle: Oracle, rule: str, schema: dict[str, Any], *, root: bool = F
         FIGURES[f"{kind} cardinality disagreements"] += 1
         DISAGREE.append(f"cardinality: go={answer['cardinality']} py={card} "
                         f"schema={json.dumps(schema)}")
+
+
+def _root_errors(rule: str, schema: dict[str, Any]) -> list[str]:
+    from compatfuzz.strategies._cel_check import BOOL, check
+
+    checked = check(rule, schema, root=True)
+    if checked.errors:
+        return list(dict.fromkeys(checked.errors))
+    assert checked.ast is not None
+    return [] if checked.type(checked.ast) == BOOL else ["cel expression must evaluate to a bool"]
 
 
 # --------------------------------------------------------------------- generators
@@ -196,6 +230,11 @@ def root_schema(r: random.Random, depth: int) -> dict[str, Any]:
     return {"type": "object", "properties": props}
 
 
+FORMATS = ["dns1123Label", "dns1123Subdomain", "uri", "uuid", "labelValue", "qualifiedName",
+           "byte", "date", "datetime", "dns1035Label", "dns1123LabelPrefix",
+           "dns1123SubdomainPrefix", "dns1035LabelPrefix"]
+
+
 class Gen:
     """Random well-typed CEL expressions over a schema's declaration."""
 
@@ -225,8 +264,7 @@ class Gen:
         return out
 
     def of(self, kind: str) -> list[str]:
-        return [t for t, d in self.paths() if d is not None and d.cel.kind == kind
-                and (kind != "list" or True)]
+        return [t for t, d in self.paths() if d is not None and d.cel.kind == kind]
 
     def lists(self, elem: str | None = None) -> list[tuple[str, Any]]:
         return [(t, d) for t, d in self.paths() if d is not None and d.cel.kind == "list"
@@ -330,10 +368,9 @@ class Gen:
             lambda: f"quantity({s}).isGreaterThan(quantity('1Gi'))",
             lambda: f"quantity({s}) == quantity({s})",
             lambda: f"semver({s}).isLessThan(semver('1.0.0'))",
-            lambda: f"!format.{r.choice(['dns1123Label', 'dns1123Subdomain', 'uri', 'uuid', 'labelValue', 'qualifiedName', 'byte', 'date', 'datetime', 'dns1035Label'])}()"
-                    f".validate({s}).hasValue()",
-            lambda: f"format.named('dns1123Label').hasValue()",
-            lambda: f"format.dns1123Label() == format.dns1123Label()",
+            lambda: f"!format.{r.choice(FORMATS)}().validate({s}).hasValue()",
+            lambda: "format.named('dns1123Label').hasValue()",
+            lambda: "format.dns1123Label() == format.dns1123Label()",
             lambda: f"ip({s}) == ip({s})",
             lambda: f"{self.slist(d)}.exists_one(x, x == {s})",
             lambda: f"{self.ilist(d)}.all(x, x > {i})",
@@ -360,7 +397,7 @@ class Gen:
                 lambda: f"{t}.size() < {i}",
             ]
         if ml:
-            t, dm = r.choice(ml)
+            t, _ = r.choice(ml)
 
             def mbody(v: str, t: str = t) -> str:
                 self.vars[-1] = (f"{t}[{v}]", None)
@@ -393,15 +430,25 @@ def wrong(r: random.Random, rule: str) -> str:
 
 
 # --------------------------------------------------------------------- tests
-@settings(max_examples=int(os.environ.get("CELCOST_N", 300)) * SCALE, derandomize=True, database=None, deadline=None,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=int(os.environ.get("CELCOST_N", "1000")) * SCALE, derandomize=True,
+          database=None, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.randoms(use_true_random=False), st.integers(0, 4))
 def _generated(oracle: Oracle, r: random.Random, depth: int) -> None:
     schema = root_schema(r, depth)
     g = Gen(r, schema)
     rule = g.bool_(r.randint(1, 3))
-    compare(oracle, rule, schema)
+    message = g.string(r.randint(0, 2)) if r.random() < 0.3 else ""
+    compare(oracle, rule, schema, message=message)
     compare(oracle, wrong(r, rule), schema, kind="ill-typed")
+    if r.random() < 0.3:
+        old = rule.replace("self.", "oldSelf.", 1)
+        compare(oracle, old, schema, kind="transition")
+        compare(oracle, f"!oldSelf.hasValue() || {rule}", schema, kind="transition",
+                optional_old_self=True)
+    if r.random() < 0.2:
+        compare(oracle, f"self.metadata.name.startsWith(self.kind) && ({rule})", schema,
+                root=True, kind="root")
+        compare(oracle, rule, {**schema, "nullable": True}, kind="nullable")
 
 
 def test_generated_rules(oracle: Oracle) -> None:
@@ -436,8 +483,9 @@ def _nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=int(os.environ.get("CELCOST_N", 300)) // 2 * SCALE, derandomize=True,
-          database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=int(os.environ.get("CELCOST_N", "1000")) // 2 * SCALE,
+          derandomize=True, database=None, deadline=None,
+          suppress_health_check=list(HealthCheck))
 @given(st.randoms(use_true_random=False), st.integers(0, 4))
 def _generated_crds(oracle: Oracle, r: random.Random, depth: int) -> None:
     spec = root_schema(r, depth)
@@ -564,3 +612,270 @@ def test_measured_cases(oracle: Oracle) -> None:
         assert rule_cost(rule, schema) == answer["cost"], (rule, answer)
         if expected is not None:
             assert answer["cost"] == expected
+
+
+#: A schema with every kind of node (escaped names, formats, int-or-string, preserved and
+#: embedded objects, nullable) and hand-written rules over it: the optional syntax,
+#: literals of every kind, each library function, conversions, and ill-formed rules.
+TRICKY_S: dict[str, Any] = {'type': 'object',
+ 'properties': {'s': {'type': 'string', 'maxLength': 20},
+                'u': {'type': 'string'},
+                'n': {'type': 'integer'},
+                'd': {'type': 'number'},
+                'b': {'type': 'boolean'},
+                'l': {'type': 'array',
+                      'maxItems': 10,
+                      'items': {'type': 'string', 'maxLength': 5}},
+                'li': {'type': 'array', 'items': {'type': 'integer'}},
+                'll': {'type': 'array',
+                       'maxItems': 3,
+                       'items': {'type': 'array',
+                                 'maxItems': 4,
+                                 'items': {'type': 'integer'}}},
+                'm': {'type': 'object',
+                      'additionalProperties': {'type': 'string'},
+                      'maxProperties': 3},
+                'ios': {'x-kubernetes-int-or-string': True},
+                'pu': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True},
+                'pu2': {'type': 'object',
+                        'x-kubernetes-preserve-unknown-fields': True,
+                        'properties': {'a': {'type': 'string'}}},
+                'emb': {'type': 'object',
+                        'x-kubernetes-embedded-resource': True,
+                        'x-kubernetes-preserve-unknown-fields': True},
+                'namespace': {'type': 'string'},
+                'in': {'type': 'integer'},
+                'a_b': {'type': 'string'},
+                'a__b': {'type': 'string'},
+                'x-y.z/w': {'type': 'string'},
+                '9x': {'type': 'string'},
+                'sp ace': {'type': 'string'},
+                't': {'type': 'string', 'format': 'date-time'},
+                'dur': {'type': 'string', 'format': 'duration'},
+                'dt': {'type': 'string', 'format': 'date'},
+                'by': {'type': 'string', 'format': 'byte'},
+                'nl': {'type': 'string', 'nullable': True, 'maxLength': 4},
+                'obj': {'type': 'object',
+                        'properties': {'x': {'type': 'integer'}},
+                        'required': ['x']},
+                'arrnoitems': {'type': 'array'},
+                'e': {'type': 'string', 'enum': ['aé', 'b']}}}
+TRICKY_RULES = r"""self.?s.hasValue()
+self.?s.orValue('') == ''
+self.l[?0].hasValue()
+[?self.?s].size() > 0
+{?'a': self.?s}.size() > 0
+self.m.?x.hasValue()
+has(self.m.x)
+'x' in self.m
+self.m['x'] == 'a'
+self.ios == 1
+self.ios.size() > 1
+type(self.ios) == string
+self.pu.x == 1
+has(self.pu.x)
+self.pu2.a == 'a'
+self.emb.kind == 'a'
+self.emb.metadata.name == 'a'
+self.emb.spec == 1
+self.__namespace__ == 'a'
+self.__in__ > 1
+self.a_b == self.a__underscores__b
+self.x__dash__y__dot__z__slash__w == ''
+self.t < timestamp('2020-01-01T00:00:00Z')
+self.t.getFullYear() > 2000
+self.dur > duration('1h')
+self.dur.getHours() > 1
+self.dt.getDate() > 1
+self.by.size() > 1
+self.by == b'abc'
+self.nl == null
+self.nl == 'a'
+self.obj.x == 1
+self.arrnoitems.size() > 0
+self.e == 'aé'
+'héllo' == self.s
+size('日本語') == 3
+self.s == '''a
+b'''
+self.s == r'a\\b'
+self.s == "\\u00e9\\x41\\101"
+1u == uint(self.n)
+0x1F == self.n
+-(-1) == self.n
+!!self.b
+- -self.n == 1
+self.d == 1.5e3
+self.d > 1
+self.n > 1.0
+self.n == 1u
+self.n + 1u > 2
+dyn(self.n) + 1 > 2
+[1, 2.0].size() > 0
+[1, dyn(2.0)].size() > 0
+{'a': 1, 'b': 'c'}.size() > 0
+{1: 'a'}[1] == 'a'
+self.ll.all(x, x.all(y, y > 0))
+self.ll.flatten().size() > 0
+self.ll[0][1] > 0
+self.li.map(x, x * 2).filter(y, y > 3).size() > 0
+self.l.exists(x, x in self.m)
+self.m.map(k, k + self.m[k]).size() > 0
+self.m.filter(k, k.startsWith('a')).size() > 0
+self.l.map(x, x.size() > 1, x).size() > 0
+self.li.transformMapEntry(i, v, {string(v): i}).size() > 0
+self.m.transformMap(k, v, v.size() > 1, v).size() > 0
+self.l.existsOne(i, v, v == 'a')
+cel.bind(x, self.s, x + x == 'a')
+self.s.matches(self.u)
+self.u.matches(self.s)
+matches(self.u, 'a+')
+self.l.sortBy(x, x).all(y, y != '')
+optional.none().hasValue()
+optional.ofNonZeroValue(self.s).hasValue()
+self.l.first().value() == 'a'
+optional.unwrap([optional.of(1)]).size() > 0
+[optional.of(1)].unwrapOpt().size() > 0
+self.s.reverse() == ''
+self.l.join(',').size() > 0
+timestamp(self.s) > timestamp(self.u)
+duration(self.s) > duration('1s')
+string(self.t) == ''
+int(self.t) > 0
+int(self.dur) > 0
+self.t - self.t > duration('1s')
+self.t + duration('1s') > self.t
+self.s.split('', 0).size() > 0
+self.s.split(',', -1).size() > 0
+self.s.substring(1, 3) == ''
+self.u.substring(0, 5) == ''
+self.l.slice(1, 3).size() > 0
+self.l.slice(-1, 3).size() > 0
+lists.range(5).size() > 0
+lists.range(-5).size() > 0
+self.li.flatten(2).size() > 0
+self.s.replace('', 'ab') == ''
+self.s.replace('abc', '') == ''
+self.s.replace(self.u, self.s) == ''
+url(self.s) == url(self.u)
+url(self.s).getQuery().size() > 0
+format.dns1123Label() == format.named('x').value()
+format.named(self.s).hasValue()
+ip(self.s) == cidr(self.u).ip()
+cidr(self.s).masked() == cidr(self.u)
+cidr(self.s).prefixLength() > 0
+string(ip(self.s)) == ''
+semver(self.s, true).minor() > 0
+isSemver(self.s, true)
+semver(self.s) == semver(self.u)
+quantity(self.s).add(1).sign() > 0
+quantity(self.s).sub(quantity(self.u)).compareTo(quantity('1')) > 0
+quantity(self.s).asApproximateFloat() > 1.0
+self.s.findAll('a', 2).size() > 0
+self.li.min() == self.li.max()
+self.l.sort().reverse().distinct().size() > 0
+self.li.sum() + self.ll[0].sum() > 0
+self.l.includes(1)
+self.li.includes('a')
+self.s.includes('a')
+self.m.includes('a')
+self.n.includes(1)
+[1,2].isSorted() && ['a'].isSorted()
+self.l.indexOf(self.u) > 0
+self.l.lastIndexOf('a') > 0
+self.s.indexOf('a', 2) > 0
+self.s.lastIndexOf('a', 2) > 0
+self.l.all(x, x.charAt(1) == 'a')
+'%d %s'.format([self.n, self.s]) == ''
+strings.quote(self.u) == ''
+self.u.format([self.u]) == ''
+bytes(self.u).size() > 0
+string(self.by) == ''
+self.s + self.u + self.s == ''
+self.l + self.l + ['a'] == self.l
+[self.l, ['a']] == [['a']]
+self.m == {'a': 'b'}
+self.obj == self.obj
+self.l == self.l
+self.li != self.li
+self.u < self.s
+b'a' < self.by
+self.u > self.u
+self.s >= self.u
+self.n in self.li
+self.s in self.l
+self.s in ['a', 'b']
+self.u in self.m
+self.b ? self.s : self.u == 'a'
+(self.b ? self.l : ['a', 'b', 'c']).all(x, x == self.u)
+(self.b ? self.m : {'a': 'b'}).all(x, x == self.u)
+self.n / 2 > 1 && self.n % 2 == 0 && self.n - 1 > 0
+self.d * 2.0 / 3.0 > 1.0
+-self.d < 0.0
+self.l.map(x, [x, x]).all(y, y.size() == 2)
+self.l.map(x, {x: 1}).all(y, y.size() == 1)
+self.l.map(x, self.l.map(y, x + y)).all(z, z.all(w, w.size() > 1))
+self.li.all(i, self.ll.all(r, r.all(c, c > i)))
+self.l.all(x, self.l.all(y, self.l.all(z, self.l.all(w, [x,y,z,w].join() != ''))))
+self.metadata.name == 'a'
+self.kind == 'a'
+self.apiVersion == 'a'
+oldSelf.s == self.s
+self.s == oldSelf.s || self.u == oldSelf.u
+self.foo()
+foo(self.s)
+self.s.size(1)
+size()
+self.l.all(x)
+self.l.all(1, true)
+self.l.map(1, true)
+has(self)
+has(self.s.x)
+has(self.zz)
+self.s.x
+self.n.x
+1.x
+self.l.foo
+self.l.all(x, y)
+self.l.all(__result__, true)
+self.l.all(@result, true)
+self.l.all(x, x, true)
+self.l.all(x, y, x == 1)
+self.s +
+(self.s
+'abc
+self.s == 'a' && 1
+self.s == 'a' ? 1 : 'a'
+[1, 'a']
+{'a': 1, 'b': 'c'}
+{'a': 1, 2: 1}
+self.b || 1
+!self.s
+self.l[1u] == 'a'
+self.l['a'] == 'a'
+self.m[1] == 'a'
+self.l.exists_one(x, 1)
+self.m.all(k, v)
+in == 1
+self.in > 1
+null.x
+int == 1
+self.l.map(x, x).filter(y, 1)
+Foo{a: 1}
+self.s.matches('[')
+duration('bad') > duration('1s')
+timestamp('bad') > self.t
+self.s == 'a' // comment
+self.s == 'a' &&
+true
+1
+'x'
+self.l""".split("\n")  # noqa: SIM905 - one rule per line reads best
+
+
+def test_tricky_rules(oracle: Oracle) -> None:
+    for rule in TRICKY_RULES:
+        compare(oracle, rule, TRICKY_S, kind="tricky")
+        compare(oracle, rule, TRICKY_S, kind="tricky root", root=True)
+    bad = [k for k, v in FIGURES.items() if k.startswith("tricky") and "disagree" in k and v]
+    assert not bad, DISAGREE[-20:]

@@ -628,6 +628,9 @@ class _Checker:
             self.check_map(e)
         elif kind == "comp":
             self.check_comp(e)
+        elif kind == "struct":
+            self.error(f"undeclared reference to '{e.value}' (in container '')")
+            self.set(e, ERROR)
 
     def qualified(self, e: Expr) -> str | None:
         """cel-go ``containers.ToQualifiedName``."""
@@ -769,12 +772,13 @@ class _Checker:
         self.set(e, result)
 
     def join(self, prev: T | None, cur: T) -> T:
+        """cel-go ``joinTypes`` with dynamic aggregate element types: a mixed literal is a
+        list of dyn here; the homogeneity validator (:func:`_validate`) refuses it."""
         if prev is None:
             return cur
         if self.is_assignable(prev, cur):
             return _most_general(prev, cur)
-        self.error(f"expected type '{fmt(prev)}' but found '{fmt(cur)}'")
-        return ERROR
+        return DYN
 
     def check_list(self, e: Expr) -> None:
         elem: T | None = None
@@ -909,48 +913,105 @@ def check(rule: str, node: Mapping[str, Any], *, resolve: Resolver | None = None
         out.errors.append("expression recursion limit exceeded")
         return out
     checker.finish(ast)
+    if not out.errors:
+        out.errors.extend(_validate(ast, out))
     return out
 
 
-def uses_old_self(rule: str, node: Mapping[str, Any] | None = None, *,
-                  resolve: Resolver | None = None) -> bool:
-    """Whether ``rule`` is a transition rule: its checked AST references the variable
-    ``oldSelf`` (apiextensions ``compileRule``: ``UsesOldSelf`` from the reference map,
-    so a comprehension variable named ``oldSelf`` does not count)."""
-    checked = check(rule, node if node is not None else {"type": "object"}, resolve=resolve)
-    if checked.ast is None:
-        return False
-    for e in _walk(checked.ast):
-        if e.kind == "ident" and e.value == "oldSelf" and not _shadowed(checked.ast, e):
+# --------------------------------------------------------------------------- validators
+
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?"
+                      r"([Zz]|[+-](\d{2}):(\d{2}))")
+
+
+def _bad_timestamp(text: str) -> bool:
+    import datetime
+
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        return True
+    try:
+        datetime.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]),
+                          int(m[6]) if m[6] != "60" else 59)
+    except ValueError:
+        return True
+    return m[9] is not None and (int(m[9]) > 23 or int(m[10]) > 59)
+
+
+def _bad_literal(function: str, value: Any) -> bool:
+    if function == "matches":
+        from compatfuzz.schema._re2 import go_error
+
+        return isinstance(value, str) and go_error(value) is not None
+    if function == "duration":
+        from compatfuzz.strategies._cel_functions import parse_go_duration
+
+        if not isinstance(value, str):
+            return False
+        try:
+            parse_go_duration(value)
+        except Exception:  # any refusal of Go's time.ParseDuration syntax
             return True
+        return False
+    if function == "timestamp":
+        return isinstance(value, str) and _bad_timestamp(value)
     return False
 
 
-def _shadowed(ast: Expr, target: Expr) -> bool:
-    """Whether ``target`` (an ``oldSelf`` ident) is bound by an enclosing comprehension."""
-    def visit(e: Expr, bound: frozenset[str]) -> bool | None:
-        if e is target:
-            return "oldSelf" in bound
-        if e.kind == "comp":
-            assert e.iter_range is not None and e.accu_init is not None
-            for sub in (e.iter_range, e.accu_init):
-                r = visit(sub, bound)
-                if r is not None:
-                    return r
-            inner = bound | {e.accu_var}
-            loop = inner | {e.iter_var, e.iter_var2}
-            for part, b in ((e.loop_cond, loop), (e.loop_step, loop), (e.result, inner)):
-                if part is not None:
-                    r = visit(part, b)
-                    if r is not None:
-                        return r
-            return None
-        for c in e.children():
-            r = visit(c, bound)
-            if r is not None:
-                return r
-        return None
-    return bool(visit(ast, frozenset()))
+def _validate(ast: Expr, out: Checked) -> list[str]:
+    """The AST validators the API server's environment adds (cel-go ``cel/validator.go``):
+    duration, timestamp and regex literals must be valid (``ValidateDurationLiterals``,
+    ``ValidateTimestampLiterals``, ``ValidateRegexLiterals``) and list and map literals
+    homogeneous (``ValidateHomogeneousAggregateLiterals``, not inside ``format``)."""
+    errors: list[str] = []
+    stack: list[tuple[Expr, bool]] = [(ast, False)]
+    while stack:
+        e, exempt = stack.pop()
+        if e.kind == "call":
+            if e.function in ("matches", "duration", "timestamp") and e.args and (
+                    e.args[0].kind == "lit" and _bad_literal(e.function, e.args[0].value)):
+                errors.append(f"invalid {e.function} argument")
+            exempt = exempt or e.function in ("format", "cel.@block")
+        elif e.kind == "list" and not exempt:
+            first: T | None = None
+            for i, item in enumerate(e.args):
+                t = out.type(item)
+                if i in e.optional and t.params:
+                    t = t.params[0]
+                if first is None:
+                    first = t
+                elif t != first:
+                    errors.append(f"expected type '{fmt(first)}' but found '{fmt(t)}'")
+                    break
+        elif e.kind == "map" and not exempt:
+            kt: T | None = None
+            vt: T | None = None
+            for key, value, opt in e.entries:
+                k, v = out.type(key), out.type(value)
+                if opt and v.params:
+                    v = v.params[0]
+                if kt is None or vt is None:
+                    kt, vt = k, v
+                    continue
+                if k != kt:
+                    errors.append(f"expected type '{fmt(kt)}' but found '{fmt(k)}'")
+                if v != vt:
+                    errors.append(f"expected type '{fmt(vt)}' but found '{fmt(v)}'")
+        stack.extend((c, exempt) for c in reversed(e.children()))
+    return errors
+
+
+def uses_old_self(rule: str, node: Mapping[str, Any] | None = None, *,
+                  resolve: Resolver | None = None, optional_old_self: bool = False) -> bool:
+    """Whether ``rule`` is a transition rule, as the API server decides it: it compiles
+    and its checked AST references an identifier named ``oldSelf`` (apiextensions
+    ``compileRule`` reads ``UsesOldSelf`` off the reference map, where a comprehension
+    variable named ``oldSelf`` counts too)."""
+    checked = check(rule, node if node is not None else {"type": "object"}, resolve=resolve,
+                    optional_old_self=optional_old_self)
+    if checked.errors or checked.ast is None or checked.type(checked.ast) != BOOL:
+        return False
+    return "oldSelf" in checked.references
 
 
 def compile_errors(rule: str, node: Mapping[str, Any], *,

@@ -585,12 +585,15 @@ def estimate(checked: Checked) -> int:
 
 
 def rule_cost(rule: str, node: Mapping[str, Any], *, resolve: Any = None,
-              root: bool = False, new_expressions: bool = False) -> int | None:
+              root: bool = False, new_expressions: bool = False,
+              optional_old_self: bool = False) -> int | None:
     """The server's ``MaxCost`` of ``rule`` at the schema ``node`` (one evaluation, in
     cel-go cost units), or ``None`` when the rule does not compile (the server then
     reports the compile error instead, and counts no cost). ``root``: ``node`` is a CRD
-    version's ``openAPIV3Schema`` (it gains ``apiVersion``, ``kind`` and ``metadata``)."""
-    checked = check(rule, node, resolve=resolve, root=root, new_expressions=new_expressions)
+    version's ``openAPIV3Schema`` (it gains ``apiVersion``, ``kind`` and ``metadata``).
+    ``optional_old_self``: the rule sets ``optionalOldSelf: true``."""
+    checked = check(rule, node, resolve=resolve, root=root, new_expressions=new_expressions,
+                    optional_old_self=optional_old_self)
     if checked.errors or checked.ast is None or checked.type(checked.ast) != BOOL:
         return None
     return estimate(checked)
@@ -724,7 +727,8 @@ def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
             rule = entry.get("rule") if isinstance(entry, Mapping) else None
             if not isinstance(rule, str) or not rule.strip():
                 continue
-            raw = rule_cost(rule, node, resolve=resolve, root=is_root, new_expressions=True)
+            raw = rule_cost(rule, node, resolve=resolve, root=is_root, new_expressions=True,
+                            optional_old_self=entry.get("optionalOldSelf") is True)
             cost = 0 if raw is None else expression_cost(raw, card, node, resolve,
                                                          root=is_root)
             out.append(RuleCost(tokens, i, "rule", rule, raw, cost, node, is_root))

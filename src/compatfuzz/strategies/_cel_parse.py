@@ -43,7 +43,8 @@ _IDS = count(1)
 @dataclass(eq=False)
 class Expr:
     """One node of cel-go's ``ast.Expr``. ``kind`` is one of ``lit``, ``ident``,
-    ``select``, ``call``, ``list``, ``map``, ``comp``; unused fields stay empty."""
+    ``select``, ``call``, ``list``, ``map``, ``struct``, ``comp``; unused fields stay
+    empty."""
 
     kind: str
     value: Any = None  # lit: the value; ident: the name; select: the field name
@@ -363,6 +364,28 @@ class _Parser:
             else:
                 return e
 
+    def struct(self, name: str) -> Expr:
+        """``Name{field: value, ...}``: kept as a ``struct`` node; no message type is
+        declared for CRD rules, so the checker refuses it as cel-go does."""
+        self.take("{")
+        entries: list[tuple[Expr, Expr, bool]] = []
+        while not self.at("}"):
+            opt = False
+            if self.at("?"):
+                self.i += 1
+                opt = True
+            kind, fname, _ = self.peek()
+            if kind != "id":
+                raise self.fail()
+            self.i += 1
+            self.take(":")
+            entries.append((_lit(fname), self.expr(), opt))
+            if not self.at(","):
+                break
+            self.i += 1
+        self.take("}")
+        return Expr("struct", name, entries=entries)
+
     def primary(self) -> Expr:
         kind, v, _ = self.peek()
         if kind == "op" and v == "-" and self.peek(1)[0] == "num":
@@ -386,7 +409,7 @@ class _Parser:
                 self.i += 1
                 return _macro_or_call(v, None, self.args(")"))
             if self.at("{"):
-                raise ParseError("Syntax error: message construction is not supported")
+                return self.struct(v)
             return _ident(v)
         if kind == "op" and v == ".":
             self.i += 1
