@@ -592,12 +592,12 @@ def test_every_function_at_the_limit(oracle: Oracle) -> None:
     for rule, which in BOUNDARY:
         top = 3 * 1024 * 1024
         if _cost(rule, which, top) > 10_000_000:
-            n = _smallest_refused(lambda m: _cost(rule, which, m), top)
+            n = _smallest_refused(lambda m, r=rule, w=which: _cost(r, w, m), top)
             FIGURES["boundary functions pushed by size"] += 1
             roots = [boundary_root(rule, which, m) for m in sorted({max(n - 1, 0), n, n + 1})]
         else:
             one = max(_cost(rule, which, top), 1)
-            n = _smallest_refused(lambda m: one * m, 10_000_001)
+            n = _smallest_refused(lambda m, o=one: o * m, 10_000_001)
             FIGURES["boundary functions pushed by cardinality"] += 1
             roots = [boundary_root(rule, which, top, card=m)
                      for m in sorted({max(n - 1, 0), n, n + 1})]
@@ -899,4 +899,56 @@ def test_tricky_rules(oracle: Oracle) -> None:
         compare(oracle, rule, TRICKY_S, kind="tricky")
         compare(oracle, rule, TRICKY_S, kind="tricky root", root=True)
     bad = [k for k, v in FIGURES.items() if k.startswith("tricky") and "disagree" in k and v]
+    assert not bad, DISAGREE[-20:]
+
+
+# ../shared/corpus beside the checkout (skipped when absent): real CRDs, every version
+CORPUS = Path(os.environ.get("COMPATFUZZ_CRD_CORPUS",
+                             HERE.parent.parent / "shared" / "corpus" / "crds")).parent
+
+
+def _corpus_schemas() -> Iterator[tuple[str, dict[str, Any]]]:
+    import yaml
+
+    for folder in ("crds", "crd-releases", "crds-cel"):
+        for path in sorted((CORPUS / folder).rglob("*")):
+            if path.suffix not in (".yaml", ".yml", ".json"):
+                continue
+            try:
+                docs = list(yaml.safe_load_all(path.read_text()))
+            except yaml.YAMLError:
+                continue
+            for doc in docs:
+                if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                    continue
+                for version in (doc.get("spec") or {}).get("versions") or ():
+                    schema = ((version.get("schema") or {}).get("openAPIV3Schema"))
+                    if isinstance(schema, dict):
+                        yield f"{path.name}:{version.get('name')}", schema
+
+
+def _rules(schema: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str, bool]]:
+    stack = [(schema, True)]
+    while stack:
+        node, root = stack.pop()
+        for entry in node.get("x-kubernetes-validations") or ():
+            if isinstance(entry.get("rule"), str):
+                yield node, entry["rule"], root
+        stack.extend((v, False) for v in (node.get("properties") or {}).values())
+        for key in ("items", "additionalProperties"):
+            if isinstance(node.get(key), dict):
+                stack.append((node[key], False))
+
+
+def test_corpus(oracle: Oracle) -> None:
+    """Every rule of every version of the real CRDs under ../shared/corpus: the estimate
+    and compile verdict per rule, and each CRD version's cost errors (none expected)."""
+    schemas = list(_corpus_schemas())
+    if not schemas:
+        pytest.skip(f"no CRD corpus at {CORPUS}")
+    for _name, schema in schemas:
+        compare_crd(oracle, schema, "corpus")
+        for node, rule, root in _rules(schema):
+            compare(oracle, rule, node, root=root, kind="corpus")
+    bad = [k for k, v in FIGURES.items() if k.startswith("corpus") and "disagree" in k and v]
     assert not bad, DISAGREE[-20:]

@@ -284,9 +284,16 @@ def _string_type(kind: str) -> bool:
     return kind == "string"
 
 
+#: apimachinery ``DNS1123SubdomainMaxLength``: apiextensions caps ``metadata.name``.
+NAME_MAX_LENGTH = 253
+
+
 def _with_type_and_object_meta(node: Mapping[str, Any], resolve: Resolver | None
                                ) -> Mapping[str, Any]:
-    """apiserver ``WithTypeAndObjectMeta`` (apiextensions ``model.WithTypeAndObjectMeta``)."""
+    """apiextensions ``model.WithTypeAndObjectMeta`` (pkg/apiserver/schema/cel/model/
+    schemas.go): ``kind``, ``apiVersion`` and a ``metadata`` of only ``name`` (at most
+    253 characters, or the schema's shorter ``maxLength``) and ``generateName`` (252),
+    unless the schema already declares all four as strings."""
     props = node.get("properties")
     props = props if isinstance(props, Mapping) else {}
 
@@ -302,10 +309,20 @@ def _with_type_and_object_meta(node: Mapping[str, Any], resolve: Resolver | None
             and typ(mprops.get("generateName")) == "string"):
         return node
     string = {"type": "string"}
+
+    def capped(existing: Any, most: int) -> dict[str, Any]:
+        given = _int(normal(existing, resolve), "maxLength") if isinstance(
+            existing, Mapping) else None
+        return {"type": "string", "maxLength": given if given is not None and given < most
+                else most}
+
     return {**node, "properties": {
         **props, "kind": string, "apiVersion": string,
-        "metadata": {"type": "object", "properties": {"name": string,
-                                                       "generateName": string}}}}
+        "metadata": {"type": "object", "properties": {
+            "name": capped((mprops or {}).get("name"), NAME_MAX_LENGTH),
+            # the generated suffix is at least 1 byte
+            "generateName": capped((mprops or {}).get("generateName"), NAME_MAX_LENGTH - 1),
+        }}}}
 
 
 def decl_type(node: Mapping[str, Any], *, root: bool = False,
@@ -672,8 +689,13 @@ class _Checker:
             result = target.params[1]
         elif target.kind == "struct":
             decl = target.decl
-            if decl is not None and decl.fields is not None and name in decl.fields:
-                result = decl.fields[name].cel
+            fields = decl.fields if decl is not None and decl.fields is not None else {}
+            # apiserver DeclTypeProvider.FindStructFieldType: a reserved word also finds
+            # its escaped field (RecognizeKeywordAsFieldName, from compatibility 1.31)
+            found = fields.get(name) or (fields.get(f"__{name}__") if name in _RESERVED
+                                         else None)
+            if found is not None:
+                result = found.cel
             else:
                 self.error(f"undefined field '{name}'")
         elif target.kind == "param":

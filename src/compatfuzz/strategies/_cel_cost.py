@@ -47,6 +47,7 @@ from compatfuzz.strategies._cel_check import (
     MAX_REQUEST_SIZE,
     STRING,
     Checked,
+    DeclT,
     T,
     check,
     decl_type,
@@ -80,7 +81,10 @@ __all__ = [
     "CostExceeded",
     "MeteredRunner",
     "RuleCost",
+    "actual_size",
+    "call_cost",
     "cardinality_factor",
+    "charging",
     "cost_error_message",
     "crd_cost_errors",
     "crd_rule_costs",
@@ -129,16 +133,27 @@ def _charge(units: int) -> None:
                            "units)")
 
 
+#: What cel-go's runtime cost tracker charges per node kind (interpreter/runtimecost.go
+#: ``Observe``): an identifier or a field selection 1 (``SelectAndIdentCost``), an index 1
+#: (a qualifier), a list or map literal ``ListCreateBaseCost``/``MapCreateBaseCost``;
+#: constants, ``&&``, ``||`` and ``?:`` nothing. Calls are charged by :func:`charging`.
+_NODE_COST = {"ident": 1, "member_dot": 1, "member_index": 1, "list_lit": 10, "map_lit": 30}
+#: cel-go's per-element loop overhead of each macro's expansion (parser/macro.go): the
+#: condition and step calls and accumulator reads; and its fixed part (the accumulator's
+#: initial value and the result).
+_LOOP = {"all": (3, 1), "exists": (4, 1), "exists_one": (2, 3), "map": (12, 11),
+         "filter": (1, 11)}
+
+
 class _MeteredEvaluator(Evaluator):
-    """cel-python's ``Evaluator``, charging one unit per parse-tree node it visits."""
+    """cel-python's ``Evaluator``, charging what cel-go's runtime cost tracker charges
+    for each node (:data:`_NODE_COST`) and each macro iteration (:data:`_LOOP`)."""
 
     def visit(self, tree: lark.Tree[Any]) -> Any:
-        _charge(1)
+        cost = _NODE_COST.get(tree.data)
+        if cost:
+            _charge(cost)
         return super().visit(tree)
-
-    def visit_children(self, tree: lark.Tree[Any]) -> list[Any]:
-        _charge(sum(1 for c in tree.children if isinstance(c, lark.Tree)))
-        return super().visit_children(tree)
 
     def sub_evaluator(self, ast: lark.Tree[Any]) -> Evaluator:
         return _MeteredEvaluator(ast, activation=self.activation)
@@ -156,6 +171,14 @@ class _MeteredEvaluator(Evaluator):
         """
         method = tree.children[1]
         name = getattr(method, "value", None)
+        if name in ("map", "filter", "exists_one") and len(tree.children) >= 3:
+            per, fixed = _LOOP[name]
+            result = super().member_dot_arg(tree)
+            members = self.visit(tree.children[0])
+            count = len(members) if isinstance(members, list | dict) else 0
+            kept = len(result) if name == "filter" and isinstance(result, list) else 0
+            _charge(fixed + per * count + 12 * kept)
+            return result
         if name not in ("all", "exists") or len(tree.children) < 3:
             return super().member_dot_arg(tree)
         members = self.visit(tree.children[0])
@@ -164,7 +187,10 @@ class _MeteredEvaluator(Evaluator):
         holds = self.build_ss_macro_eval(tree)
         decided = name == "exists"  # the element value that ends the loop
         error: Any = None
+        per, fixed = _LOOP[str(name)]
+        _charge(fixed)
         for member in members:
+            _charge(per)
             value = holds(member)
             if isinstance(value, celpy.celtypes.BoolType):
                 if bool(value) is decided:
@@ -195,27 +221,99 @@ def metered(runner: Any, context: Any, limit: int) -> tuple[Any, int]:
         _METER.left, _METER.used = outer
 
 
-def _sized(value: Any) -> int:
+def actual_size(value: Any) -> int:
+    """cel-go ``actualSize``: the size of a string (code points), bytes, list or map; 1
+    for anything else."""
     if isinstance(value, str | bytes | list | tuple | dict):
-        return math.ceil(len(value) * _TRAVERSAL)
-    return 0
+        return len(value)
+    return 1
+
+
+def _traversal(value: Any) -> int:
+    """apiserver library ``traversalCost`` (truncating, as the Go conversion does)."""
+    if isinstance(value, str | bytes):
+        return int(len(value) * _TRAVERSAL)
+    if isinstance(value, list | tuple):
+        return sum(_traversal(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_traversal(k) + _traversal(v) for k, v in value.items())
+    return 1
+
+
+def _ceil(x: float) -> int:
+    return math.ceil(x)
+
+
+def call_cost(name: str, args: tuple[Any, ...], result: Any) -> int:
+    """The runtime cost of one call: k8s.io/apiserver ``library.CostEstimator.CallCost``
+    for the Kubernetes libraries, else cel-go's ``CostTracker.costCall`` defaults
+    (interpreter/runtimecost.go). ``args`` has the receiver first, as in cel-go."""
+    n = len(args)
+    size = actual_size
+    if name in ("isSorted", "sum", "max", "min", "min()@lists", "indexOf", "lastIndexOf",
+                "includes"):
+        return _traversal(args[0]) if n else 0
+    if name in ("url", "lowerAscii", "upperAscii", "substring", "trim") and n:
+        return _ceil(size(args[0]) * _TRAVERSAL)
+    if name in ("replace", "split") and n:
+        return _ceil(size(args[0]) * 2 * _TRAVERSAL)
+    if name == "join" and n:
+        return _ceil(size(result) * 2 * _TRAVERSAL)
+    if name in ("find", "findAll") and n >= 2:
+        return _ceil((1 + size(args[0])) * _TRAVERSAL) * _ceil(size(args[1]) * REGEX)
+    if name in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver",
+                "isSemver") and n:
+        return _ceil(size(args[0]) * _TRAVERSAL)
+    if name == "ip" and n:
+        return 1 if not isinstance(args[0], str) else _ceil(size(args[0]) * _TRAVERSAL)
+    if name in ("masked", "prefixLength", "family", "isUnspecified", "isLoopback",
+                "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "sign",
+                "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan",
+                "isLessThan", "compareTo", "add", "sub", "getScheme", "getHostname",
+                "getHost", "getPort", "getEscapedPath", "getQuery"):
+        return 1
+    if name in ("containsIP", "containsCIDR") and n >= 2:
+        cidr = size(args[0])
+        cost = _ceil((cidr + cidr) * _TRAVERSAL)
+        if name == "containsCIDR":
+            cost += _ceil(cidr * _TRAVERSAL) + 1
+        if isinstance(args[1], str):
+            cost += _ceil(size(args[1]) * _TRAVERSAL)
+        return cost
+    if name in ("startsWith", "endsWith") and n >= 2:
+        return _ceil(size(args[1]) * _TRAVERSAL)
+    if name in ("bytes", "string") and n and isinstance(args[0], str | bytes):
+        return _ceil(size(args[0]) * _TRAVERSAL)
+    if name == "_in_" and n >= 2:
+        return size(args[1]) if isinstance(args[1], list | tuple) else 1
+    if (name in ("_==_", "_!=_") and n >= 2) or (name in ("_<_", "_<=_", "_>_", "_>=_") and (
+            n >= 2 and isinstance(args[0], str | bytes))):
+        return _ceil(min(size(args[0]), size(args[1])) * _TRAVERSAL)
+    if name == "_+_" and n >= 2 and isinstance(args[0], str | bytes):
+        return _ceil((size(args[0]) + size(args[1])) * _TRAVERSAL)
+    if name == "matches" and n >= 2:
+        return _ceil((1 + size(args[0])) * _TRAVERSAL) * _ceil(size(args[1]) * REGEX)
+    if name == "contains" and n >= 2 and isinstance(args[0], str):
+        return _ceil(size(args[0]) * _TRAVERSAL) * _ceil(size(args[1]) * _TRAVERSAL)
+    return 1
 
 
 def charging(function: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``function``, charging a tenth of the sizes it reads and builds; ``replace`` is
-    charged for its result's size *before* it is built, so it cannot allocate past the
-    budget (cel-go interpreter/runtimecost.go charges the same traversal)."""
+    """``function``, charging its runtime cost (:func:`call_cost`) after it returns.
+
+    One deliberate difference: ``replace`` is charged for its result's size *before* it
+    is built (cel-go charges only the traversal), so a rule such as
+    ``s.replace('', s)`` cannot allocate gigabytes in compatfuzz's process before the
+    meter notices; on the API server the per-call limit would stop it soon after."""
     def call(*args: Any) -> Any:
-        _charge(1 + sum(_sized(a) for a in args))
         if name == "replace" and len(args) >= 3 and all(isinstance(a, str) for a in args[:3]):
             target, old, new = args[0], args[1], args[2]
             count = len(target) + 1 if not old else len(target) // len(old)
             if len(args) > 3 and isinstance(args[3], int) and int(args[3]) >= 0:
                 count = min(count, int(args[3]))  # plain ints: IntType clamps to int64
             _charge(math.ceil((len(target) + count * len(new)) * _TRAVERSAL))
-            return function(*args)
         result = function(*args)
-        _charge(_sized(result))
+        _charge(call_cost(name, args, result))
         return result
 
     call.__name__ = getattr(function, "__name__", name)
@@ -586,25 +684,26 @@ def estimate(checked: Checked) -> int:
 
 def rule_cost(rule: str, node: Mapping[str, Any], *, resolve: Any = None,
               root: bool = False, new_expressions: bool = False,
-              optional_old_self: bool = False) -> int | None:
+              optional_old_self: bool = False, decl: DeclT | None = None) -> int | None:
     """The server's ``MaxCost`` of ``rule`` at the schema ``node`` (one evaluation, in
     cel-go cost units), or ``None`` when the rule does not compile (the server then
     reports the compile error instead, and counts no cost). ``root``: ``node`` is a CRD
     version's ``openAPIV3Schema`` (it gains ``apiVersion``, ``kind`` and ``metadata``).
     ``optional_old_self``: the rule sets ``optionalOldSelf: true``."""
     checked = check(rule, node, resolve=resolve, root=root, new_expressions=new_expressions,
-                    optional_old_self=optional_old_self)
+                    optional_old_self=optional_old_self, decl=decl)
     if checked.errors or checked.ast is None or checked.type(checked.ast) != BOOL:
         return None
     return estimate(checked)
 
 
 def message_cost(expression: str, node: Mapping[str, Any], *, resolve: Any = None,
-                 root: bool = False, new_expressions: bool = False) -> int | None:
+                 root: bool = False, new_expressions: bool = False,
+                 decl: DeclT | None = None) -> int | None:
     """``MessageExpressionMaxCost``: as :func:`rule_cost` for a ``messageExpression``
     (which must be a string)."""
     checked = check(expression, node, resolve=resolve, root=root,
-                    new_expressions=new_expressions)
+                    new_expressions=new_expressions, decl=decl)
     if checked.errors or checked.ast is None or checked.type(checked.ast) != STRING:
         return None
     return estimate(checked)
@@ -643,11 +742,15 @@ def unbounded_cardinality(node: Mapping[str, Any], resolve: Any, *,
 
 
 def expression_cost(cost: int, cardinality: int | None, node: Mapping[str, Any],
-                    resolve: Any, *, root: bool = False) -> int:
+                    resolve: Any, *, root: bool = False, decl: DeclT | None = None) -> int:
     """apiextensions ``getExpressionCost``: the rule's cost times how often it can run
     (the enclosing lists' and maps' maxima, else what fits in one request)."""
-    times = cardinality if cardinality is not None else unbounded_cardinality(
-        node, resolve, root=root)
+    if cardinality is not None:
+        times = cardinality
+    elif decl is not None:
+        times = MAX_REQUEST_SIZE // (decl.min_size + 1)
+    else:
+        times = unbounded_cardinality(node, resolve, root=root)
     return min(cost * times, U64)
 
 
@@ -723,19 +826,24 @@ def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
             refs = refs | {ref}
         node = normal(raw_node, resolve)
         rules = node.get("x-kubernetes-validations")
+        decl: DeclT | None = None
+        if isinstance(rules, list) and rules:
+            decl = decl_type(node, root=is_root or node.get(
+                "x-kubernetes-embedded-resource") is True, resolve=resolve, name="selfType")
         for i, entry in enumerate(rules if isinstance(rules, list) else ()):
             rule = entry.get("rule") if isinstance(entry, Mapping) else None
             if not isinstance(rule, str) or not rule.strip():
                 continue
             raw = rule_cost(rule, node, resolve=resolve, root=is_root, new_expressions=True,
-                            optional_old_self=entry.get("optionalOldSelf") is True)
+                            optional_old_self=entry.get("optionalOldSelf") is True,
+                            decl=decl)
             cost = 0 if raw is None else expression_cost(raw, card, node, resolve,
-                                                         root=is_root)
+                                                         root=is_root, decl=decl)
             out.append(RuleCost(tokens, i, "rule", rule, raw, cost, node, is_root))
             message = entry.get("messageExpression")
             if raw is not None and isinstance(message, str) and message.strip():
                 mraw = message_cost(message, node, resolve=resolve, root=is_root,
-                                    new_expressions=True)
+                                    new_expressions=True, decl=decl)
                 if mraw is not None:
                     out.append(RuleCost(tokens, i, "messageExpression", message, mraw,
                                         mraw, node, is_root))

@@ -342,8 +342,8 @@ class _Parser:
                     self.i += 1
                     optional = True
                 kind, name, _ = self.peek()
-                if kind != "id":
-                    raise self.fail()
+                if kind != "id" or name in ("in", "true", "false", "null"):
+                    raise self.fail()  # lexer tokens of cel-go's grammar, not identifiers
                 self.i += 1
                 if optional:
                     e = _call("_?._", e, _lit(name))
