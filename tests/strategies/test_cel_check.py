@@ -22,6 +22,7 @@ from compatfuzz.strategies._cel_cost import (
     rule_cost,
     unbounded_cardinality,
 )
+from compatfuzz.strategies._cel_functions import SETS
 from compatfuzz.strategies._cel_parse import ParseError, parse
 
 
@@ -207,6 +208,8 @@ def test_the_cardinality_multiplies_down() -> None:
     ("isSorted", (["abcdefghij"] * 3,), True, 3),
     ("_==_", ("a" * 50, "a" * 40), True, 4),
     ("size", ("abc",), 3, 1),
+    ("contains", (SETS, ["a"] * 30, ["b"] * 4), False, 121),  # sets.contains: 1 + n x m
+    ("equivalent", (SETS, ["a"] * 3, ["b"] * 4), False, 25),
 ])
 def test_runtime_costs_follow_the_library(name: str, args: tuple[Any, ...], result: Any,
                                          cost: int) -> None:

@@ -293,6 +293,10 @@ def call_cost(name: str, args: tuple[Any, ...], result: Any) -> int:
         return _ceil((size(args[0]) + size(args[1])) * _TRAVERSAL)
     if name == "matches" and n >= 2:
         return _ceil((1 + size(args[0])) * _TRAVERSAL) * _ceil(size(args[1]) * REGEX)
+    if name in ("contains", "intersects", "equivalent") and n == 3 and not isinstance(
+            args[0], str):  # sets.contains(a, b): the receiver is the ``sets`` namespace
+        f = 2.0 if name == "equivalent" else 1.0  # cel-go ext/sets.go trackSetsCost
+        return 1 + int(float(size(args[1]) * size(args[2])) * f)
     if name == "contains" and n >= 2 and isinstance(args[0], str):
         return _ceil(size(args[0]) * _TRAVERSAL) * _ceil(size(args[1]) * _TRAVERSAL)
     return 1
