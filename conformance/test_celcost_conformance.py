@@ -97,7 +97,7 @@ def oracle() -> Iterator[Oracle]:
         print("  " + line)
 
 
-_ISSUE = re.compile(r"ERROR: <input>:\d+:\d+: (.*)")
+_ISSUE = re.compile(r"ERROR: <input>:-?\d+:-?\d+: (.*)")
 
 
 def server_errors(detail: str) -> list[str]:
@@ -681,7 +681,30 @@ TRICKY_S: dict[str, Any] = {'type': 'object',
                         'required': ['x']},
                 'arrnoitems': {'type': 'array'},
                 'e': {'type': 'string', 'enum': ['aé', 'b']}}}
-TRICKY_RULES = r"""self.?s.hasValue()
+TRICKY_RULES = r"""'%d'.format(['a']) == ''
+'%s %s'.format(['a']) == ''
+'%x'.format([1.5]) == ''
+'%q'.format([1]) == ''
+'%.2f %e %b %o %X %x'.format([1.0, 'a', true, 1u, b'a', 'z']) == ''
+'%s'.format([[1, optional.of(1)]]) == ''
+'%d'.format([1, 2]) == ''
+'%'.format([1]) == ''
+'%.f'.format([1.0]) == ''
+'%.2'.format([1.0]) == ''
+'%s'.format([{'a': [1]}]) == ''
+'%s'.format([self]) == ''
+'100%%'.format([]) == ''
+self.s.format(['%q']) == ''
+'a'.find('[') == ''
+'a'.findAll('[', 2).size() > 0
+self.s.matches('[a') || true
+matches('a', '[')
+matches('[', 'a')
+self.s.matches('(?P<n>a)')
+self.s.matches('(?<n>a)')
+duration('1d') > duration('1h')
+timestamp('2020-01-01T00:00:00Z') < timestamp('2020-01-02T00:00:00+01:00')
+self.?s.hasValue()
 self.?s.orValue('') == ''
 self.l[?0].hasValue()
 [?self.?s].size() > 0
@@ -892,6 +915,11 @@ true
 1
 'x'
 self.l""".split("\n")  # noqa: SIM905 - one rule per line reads best
+TRICKY_RULES += [  # cel-go's two nesting limits of 250, on either side
+    "(" * 249 + "true" + ")" * 249, "(" * 250 + "true" + ")" * 250,
+    "self.s" + ".size().string()" * 100 + " == ''", "1" + " + 1" * 260 + " == 1",
+    " || ".join(f"self.n > {i}" for i in range(300)),
+]
 
 
 def test_tricky_rules(oracle: Oracle) -> None:

@@ -929,15 +929,47 @@ def check(rule: str, node: Mapping[str, Any], *, resolve: Resolver | None = None
     if old_self:
         variables["oldSelf"] = optional_of(decl.cel) if optional_old_self else decl.cel
     checker = _Checker(variables, out, NEW_IN_137 if new_expressions else frozenset())
+    import sys
+
+    limit = sys.getrecursionlimit()  # the parser bounds nesting at 250 levels
+    sys.setrecursionlimit(max(limit, 10_000))
     try:
         checker.check(ast)
     except RecursionError:
-        out.errors.append("expression recursion limit exceeded")
+        out.errors.append("max recursion depth exceeded")
         return out
+    finally:
+        sys.setrecursionlimit(limit)
     checker.finish(ast)
     if not out.errors:
         out.errors.extend(_validate(ast, out))
+    if not out.errors:
+        out.errors.extend(_program_errors(ast))
     return out
+
+
+def _program_errors(ast: Expr) -> list[str]:
+    """What building the program refuses (cel-go ``interpreter/decorators.go`` with
+    ``OptOptimize``: constant regular expressions of ``matches`` and the Kubernetes
+    library's ``find``/``findAll`` are compiled once, and a bad one fails the rule)."""
+    from compatfuzz.schema._re2 import go_error
+
+    stack = [ast]
+    while stack:
+        e = stack.pop()
+        stack.extend(reversed(e.children()))
+        if e.kind != "call":
+            continue
+        pattern: Expr | None = None
+        if e.function in ("matches", "find", "findAll") and e.operand is not None and e.args:
+            pattern = e.args[0]
+        elif e.function == "matches" and e.operand is None and len(e.args) == 2:
+            pattern = e.args[1]
+        if pattern is not None and pattern.kind == "lit" and isinstance(pattern.value, str):
+            problem = go_error(pattern.value)
+            if problem is not None:
+                return [f"program instantiation failed: {problem}"]
+    return []
 
 
 # --------------------------------------------------------------------------- validators
@@ -980,6 +1012,88 @@ def _bad_literal(function: str, value: Any) -> bool:
     return False
 
 
+_CLAUSES = {
+    "d": ("decimal clause can only be used on integers", ("int", "uint")),
+    "f": ("fixed-point clause can only be used on doubles", ("double", "string")),
+    "e": ("scientific clause can only be used on doubles", ("double", "string")),
+    "b": ("only integers and bools can be formatted as binary", ("int", "uint", "bool")),
+    "x": ("only integers, byte buffers, and strings can be formatted as hex",
+          ("int", "uint", "string", "bytes")),
+    "o": ("octal clause can only be used on integers", ("int", "uint")),
+}
+_STRING_OK = ("list", "map", "int", "uint", "double", "bool", "string", "timestamp", "bytes",
+              "duration", "type", "null")
+
+
+def _type_name(t: T) -> str:
+    return t.name if t.kind not in ("list", "map", "type") else t.kind
+
+
+def _format_error(template: str, items: list[Expr], out: Checked) -> str | None:
+    """cel-go ``ext/formatting.go`` ``stringFormatValidator`` (strings extension below
+    version 4): a literal format string with a literal list of arguments is checked."""
+    def one_of(e: Expr, kinds: tuple[str, ...]) -> bool:
+        t = out.type(e)
+        return t == DYN or t.kind in kinds
+
+    def string_ok(e: Expr) -> Expr | None:
+        if not one_of(e, _STRING_OK):
+            return e
+        for sub in (e.args if e.kind == "list" else [x for k, v, _ in e.entries
+                                                     for x in (k, v)]):
+            bad = string_ok(sub)
+            if bad is not None:
+                return bad
+        return None
+
+    i = arg = requested = 0
+    while i < len(template):
+        if template[i] != "%":
+            i += 1
+            continue
+        if template[i + 1:i + 2] == "%":
+            i += 2
+            continue
+        requested += 1
+        if i + 1 >= len(template):
+            return "unexpected end of string"
+        if arg >= len(items):
+            return f"index {arg} out of range"
+        j = i + 1
+        if template[j] == ".":
+            j += 1
+            while j < len(template) and template[j].isdigit() and template[j].isascii():
+                j += 1
+            if j >= len(template):
+                return ("could not parse formatting clause: error while parsing precision: "
+                        "could not find end of precision specifier")
+            if j == i + 2:
+                return ("could not parse formatting clause: error while parsing precision: "
+                        "error while converting precision to integer: strconv.Atoi: parsing "
+                        '"": invalid syntax')
+        clause = template[j]
+        item = items[arg]
+        if clause == "s":
+            bad = string_ok(item)
+            if bad is not None:
+                return ("error during formatting: string clause can only be used on strings, "
+                        "bools, bytes, ints, doubles, maps, lists, types, durations, and "
+                        f"timestamps, was given {_type_name(out.type(bad))}")
+        elif clause.lower() == "x" or clause in _CLAUSES:
+            message, kinds = _CLAUSES[clause.lower()]
+            if not one_of(item, kinds):
+                return (f"error during formatting: {message}, was given "
+                        f"{_type_name(out.type(item))}")
+        else:
+            return f'could not parse formatting clause: unrecognized formatting clause "{clause}"'
+        i = j + 1
+        arg += 1
+    if len(items) > requested:
+        return (f"too many arguments supplied to string.format (expected {requested}, got "
+                f"{len(items)})")
+    return None
+
+
 def _validate(ast: Expr, out: Checked) -> list[str]:
     """The AST validators the API server's environment adds (cel-go ``cel/validator.go``):
     duration, timestamp and regex literals must be valid (``ValidateDurationLiterals``,
@@ -993,6 +1107,13 @@ def _validate(ast: Expr, out: Checked) -> list[str]:
             if e.function in ("matches", "duration", "timestamp") and e.args and (
                     e.args[0].kind == "lit" and _bad_literal(e.function, e.args[0].value)):
                 errors.append(f"invalid {e.function} argument")
+            if (e.function == "format" and e.operand is not None and e.operand.kind == "lit"
+                    and isinstance(e.operand.value, str) and len(e.args) == 1
+                    and e.args[0].kind == "list"
+                    and "string_format" in out.overloads.get(e.id, ["string_format"])):
+                problem = _format_error(e.operand.value, e.args[0].args, out)
+                if problem is not None:
+                    errors.append(problem)
             exempt = exempt or e.function in ("format", "cel.@block")
         elif e.kind == "list" and not exempt:
             first: T | None = None

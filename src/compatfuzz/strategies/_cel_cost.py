@@ -683,7 +683,14 @@ def estimate(checked: Checked) -> int:
     """The worst-case cost of one evaluation of a checked rule: cel-go's
     ``EstimateCost(...).Max`` with the API server's estimators."""
     assert checked.ast is not None
-    return _Coster(checked).cost(checked.ast)[1]
+    import sys
+
+    limit = sys.getrecursionlimit()  # the parser bounds nesting at 250 levels
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        return _Coster(checked).cost(checked.ast)[1]
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def rule_cost(rule: str, node: Mapping[str, Any], *, resolve: Any = None,

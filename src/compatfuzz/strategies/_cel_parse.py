@@ -64,6 +64,10 @@ class Expr:
     loop_step: Expr | None = None
     result: Expr | None = None
     id: int = field(default_factory=lambda: next(_IDS))
+    #: how deep cel-go's parse-tree visitor recurses to build this node (``parser.go``
+    #: ``Visit`` counts a ternary, a relation, an arithmetic operator, a selection, a
+    #: method call and an index; past 250: "max recursion depth exceeded")
+    vdepth: int = field(default=0, compare=False, repr=False)
 
     def children(self) -> list[Expr]:
         if self.kind == "comp":
@@ -219,7 +223,14 @@ _REL = {"<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_", "==": "_==_", "!=": 
         "in": "@in"}
 _ADD = {"+": "_+_", "-": "_-_"}
 _MUL = {"*": "_*_", "/": "_/_", "%": "_%_"}
-MAX_DEPTH = 250
+MAX_DEPTH = 250  # cel-go parser maxRecursionDepth (both of its limits)
+
+
+def _d(node: Expr, counted: bool, *kids: Expr) -> Expr:
+    node.vdepth = (1 if counted else 0) + max((k.vdepth for k in kids), default=0)
+    if node.vdepth > MAX_DEPTH:
+        raise ParseError("max recursion depth exceeded")
+    return node
 
 
 class _Parser:
@@ -250,8 +261,8 @@ class _Parser:
 
     def expr(self) -> Expr:
         self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise ParseError("expression recursion limit exceeded")
+        if self.depth > MAX_DEPTH:  # cel-go's recursionListener, counting rule entries
+            raise ParseError(f"expression recursion limit exceeded: {MAX_DEPTH}")
         try:
             cond = self.logical("||")
             if self.at("?"):
@@ -259,7 +270,7 @@ class _Parser:
                 a = self.logical("||")
                 self.take(":")
                 b = self.expr()
-                return _call("_?_:_", cond, a, b)
+                return _d(_call("_?_:_", cond, a, b), True, cond, a, b)
             return cond
         finally:
             self.depth -= 1
@@ -277,7 +288,8 @@ class _Parser:
             _, v, _ = self.peek()
             if v in _REL and (self.peek()[0] == "op" or v == "in"):
                 self.i += 1
-                left = _call(_REL[v], left, self.calc(0))
+                right = self.calc(0)
+                left = _d(_call(_REL[v], left, right), True, left, right)
             else:
                 return left
 
@@ -287,13 +299,15 @@ class _Parser:
             while self.peek()[0] == "op" and self.peek()[1] in _ADD:
                 op = self.peek()[1]
                 self.i += 1
-                left = _call(_ADD[op], left, self.calc(1))
+                right = self.calc(1)
+                left = _d(_call(_ADD[op], left, right), True, left, right)
             return left
         left = self.unary()
         while self.peek()[0] == "op" and self.peek()[1] in _MUL:
             op = self.peek()[1]
             self.i += 1
-            left = _call(_MUL[op], left, self.unary())
+            right = self.unary()
+            left = _d(_call(_MUL[op], left, right), True, left, right)
         return left
 
     def unary(self) -> Expr:
@@ -304,7 +318,7 @@ class _Parser:
                 n += 1
                 self.i += 1
             inner = self.member()
-            return inner if n % 2 == 0 else _call("!_", inner)
+            return inner if n % 2 == 0 else _d(_call("!_", inner), False, inner)
         if kind == "op" and v == "-":
             if self.peek(1)[0] == "num":
                 return self.member()
@@ -313,7 +327,7 @@ class _Parser:
                 n += 1
                 self.i += 1
             inner = self.member()
-            return inner if n % 2 == 0 else _call("-_", inner)
+            return inner if n % 2 == 0 else _d(_call("-_", inner), False, inner)
         return self.member()
 
     def args(self, close: str) -> list[Expr]:
@@ -346,12 +360,13 @@ class _Parser:
                     raise self.fail()  # lexer tokens of cel-go's grammar, not identifiers
                 self.i += 1
                 if optional:
-                    e = _call("_?._", e, _lit(name))
+                    e = _d(_call("_?._", e, _lit(name)), True, e)
                 elif self.at("("):
                     self.i += 1
-                    e = _macro_or_call(name, e, self.args(")"))
+                    args = self.args(")")
+                    e = _d(_macro_or_call(name, e, args), True, e, *args)
                 else:
-                    e = Expr("select", name, e)
+                    e = _d(Expr("select", name, e), True, e)
             elif self.at("["):
                 self.i += 1
                 optional = False
@@ -360,7 +375,7 @@ class _Parser:
                     optional = True
                 index = self.expr()
                 self.take("]")
-                e = _call("_[?_]" if optional else "_[_]", e, index)
+                e = _d(_call("_[?_]" if optional else "_[_]", e, index), True, e, index)
             else:
                 return e
 
@@ -407,7 +422,8 @@ class _Parser:
                 raise ParseError(f"Syntax error: reserved identifier: {v}")
             if self.at("("):
                 self.i += 1
-                return _macro_or_call(v, None, self.args(")"))
+                args = self.args(")")
+                return _d(_macro_or_call(v, None, args), False, *args)
             if self.at("{"):
                 return self.struct(v)
             return _ident(v)
@@ -419,7 +435,8 @@ class _Parser:
             self.i += 1
             if self.at("("):
                 self.i += 1
-                return _macro_or_call(name, None, self.args(")"))
+                args = self.args(")")
+                return _d(_macro_or_call(name, None, args), False, *args)
             return _ident(name)
         if kind == "op" and v == "(":
             self.i += 1
@@ -439,7 +456,7 @@ class _Parser:
                     break
                 self.i += 1
             self.take("]")
-            return Expr("list", args=elems, optional=optional)
+            return _d(Expr("list", args=elems, optional=optional), False, *elems)
         if kind == "op" and v == "{":
             self.i += 1
             entries: list[tuple[Expr, Expr, bool]] = []
@@ -455,7 +472,8 @@ class _Parser:
                     break
                 self.i += 1
             self.take("}")
-            return Expr("map", entries=entries)
+            return _d(Expr("map", entries=entries), False,
+                      *(x for k, v, _ in entries for x in (k, v)))
         raise self.fail()
 
 
@@ -463,7 +481,8 @@ def _balance(function: str, terms: list[Expr]) -> Expr:
     if len(terms) == 1:
         return terms[0]
     mid = len(terms) // 2
-    return _call(function, _balance(function, terms[:mid]), _balance(function, terms[mid:]))
+    left, right = _balance(function, terms[:mid]), _balance(function, terms[mid:])
+    return _d(_call(function, left, right), False, left, right)
 
 
 def _simple(e: Expr, message: str) -> str:
@@ -574,9 +593,19 @@ def copy(e: Expr) -> Expr:
 
 
 def parse(text: str) -> Expr:
-    """cel-go's AST of ``text`` (macros expanded). Raises :class:`ParseError`."""
-    p = _Parser(text)
-    e = p.expr()
-    if p.peek()[0] != "eof":
-        raise p.fail()
-    return e
+    """cel-go's AST of ``text`` (macros expanded). Raises :class:`ParseError`.
+
+    Nesting is bounded at 250 as in cel-go, so the Python stack needs about ten frames a
+    level: the recursion limit is raised while parsing and put back after."""
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        p = _Parser(text)
+        e = p.expr()
+        if p.peek()[0] != "eof":
+            raise p.fail()
+        return e
+    finally:
+        sys.setrecursionlimit(limit)
