@@ -42,13 +42,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compatfuzz.strategies._cel_check import compile_errors, decl_type, uses_old_self
-from compatfuzz.strategies._cel_cost import (
-    crd_cost_errors,
-    message_cost,
-    rule_cost,
-    unbounded_cardinality,
-)
+from compatfuzz.strategies._cel_check import compile_errors, uses_old_self
+from compatfuzz.strategies._cel_cost import message_cost, rule_cost
+from compatfuzz.strategies._cel_cost_crd import crd_cost_errors, unbounded_cardinality
+from compatfuzz.strategies._cel_types import decl_type
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -163,7 +160,8 @@ def compare(oracle: Oracle, rule: str, schema: dict[str, Any], *, root: bool = F
 
 
 def _root_errors(rule: str, schema: dict[str, Any]) -> list[str]:
-    from compatfuzz.strategies._cel_check import BOOL, check
+    from compatfuzz.strategies._cel_check import check
+    from compatfuzz.strategies._cel_types import BOOL
 
     checked = check(rule, schema, root=True)
     if checked.errors:

@@ -14,16 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compatfuzz.strategies._cel_check import compile_errors, escape, uses_old_self
-from compatfuzz.strategies._cel_cost import (
-    call_cost,
+from compatfuzz.strategies._cel_check import compile_errors, uses_old_self
+from compatfuzz.strategies._cel_cost import call_cost, rule_cost
+from compatfuzz.strategies._cel_cost_crd import (
     cost_error_message,
     crd_cost_errors,
-    rule_cost,
     unbounded_cardinality,
 )
 from compatfuzz.strategies._cel_functions import SETS
 from compatfuzz.strategies._cel_parse import ParseError, parse
+from compatfuzz.strategies._cel_types import escape
 
 
 def _obj(**props: Any) -> dict[str, Any]:

@@ -705,12 +705,8 @@ def _check_rules(schema: Any) -> None:
     :func:`compatfuzz.strategies._cel_cost.rule_cost`, equal to the server's ``MaxCost``.
     """
     from compatfuzz.strategies._cel_check import check as type_check
-    from compatfuzz.strategies._cel_cost import (
-        STATIC_CRD_LIMIT,
-        STATIC_RULE_LIMIT,
-        cost_error_message,
-        crd_rule_costs,
-    )
+    from compatfuzz.strategies._cel_cost import STATIC_CRD_LIMIT, STATIC_RULE_LIMIT
+    from compatfuzz.strategies._cel_cost_crd import cost_error_message, crd_rule_costs
 
     if not _mentions_rules(schema.root):
         return

@@ -22,8 +22,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compatfuzz.strategies._cel_check import BYTES, STRING, DeclT, T
 from compatfuzz.strategies._cel_parse import Expr
+from compatfuzz.strategies._cel_types import BYTES, STRING, DeclT, T
 
 __all__ = ["U64", "Est", "Node", "estimate_call", "overload_estimate", "size_of_path"]
 
