@@ -696,7 +696,11 @@ def compile_errors(rule: str, node: Mapping[str, Any], *,
 
     ``node`` is a CRD ``openAPIV3Schema`` node as written (``nullable: true``) or a
     normalised compatfuzz node (``type: [T, "null"]``, ``anyOf: [node, {type: null}]``,
-    ``$ref`` resolved by ``resolve``). ``old_self``: the rule has ``optionalOldSelf:
+    ``$ref`` resolved by ``resolve``). At the root of a CRD version's schema the server
+    also declares ``apiVersion``, ``kind`` and ``metadata.name``/``generateName``, as it
+    does for an embedded resource: pass the root with ``"x-kubernetes-embedded-resource":
+    True`` added to get that (or call :func:`check` with ``root=True``). ``old_self``: the
+    rule has ``optionalOldSelf:
     true`` (``oldSelf`` is then ``optional_type(self)``; without it ``oldSelf`` is
     ``self``'s type, as the server declares it for every rule). ``message_expression``:
     check a ``messageExpression``, which must be of type string.
