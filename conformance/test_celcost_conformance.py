@@ -109,10 +109,16 @@ def server_errors(detail: str) -> list[str]:
 
 def compare(oracle: Oracle, rule: str, schema: dict[str, Any], *, root: bool = False,
             kind: str = "generated", texts: bool = True, message: str = "",
-            optional_old_self: bool = False) -> None:
+            optional_old_self: bool = False, ours_schema: dict[str, Any] | None = None
+            ) -> None:
+    """Compare the server's answer for ``rule`` at ``schema`` with compatfuzz's at
+    ``ours_schema`` (the same node, e.g. as compatfuzz normalises it; default
+    ``schema``)."""
     answer = oracle.ask({"op": "compile", "rule": rule, "schema": schema, "root": root,
                          "messageExpression": message,
                          "optionalOldSelf": optional_old_self})
+    if ours_schema is not None:
+        schema = ours_schema
     theirs = server_errors(answer.get("error", ""))
     ours = compile_errors(rule, schema, old_self=optional_old_self) if not root else (
         _root_errors(rule, schema))
@@ -447,6 +453,15 @@ def _generated(oracle: Oracle, r: random.Random, depth: int) -> None:
         compare(oracle, f"self.metadata.name.startsWith(self.kind) && ({rule})", schema,
                 root=True, kind="root")
         compare(oracle, rule, {**schema, "nullable": True}, kind="nullable")
+    if r.random() < 0.3:  # nullable nodes, as written and as compatfuzz normalises them
+        from compatfuzz.schema._normalize import normalize
+
+        raw = json.loads(json.dumps(schema))
+        for node in _nodes(raw):
+            if node is not raw and "type" in node and r.random() < 0.5:
+                node["nullable"] = True
+        compare(oracle, rule, raw, kind="normalised nullable",
+                ours_schema=normalize(raw, dialect="openapi-3.0"))
 
 
 def test_generated_rules(oracle: Oracle) -> None:
