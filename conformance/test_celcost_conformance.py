@@ -694,7 +694,37 @@ TRICKY_S: dict[str, Any] = {'type': 'object',
                         'required': ['x']},
                 'arrnoitems': {'type': 'array'},
                 'e': {'type': 'string', 'enum': ['aé', 'b']}}}
-TRICKY_RULES = r"""'%d'.format(['a']) == ''
+TRICKY_RULES = r"""!format.datetime().validate(strings.quote(['a', 'b'].join(','))).hasValue()
+strings.quote(['a'].join()).size() > 0
+bytes(['a'].join()).size() > 0
+string(self.b).size() > 0
+bytes(strings.quote(self.s)) == b''
+strings.quote(bytes(['a'].join()).string()) == ''
+string(bytes(['a'].join())).size() > 1
+['a'].join().replace('', ['b'].join()) == ''
+self.s.replace('', self.s).size() > 0
+['a'].join().split(',').size() > 0
+['a', 'b'].join(',').matches('a')
+['a'].join().contains(['a'].join())
+['a'].join() + ['b'].join() == ''
+['a'].join().lowerAscii().substring(1) == ''
+url(['a'].join()) == url(self.s)
+format.dns1123Label().validate(['a'].join()).hasValue()
+quantity(['a'].join()).isInteger()
+['a'].join().replace('a', 'bb').size() > 0
+['a'].join().replace('a', 'bb').replace('b', 'cc').size() > 0
+['a'].join().replace(['a'].join(), 'bb').size() > 0
+self.s.replace('a', 'bbb').replace('b', 'cccc').size() > 0
+['a'].join().replace('ab', 'bb').matches('x')
+self.s.replace('ab', self.s).matches('x')
+['a'].join().split(',', -2).size() > 0
+['a'].join().findAll('a').join().size() > 0
+lists.range(-1).size() > 0
+['a'].slice(5, 2).size() > 0
+[['a']].flatten(-1).size() > 0
+bytes(bytes(['a'].join()).string()).size() > 0
+(['a'].join() + ['a'].join()).size() > 0
+'%d'.format(['a']) == ''
 '%s %s'.format(['a']) == ''
 '%x'.format([1.5]) == ''
 '%q'.format([1]) == ''

@@ -625,9 +625,10 @@ class _Coster:
             return add(factor(self.size_or_unknown(target), TRAVERSAL), arg_sum), None
         if oid in ("string_to_bytes", "bytes_to_string", "strings_quote") and n == 1:
             sz = self.size_or_unknown(args[0])
-            out = {"string_to_bytes": (sz[0], min(sz[1] * 4, U64)),
+            wrap = 2 ** 64  # plain uint64 arithmetic in cel-go here: it wraps around
+            out = {"string_to_bytes": (sz[0], sz[1] * 4 % wrap),
                    "bytes_to_string": (sz[0] // 4, sz[1]),
-                   "strings_quote": (min(sz[0] + 2, U64), min(sz[1] * 2 + 2, U64))}[oid]
+                   "strings_quote": ((sz[0] + 2) % wrap, (sz[1] * 2 + 2) % wrap)}[oid]
             return add(factor(sz, TRAVERSAL), arg_sum), out
         if oid in ("starts_with_string", "ends_with_string") and n == 1:
             return add(factor(self.size_or_unknown(args[0]), TRAVERSAL), arg_sum), None
