@@ -694,7 +694,63 @@ TRICKY_S: dict[str, Any] = {'type': 'object',
                         'required': ['x']},
                 'arrnoitems': {'type': 'array'},
                 'e': {'type': 'string', 'enum': ['aé', 'b']}}}
-TRICKY_RULES = r"""!format.datetime().validate(strings.quote(['a', 'b'].join(','))).hasValue()
+TRICKY_RULES = r"""int('a') == 1
+int('12') == 1
+int(' 12') == 1
+int('0x1F') == 1
+int('+5') == 1
+uint('a') == 1u
+uint('-1') == 1u
+uint('+1') == 1u
+uint(-1) == 1u
+int(1e30) == 1
+int(-1.5) == 1
+uint(1.5) == 1u
+uint(-0.5) == 1u
+double('x') == 1.0
+double('1e3') == 1.0
+double('inf') == 1.0
+double('1e400') == 1.0
+double(' 1') == 1.0
+double('1_0') == 1.0
+double('0x1p-2') == 1.0
+double('0x1.8p1') == 1.0
+double('0x1') == 1.0
+double('1__0') == 1.0
+double('_1') == 1.0
+double('1e1_0') == 1.0
+double('0x1p99999') == 1.0
+double('Infinity') == 1.0
+double('-NaN') == 1.0
+double('.5') == 1.0
+double('5.') == 1.0
+bool('x')
+bool('t')
+bool('TRUE')
+bool('yes')
+string(b'\xff') == ''
+string(b'\xc3\xa9') == ''
+int(uint(9223372036854775808u)) == 1
+int(timestamp('2020-01-01T00:00:00Z')) > 0
+string(int('a')) == ''
+dyn(int('a')) == 1
+type(int('a')) == int
+[int('a')].size() > 0
+int(string(1)) == 1
+double(9223372036854775807) > 1.0
+int(9.3e18) > 1
+uint(1.8e19) > 1u
+uint(1.9e19) > 1u
+int('99999999999999999999') == 1
+int(double('nan')) == 1
+int(self.s) == 1 && int('x') == 1
+bytes('a').size() > 0
+string(bytes('é')) == 'é'
+int(duration('1h')) > 0
+uint(1u) == 1u
+int(-9223372036854775808) < 0
+double(-9.3e18) < 0.0 && int(-9.3e18) < 0
+!format.datetime().validate(strings.quote(['a', 'b'].join(','))).hasValue()
 strings.quote(['a'].join()).size() > 0
 bytes(['a'].join()).size() > 0
 string(self.b).size() > 0

@@ -28,6 +28,7 @@ live in ``_cel_types``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -480,27 +481,127 @@ def check(rule: str, node: Mapping[str, Any], *, resolve: Resolver | None = None
     return out
 
 
+_CONVERSIONS = frozenset({"bool", "bytes", "double", "duration", "dyn", "int", "string",
+                          "timestamp", "type", "uint"})
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_DIGITS = r"[0-9](?:_?[0-9])*"
+#: strconv.ParseFloat's syntax: Go float literals (underscores between digits, hex with a
+#: ``p`` exponent), ``inf``/``infinity``/``nan``
+_GO_FLOAT = re.compile(
+    rf"nan|[+-]?(?:inf|infinity|(?:{_DIGITS}\.?(?:{_DIGITS})?|\.{_DIGITS})(?:e[+-]?{_DIGITS})?"
+    r"|0x_?[0-9a-f](?:_?[0-9a-f])*(?:\.(?:[0-9a-f](?:_?[0-9a-f])*)?)?p[+-]?[0-9](?:_?[0-9])*"
+    r"|0x\.[0-9a-f](?:_?[0-9a-f])*p[+-]?[0-9](?:_?[0-9])*)", re.IGNORECASE)
+_GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False,
+            "False": False}
+_OPAQUE_VALUE = object()  # a folded timestamp, duration or type: convertible, not modelled
+
+
+class _FoldError(Exception):
+    pass
+
+
+def _convert(function: str, v: Any) -> Any:
+    """cel-go's type conversion of a constant (``ConvertToType``), or :class:`_FoldError`
+    with cel-go's message."""
+    def conversion_error(target: str) -> _FoldError:
+        return _FoldError(f"type conversion error from 'string' to '{target}'")
+
+    if v is _OPAQUE_VALUE or function in ("dyn", "type", "duration", "timestamp"):
+        return _OPAQUE_VALUE if function != "dyn" else v
+    if function == "int":
+        if isinstance(v, str):
+            if not _GO_INT.fullmatch(v) or not -2 ** 63 <= int(v) < 2 ** 63:
+                raise conversion_error("int")
+            return int(v)
+        if isinstance(v, float):
+            if math.isnan(v) or not -9.223372036854775808e18 <= v < 9.223372036854775807e18:
+                raise _FoldError("integer overflow")
+            return int(v)
+        if isinstance(v, int) and v >= 2 ** 63:
+            raise _FoldError("integer overflow")
+        return int(v) if isinstance(v, int) else v
+    if function == "uint":
+        if isinstance(v, str):
+            if not v.isdigit() or not v.isascii() or int(v) >= 2 ** 64:
+                raise conversion_error("uint")
+            return Uint(int(v))
+        if isinstance(v, float):
+            if math.isnan(v) or v < 0 or v >= 1.8446744073709552e19:
+                raise _FoldError("unsigned integer overflow")
+            return Uint(int(v))
+        if isinstance(v, int) and not isinstance(v, bool) and v < 0:
+            raise _FoldError("unsigned integer overflow")
+        return Uint(v) if isinstance(v, int) else v
+    if function == "double":
+        if isinstance(v, str):
+            if not _GO_FLOAT.fullmatch(v):
+                raise conversion_error("double")
+            text = v.replace("_", "")
+            try:
+                f = float.fromhex(text) if "x" in text.lower() else float(text)
+            except (ValueError, OverflowError) as exc:
+                raise conversion_error("double") from exc
+            if f in (float("inf"), float("-inf")) and "inf" not in v.lower():
+                raise conversion_error("double")  # out of range: ParseFloat's ErrRange
+            return f
+        return float(v) if isinstance(v, int) else v
+    if function == "bool":
+        if isinstance(v, str):
+            if v not in _GO_BOOL:
+                raise conversion_error("bool")
+            return _GO_BOOL[v]
+        return v
+    if function == "string":
+        if isinstance(v, bytes):
+            try:
+                return v.decode()
+            except UnicodeDecodeError as exc:
+                raise _FoldError("invalid UTF-8 in bytes, cannot convert to string") from exc
+        return _OPAQUE_VALUE if not isinstance(v, str) else v
+    if function == "bytes":
+        return v.encode() if isinstance(v, str) else v
+    return v
+
+
 def _program_errors(ast: Expr) -> list[str]:
     """What building the program refuses (cel-go ``interpreter/decorators.go`` with
-    ``OptOptimize``: constant regular expressions of ``matches`` and the Kubernetes
-    library's ``find``/``findAll`` are compiled once, and a bad one fails the rule)."""
+    ``OptOptimize``, which the API server's environment sets): a type conversion of a
+    constant is computed once (``maybeOptimizeConstUnary``: ``int('a')`` fails the rule),
+    and the constant regular expressions of ``matches`` and the Kubernetes library's
+    ``find``/``findAll`` are compiled once (``decRegexOptimizer``)."""
     from compatfuzz.schema._re2 import go_error
 
-    stack = [ast]
-    while stack:
-        e = stack.pop()
-        stack.extend(reversed(e.children()))
-        if e.kind != "call":
-            continue
-        pattern: Expr | None = None
-        if e.function in ("matches", "find", "findAll") and e.operand is not None and e.args:
-            pattern = e.args[0]
-        elif e.function == "matches" and e.operand is None and len(e.args) == 2:
-            pattern = e.args[1]
-        if pattern is not None and pattern.kind == "lit" and isinstance(pattern.value, str):
-            problem = go_error(pattern.value)
-            if problem is not None:
-                return [f"program instantiation failed: {problem}"]
+    missing = object()
+
+    def fold(e: Expr) -> Any:
+        """The constant value of ``e`` after folding (``missing``: not a constant)."""
+        values = [fold(c) for c in e.children()]
+        if e.kind == "call":
+            pattern: Expr | None = None
+            if e.function in ("matches", "find", "findAll") and e.operand is not None and (
+                    e.args):
+                pattern = e.args[0]
+            elif e.function == "matches" and e.operand is None and len(e.args) == 2:
+                pattern = e.args[1]
+            if pattern is not None and pattern.kind == "lit" and isinstance(pattern.value, str):
+                problem = go_error(pattern.value)
+                if problem is not None:
+                    raise _FoldError(problem)
+            if e.function in _CONVERSIONS and e.operand is None and len(e.args) == 1 and (
+                    values[0] is not missing):
+                return _convert(e.function, values[0])
+            return missing
+        if e.kind == "lit":
+            return e.value
+        if e.kind in ("list", "map") and all(v is not missing for v in values):
+            return _OPAQUE_VALUE
+        return missing
+
+    try:
+        fold(ast)
+    except _FoldError as exc:
+        return [f"program instantiation failed: {exc}"]
     return []
 
 
