@@ -77,6 +77,18 @@ def test_the_unbounded_cardinality_is_the_servers() -> None:
     ("self.l.includes('a')", []),  # stored expressions have the 1.37 lists library
     ("'%d %s'.format([1, 'a']) != ''", []),  # format's list may mix types
     ("self.m.namespace == 'a'", []),  # a reserved word finds its escaped field
+    # what building the program refuses: constants are folded, regexes compiled
+    ("int('a') == 1", ["program instantiation failed: type conversion error from 'string' "
+                       "to 'int'"]),
+    ("uint(-1) == 1u", ["program instantiation failed: unsigned integer overflow"]),
+    ("matches('a', '[')", ["program instantiation failed: error parsing regexp: missing "
+                           "closing ]: `[`"]),
+    ("'%d'.format(['a']) == ''", ["error during formatting: decimal clause can only be used "
+                                  "on integers, was given string"]),
+    # cel-go's two nesting limits
+    ("(" * 250 + "true" + ")" * 250, ["expression recursion limit exceeded: 250"]),
+    ("1" + " + 1" * 250 + " == 1", ["max recursion depth exceeded"]),
+    ("1" + " + 1" * 249 + " == 1", []),
 ])
 def test_compile_errors_are_cel_gos(rule: str, errors: list[str]) -> None:
     schema = _obj(l={"type": "array", "items": {"type": "string"}}, s={"type": "string"},
