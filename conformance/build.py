@@ -87,36 +87,41 @@ def cache_dir() -> Path:
     return Path(base) / "compatfuzz"
 
 
-def source_hash(go_version: str) -> str:
+def source_hash(go_version: str, sources: Path = SOURCES) -> str:
     """What the binary is built from: the oracle's sources, its pins and the toolchain."""
     digest = hashlib.sha256(go_version.encode() + b"\0")
     for name in HASHED:
-        digest.update(name.encode() + b"\0" + (SOURCES / name).read_bytes() + b"\0")
+        digest.update(name.encode() + b"\0" + (sources / name).read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
 def build(*, go: str | None = None, cache: Path | None = None,
-          log: list[str] | None = None) -> Path:
-    """The oracle binary, built unless the cache already holds it for these sources."""
+          log: list[str] | None = None, sources: Path = SOURCES,
+          name: str = BINARY_NAME) -> Path:
+    """The oracle binary, built unless the cache already holds it for these sources.
+
+    ``sources`` is the oracle's Go module (``apiserver/`` by default; ``celcost/`` for the
+    CEL cost suite) and ``name`` the binary's name before the hash."""
     log = log if log is not None else []
     go_bin, version = find_go(go)
-    binary = (cache or cache_dir()) / f"{BINARY_NAME}-{source_hash(version)}"
+    binary = (cache or cache_dir()) / f"{name}-{source_hash(version, sources)}"
     if binary.exists():
         log.append(f"cached: {binary} ({version})")
         return binary
-    fetched = _run([go_bin, "mod", "download"], cwd=SOURCES, env=go_env())
+    where = f"conformance/{sources.name}"
+    fetched = _run([go_bin, "mod", "download"], cwd=sources, env=go_env())
     if fetched.returncode:
         raise MissingPrerequisite(
-            "the modules conformance/apiserver/go.mod pins could not be downloaded (it needs "
+            f"the modules {where}/go.mod pins could not be downloaded (it needs "
             "the Go module proxy, $GOPROXY, or a module cache that has them):\n"
             + fetched.stderr[-2000:])
     binary.parent.mkdir(parents=True, exist_ok=True)
     partial = binary.with_name(f"{binary.name}.{os.getpid()}.tmp")
-    done = _run([go_bin, "build", "-trimpath", "-o", str(partial), "."], cwd=SOURCES,
+    done = _run([go_bin, "build", "-trimpath", "-o", str(partial), "."], cwd=sources,
                 env=go_env())
     if done.returncode:
         partial.unlink(missing_ok=True)
-        raise BuildError(f"go build in conformance/apiserver failed ({version}):\n"
+        raise BuildError(f"go build in {where} failed ({version}):\n"
                          f"{done.stderr[-4000:]}")
     partial.replace(binary)  # atomically: a concurrent run sees the whole file or none
     log.append(f"built: {binary} ({version})")
@@ -128,11 +133,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--go", help="the go binary (default: $GO, the venv's go, PATH)")
     p.add_argument("--cache", type=Path, help="where the binary goes (default: "
                    "$XDG_CACHE_HOME/compatfuzz, ~/.cache/compatfuzz)")
+    p.add_argument("--oracle", default=SOURCES.name, help="the oracle's folder under "
+                   "conformance/ (default: apiserver; celcost for the CEL cost suite)")
     p.add_argument("-v", "--verbose", action="store_true", help="say whether it was built")
     args = p.parse_args(argv)
     log: list[str] = []
     try:
-        binary = build(go=args.go, cache=args.cache, log=log)
+        sources = HERE / args.oracle
+        binary = build(go=args.go, cache=args.cache, log=log, sources=sources,
+                       name=BINARY_NAME if sources == SOURCES else f"{args.oracle}-oracle")
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -695,102 +695,67 @@ class CostRefusal(UnsupportedSchema):
 def _check_rules(schema: Any) -> None:
     """Raise :class:`UnsupportedSchema` if the API server would refuse ``schema`` (a
     ``Schema``) for its ``x-kubernetes-validations``: a rule that does not parse, a rule
-    whose estimated cost (times how often it can run) passes ``STATIC_RULE_LIMIT``, or
-    rules whose costs add up past ``STATIC_CRD_LIMIT``. The message names the file, the
-    JSON path of the rule, the estimate, the limit and the fix.
+    (or ``messageExpression``) whose estimated cost times how often it can run passes
+    ``STATIC_RULE_LIMIT``, or rules whose costs add up past ``STATIC_CRD_LIMIT``. The
+    message quotes the server's own (``estimated rule cost exceeds budget by factor of
+    ...``) and names the file, the JSON path of the rule, the estimate and the fix.
 
-    Mirrors k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go
-    (per-rule and per-CRD limits) and cel_validation.go (cardinality); the estimate is
-    :func:`compatfuzz.strategies._cel_cost.rule_cost`.
+    Mirrors k8s.io/apiextensions-apiserver v0.37.2 ``pkg/apis/apiextensions/validation/
+    validation.go`` (``ValidateCustomResourceDefinitionOpenAPISchema``: rules under
+    ``properties``, ``items`` and ``additionalProperties`` only, junctors are not
+    compiled; ``getExpressionCost``; the per-CRD ``TotalCost``) and cel_validation.go
+    (``extractMaxElements``, ``childContext``); the estimate is
+    :func:`compatfuzz.strategies._cel_cost.rule_cost`, equal to the server's ``MaxCost``.
     """
-    from compatfuzz.strategies._cel_cost import (
-        STATIC_CRD_LIMIT,
-        STATIC_RULE_LIMIT,
-        cardinality_factor,
-        rule_cost,
-        unbounded_cardinality,
-    )
+    from compatfuzz.strategies._cel_check import check as type_check
+    from compatfuzz.strategies._cel_cost import STATIC_CRD_LIMIT, STATIC_RULE_LIMIT
+    from compatfuzz.strategies._cel_cost_crd import cost_error_message, crd_rule_costs
 
     if not _mentions_rules(schema.root):
         return
     resolve = getattr(schema, "resolve", None)
     total = 0
     costly: list[tuple[int, str]] = []
-    Frame = tuple[Any, tuple[str, ...], int | None, frozenset[str]]
-    stack: list[Frame] = [(schema.root, (), 1, frozenset())]
-    visited = 0
-    while stack and visited < _MAX_NODES:
-        node, tokens, card, refs = stack.pop()
-        visited += 1
-        if not isinstance(node, Mapping):
+    for rc in crd_rule_costs(schema.root, resolve=resolve, max_nodes=_MAX_NODES):
+        where = (*rc.tokens, "x-kubernetes-validations", str(rc.index), rc.key)
+        path = _rendered(schema, where)
+        verdict = _verdict(rc.text) if rc.key == "rule" else None
+        if verdict is not None and verdict.invalid and type_check(
+                rc.text, rc.node, resolve=resolve, root=rc.root).ast is None:
+            raise UnsupportedSchema(
+                f"{schema.source} at {path}: the "
+                f"x-kubernetes-validations rule does not compile ({verdict.reason}), "
+                f"so the API server refuses this CRD: {rc.text}{_caret(rc.text, verdict.reason)}"
+                "\n  fix: correct the rule's syntax (CEL: "
+                "https://kubernetes.io/docs/reference/using-api/cel/)")
+        total = min(total + rc.cost, 2 ** 64 - 1)
+        if rc.raw is None:
             continue
-        ref = node.get("$ref")
-        if isinstance(ref, str) and resolve is not None:
-            if ref in refs:
-                continue
-            try:
-                target = resolve(ref)
-            except Exception:  # an unresolvable $ref is reported by the compiler
-                continue
-            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-            refs = refs | {ref}
-        rules = node.get("x-kubernetes-validations")
-        for i, entry in enumerate(rules if isinstance(rules, list) else ()):
-            rule = entry.get("rule") if isinstance(entry, Mapping) else None
-            if not isinstance(rule, str) or not rule.strip():
-                continue
-            verdict = _verdict(rule)
-            where = (*tokens, "x-kubernetes-validations", str(i), "rule")
-            if verdict.invalid:
-                raise UnsupportedSchema(
-                    f"{schema.source} at {_rendered(schema, where)}: the "
-                    f"x-kubernetes-validations rule does not compile ({verdict.reason}), "
-                    f"so the API server refuses this CRD: {rule}{_caret(rule, verdict.reason)}"
-                    "\n  fix: correct the rule's syntax (CEL: "
-                    "https://kubernetes.io/docs/reference/using-api/cel/)")
-            if verdict.program is None or verdict.program.tree is None:
-                continue
-            raw = rule_cost(verdict.program.tree, node, resolve=resolve)
-            times = card if card is not None else unbounded_cardinality(node, resolve)
-            cost = raw * times
-            total += cost
-            path = _rendered(schema, where)
-            if cost > STATIC_RULE_LIMIT:
-                runs = "" if times == 1 else (
-                    f" ({raw:,} per evaluation x up to {times:,} evaluations)")
-                raise CostRefusal(
-                    f"{schema.source} at {path}: estimated rule cost {cost:,}{runs} exceeds "
-                    f"the API server's limit of {STATIC_RULE_LIMIT:,} per rule "
-                    f"({_factor(cost, STATIC_RULE_LIMIT)}), so Kubernetes refuses this CRD: "
-                    f"{_short(rule)}\n  fix: add maxItems, maxProperties and maxLength to "
-                    "the lists, maps and strings the rule reads (and to the lists it sits "
-                    "under), or simplify the rule")
-            costly.append((cost, path))
-        factor = cardinality_factor(node, resolve)
-        child = card * factor if card is not None and factor is not None else None
-        for key in _STRUCTURAL:
-            value = node.get(key)
-            if key == "properties" and isinstance(value, Mapping):
-                stack.extend((v, (*tokens, key, str(k)), child, refs) for k, v in value.items())
-            elif isinstance(value, list):
-                stack.extend((v, (*tokens, key, str(j)), child, refs)
-                             for j, v in enumerate(value))
-            elif isinstance(value, Mapping):
-                stack.append((value, (*tokens, key), child, refs))
+        if rc.cost > STATIC_RULE_LIMIT:
+            times = rc.cost // rc.raw if rc.raw else 1
+            runs = "" if times == 1 else (
+                f" ({rc.raw:,} per evaluation x up to {times:,} evaluations)")
+            name = "estimated rule cost" if rc.key == "rule" else (
+                "estimated messageExpression cost")
+            raise CostRefusal(
+                f"{schema.source} at {path}: Forbidden: "
+                f"{cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)}, so Kubernetes "
+                f"refuses this CRD; the estimate is {rc.cost:,}{runs} against a limit of "
+                f"{STATIC_RULE_LIMIT:,}: {_short(rc.text)}\n  fix: add maxItems, "
+                "maxProperties and maxLength to the lists, maps and strings the rule reads "
+                "(and to the lists it sits under), or simplify the rule")
+        if rc.cost >= STATIC_CRD_LIMIT // 100:
+            costly.append((rc.cost, path))
     if total > STATIC_CRD_LIMIT:
         top = ", ".join(f"{p} ({c:,})" for c, p in sorted(costly, reverse=True)[:4])
+        name = ("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 "
+                "schema")
         raise CostRefusal(
-            f"{schema.source}: the estimated cost of all x-kubernetes-validations rules, "
-            f"{total:,}, exceeds the API server's limit of {STATIC_CRD_LIMIT:,} per CRD "
-            f"({_factor(total, STATIC_CRD_LIMIT)}), so Kubernetes refuses this CRD; the "
-            f"costliest: {top}\n  fix: add maxItems, maxProperties and maxLength where "
-            "lists, maps and strings are declared, or simplify the rules")
-
-
-def _factor(cost: int, limit: int) -> str:
-    """``getCostErrorMessage``'s wording of how far over the limit a cost is."""
-    ratio = cost / limit
-    return "more than 100x" if ratio > 100 else f"{ratio:.1f}x"
+            f"{schema.source}: Forbidden: {cost_error_message(name, total, STATIC_CRD_LIMIT)}"
+            f", so Kubernetes refuses this CRD (estimated total {total:,}, limit "
+            f"{STATIC_CRD_LIMIT:,}); contributed to estimated rule cost total exceeding cost "
+            f"limit for entire OpenAPIv3 schema: {top}\n  fix: add maxItems, maxProperties "
+            "and maxLength where lists, maps and strings are declared, or simplify the rules")
 
 
 def _short(rule: str) -> str:

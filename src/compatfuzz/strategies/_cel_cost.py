@@ -16,18 +16,26 @@ fired because the stall was inside generation. The API server bounds CEL twice:
   all rules of one object past ``RuntimeCELCostBudget`` (10,000,000):
   k8s.io/apiserver/pkg/apis/cel/config.go. The object is then rejected.
 
-:func:`rule_cost` is a port of cel-go's checker/cost.go (``costComprehension``,
-``functionCost``) over cel-python's parse tree, with the sizes of
-k8s.io/apiserver/pkg/cel/common/schemas.go (``SchemaDeclType``,
-``estimateMaxArrayItemsFromMinSize``, ``estimateMaxElementsFromMaxLength``). Where it
-cannot tell a size it assumes the whole request (3 MiB), never more, so it refuses less
-than the server rather than more; the runtime meter covers what it misses.
+:func:`rule_cost` gives the server's ``MaxCost`` for a rule, the same integer (issue 30:
+the former approximation was wrong in both directions). It is a port of cel-go v0.29.2
+``checker/cost.go`` (the version k8s.io/apiserver v0.37.2 pins: ``coster``, its
+comprehension, bind, call and size tracking, ``functionCost``) run over the typed AST of
+``_cel_check``, with the estimators of ``_cel_cost_library`` (Kubernetes'
+``library/cost.go`` ``EstimateCallCost``, cel-go's extension estimators, apiextensions'
+path-based ``sizeEstimator``) and ``PresenceTestHasCost(false)`` as the API server's base
+environment sets it. ``_cel_cost_crd`` multiplies by the cardinality and applies the
+per-rule and per-CRD limits. ``conformance/test_celcost_conformance.py`` holds the
+estimate to the server's, compiled from apiextensions-apiserver v0.37.2.
 
-:class:`MeteredRunner` evaluates with cel-python's interpreter and charges one unit per
-parse-tree node visited plus a tenth of the size of every string, bytes or list a
-function receives or returns (cel-go's ``StringTraversalCostFactor``). Past the limit it
-raises :class:`CostExceeded`, which no CEL operator absorbs (``false || error`` would):
-the value is rejected, as the API server rejects the object.
+:class:`MeteredRunner` evaluates with cel-python's interpreter and charges what cel-go's
+runtime cost tracker charges (interpreter/runtimecost.go): 1 per identifier, selection and
+index, the list and map creation costs, each macro's loop overhead, and per call
+:func:`call_cost` (Kubernetes' ``CallCost``, cel-go's trackers and defaults). It cannot be
+exact: cel-go evaluates a planned, optimised program and cel-python its parse tree (a
+constant the server folds is charged here), and ``replace`` is charged for its result
+before building it (see :func:`charging`). Past the limit it raises :class:`CostExceeded`,
+which no CEL operator absorbs (``false || error`` would): the value is rejected, as the
+API server rejects the object.
 """
 
 from __future__ import annotations
@@ -42,6 +50,33 @@ import lark
 from celpy import InterpretedRunner
 from celpy.evaluation import CELEvalError, Evaluator
 
+from compatfuzz.strategies._cel_check import Checked, check
+from compatfuzz.strategies._cel_cost_library import (
+    LIST_CREATE,
+    MAP_CREATE,
+    REGEX,
+    TRAVERSAL,
+    U64,
+    UNKNOWN,
+    Est,
+    Library,
+    Node,
+    add,
+    estimate_call,
+    factor,
+    mul,
+    overload_estimate,
+    union,
+)
+from compatfuzz.strategies._cel_parse import ACCU, Expr
+from compatfuzz.strategies._cel_types import (
+    BOOL,
+    MAX_REQUEST_SIZE,
+    STRING,
+    DeclT,
+    T,
+)
+
 __all__ = [
     "MAX_REQUEST_SIZE",
     "PER_CALL_LIMIT",
@@ -50,7 +85,11 @@ __all__ = [
     "STATIC_RULE_LIMIT",
     "CostExceeded",
     "MeteredRunner",
-    "cardinality_factor",
+    "actual_size",
+    "call_cost",
+    "charging",
+    "estimate",
+    "message_cost",
     "metered",
     "rule_cost",
 ]
@@ -58,15 +97,11 @@ __all__ = [
 #: k8s.io/apiserver/pkg/apis/cel/config.go
 PER_CALL_LIMIT = 1_000_000
 RUNTIME_BUDGET = 10_000_000
-MAX_REQUEST_SIZE = 3 * 1024 * 1024
 #: k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go
 STATIC_RULE_LIMIT = 10_000_000
 STATIC_CRD_LIMIT = 100_000_000
 
-_TRAVERSAL = 0.1  # cel-go common.StringTraversalCostFactor
-_REGEX = 0.25  # cel-go common.RegexStringLengthCostFactor
-_LIST_CREATE = 10  # cel-go common.ListCreateBaseCost
-_MAP_CREATE = 30  # cel-go common.MapCreateBaseCost
+_TRAVERSAL = TRAVERSAL
 
 
 class CostExceeded(Exception):
@@ -96,16 +131,27 @@ def _charge(units: int) -> None:
                            "units)")
 
 
+#: What cel-go's runtime cost tracker charges per node kind (interpreter/runtimecost.go
+#: ``Observe``): an identifier or a field selection 1 (``SelectAndIdentCost``), an index 1
+#: (a qualifier), a list or map literal ``ListCreateBaseCost``/``MapCreateBaseCost``;
+#: constants, ``&&``, ``||`` and ``?:`` nothing. Calls are charged by :func:`charging`.
+_NODE_COST = {"ident": 1, "member_dot": 1, "member_index": 1, "list_lit": 10, "map_lit": 30}
+#: cel-go's per-element loop overhead of each macro's expansion (parser/macro.go): the
+#: condition and step calls and accumulator reads; and its fixed part (the accumulator's
+#: initial value and the result).
+_LOOP = {"all": (3, 1), "exists": (4, 1), "exists_one": (2, 3), "map": (12, 11),
+         "filter": (1, 11)}
+
+
 class _MeteredEvaluator(Evaluator):
-    """cel-python's ``Evaluator``, charging one unit per parse-tree node it visits."""
+    """cel-python's ``Evaluator``, charging what cel-go's runtime cost tracker charges
+    for each node (:data:`_NODE_COST`) and each macro iteration (:data:`_LOOP`)."""
 
     def visit(self, tree: lark.Tree[Any]) -> Any:
-        _charge(1)
+        cost = _NODE_COST.get(tree.data)
+        if cost:
+            _charge(cost)
         return super().visit(tree)
-
-    def visit_children(self, tree: lark.Tree[Any]) -> list[Any]:
-        _charge(sum(1 for c in tree.children if isinstance(c, lark.Tree)))
-        return super().visit_children(tree)
 
     def sub_evaluator(self, ast: lark.Tree[Any]) -> Evaluator:
         return _MeteredEvaluator(ast, activation=self.activation)
@@ -123,6 +169,14 @@ class _MeteredEvaluator(Evaluator):
         """
         method = tree.children[1]
         name = getattr(method, "value", None)
+        if name in ("map", "filter", "exists_one") and len(tree.children) >= 3:
+            per, fixed = _LOOP[name]
+            result = super().member_dot_arg(tree)
+            members = self.visit(tree.children[0])
+            count = len(members) if isinstance(members, list | dict) else 0
+            kept = len(result) if name == "filter" and isinstance(result, list) else 0
+            _charge(fixed + per * count + 12 * kept)
+            return result
         if name not in ("all", "exists") or len(tree.children) < 3:
             return super().member_dot_arg(tree)
         members = self.visit(tree.children[0])
@@ -131,7 +185,10 @@ class _MeteredEvaluator(Evaluator):
         holds = self.build_ss_macro_eval(tree)
         decided = name == "exists"  # the element value that ends the loop
         error: Any = None
+        per, fixed = _LOOP[str(name)]
+        _charge(fixed)
         for member in members:
+            _charge(per)
             value = holds(member)
             if isinstance(value, celpy.celtypes.BoolType):
                 if bool(value) is decided:
@@ -162,27 +219,103 @@ def metered(runner: Any, context: Any, limit: int) -> tuple[Any, int]:
         _METER.left, _METER.used = outer
 
 
-def _sized(value: Any) -> int:
+def actual_size(value: Any) -> int:
+    """cel-go ``actualSize``: the size of a string (code points), bytes, list or map; 1
+    for anything else."""
     if isinstance(value, str | bytes | list | tuple | dict):
-        return math.ceil(len(value) * _TRAVERSAL)
-    return 0
+        return len(value)
+    return 1
+
+
+def _traversal(value: Any) -> int:
+    """apiserver library ``traversalCost`` (truncating, as the Go conversion does)."""
+    if isinstance(value, str | bytes):
+        return int(len(value) * _TRAVERSAL)
+    if isinstance(value, list | tuple):
+        return sum(_traversal(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_traversal(k) + _traversal(v) for k, v in value.items())
+    return 1
+
+
+def _ceil(x: float) -> int:
+    return math.ceil(x)
+
+
+def call_cost(name: str, args: tuple[Any, ...], result: Any) -> int:
+    """The runtime cost of one call: k8s.io/apiserver ``library.CostEstimator.CallCost``
+    for the Kubernetes libraries, else cel-go's ``CostTracker.costCall`` defaults
+    (interpreter/runtimecost.go). ``args`` has the receiver first, as in cel-go."""
+    n = len(args)
+    size = actual_size
+    if name in ("isSorted", "sum", "max", "min", "min()@lists", "indexOf", "lastIndexOf",
+                "includes"):
+        return _traversal(args[0]) if n else 0
+    if name in ("url", "lowerAscii", "upperAscii", "substring", "trim") and n:
+        return _ceil(size(args[0]) * _TRAVERSAL)
+    if name in ("replace", "split") and n:
+        return _ceil(size(args[0]) * 2 * _TRAVERSAL)
+    if name == "join" and n:
+        return _ceil(size(result) * 2 * _TRAVERSAL)
+    if name in ("find", "findAll") and n >= 2:
+        return _ceil((1 + size(args[0])) * _TRAVERSAL) * _ceil(size(args[1]) * REGEX)
+    if name in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver",
+                "isSemver") and n:
+        return _ceil(size(args[0]) * _TRAVERSAL)
+    if name == "ip" and n:
+        return 1 if not isinstance(args[0], str) else _ceil(size(args[0]) * _TRAVERSAL)
+    if name in ("masked", "prefixLength", "family", "isUnspecified", "isLoopback",
+                "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "sign",
+                "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan",
+                "isLessThan", "compareTo", "add", "sub", "getScheme", "getHostname",
+                "getHost", "getPort", "getEscapedPath", "getQuery"):
+        return 1
+    if name in ("containsIP", "containsCIDR") and n >= 2:
+        cidr = size(args[0])
+        cost = _ceil((cidr + cidr) * _TRAVERSAL)
+        if name == "containsCIDR":
+            cost += _ceil(cidr * _TRAVERSAL) + 1
+        if isinstance(args[1], str):
+            cost += _ceil(size(args[1]) * _TRAVERSAL)
+        return cost
+    if name in ("startsWith", "endsWith") and n >= 2:
+        return _ceil(size(args[1]) * _TRAVERSAL)
+    if name in ("bytes", "string") and n and isinstance(args[0], str | bytes):
+        return _ceil(size(args[0]) * _TRAVERSAL)
+    if name == "_in_" and n >= 2:
+        return size(args[1]) if isinstance(args[1], list | tuple) else 1
+    if (name in ("_==_", "_!=_") and n >= 2) or (name in ("_<_", "_<=_", "_>_", "_>=_") and (
+            n >= 2 and isinstance(args[0], str | bytes))):
+        return _ceil(min(size(args[0]), size(args[1])) * _TRAVERSAL)
+    if name == "_+_" and n >= 2 and isinstance(args[0], str | bytes):
+        return _ceil((size(args[0]) + size(args[1])) * _TRAVERSAL)
+    if name == "matches" and n >= 2:
+        return _ceil((1 + size(args[0])) * _TRAVERSAL) * _ceil(size(args[1]) * REGEX)
+    if name in ("contains", "intersects", "equivalent") and n == 3 and not isinstance(
+            args[0], str):  # sets.contains(a, b): the receiver is the ``sets`` namespace
+        f = 2.0 if name == "equivalent" else 1.0  # cel-go ext/sets.go trackSetsCost
+        return 1 + int(float(size(args[1]) * size(args[2])) * f)
+    if name == "contains" and n >= 2 and isinstance(args[0], str):
+        return _ceil(size(args[0]) * _TRAVERSAL) * _ceil(size(args[1]) * _TRAVERSAL)
+    return 1
 
 
 def charging(function: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``function``, charging a tenth of the sizes it reads and builds; ``replace`` is
-    charged for its result's size *before* it is built, so it cannot allocate past the
-    budget (cel-go interpreter/runtimecost.go charges the same traversal)."""
+    """``function``, charging its runtime cost (:func:`call_cost`) after it returns.
+
+    One deliberate difference: ``replace`` is charged for its result's size *before* it
+    is built (cel-go charges only the traversal), so a rule such as
+    ``s.replace('', s)`` cannot allocate gigabytes in compatfuzz's process before the
+    meter notices; on the API server the per-call limit would stop it soon after."""
     def call(*args: Any) -> Any:
-        _charge(1 + sum(_sized(a) for a in args))
         if name == "replace" and len(args) >= 3 and all(isinstance(a, str) for a in args[:3]):
             target, old, new = args[0], args[1], args[2]
             count = len(target) + 1 if not old else len(target) // len(old)
             if len(args) > 3 and isinstance(args[3], int) and int(args[3]) >= 0:
                 count = min(count, int(args[3]))  # plain ints: IntType clamps to int64
             _charge(math.ceil((len(target) + count * len(new)) * _TRAVERSAL))
-            return function(*args)
         result = function(*args)
-        _charge(_sized(result))
+        _charge(call_cost(name, args, result))
         return result
 
     call.__name__ = getattr(function, "__name__", name)
@@ -190,364 +323,412 @@ def charging(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     return call
 
 
-# --------------------------------------------------------------------------- schema sizes
-
-#: apiserver/pkg/cel/types.go: the smallest JSON of each type (``MinSerializedSize``).
-_MIN_SIZE = {"integer": 1, "number": 1, "boolean": 4, "string": 2}
-#: apiserver/pkg/cel: MaxDurationSizeJSON, JSONDateSize, MaxDatetimeSizeJSON
-_FORMAT_LENGTH = {"duration": 32, "date": 12, "date-time": 32}
-
-
-class _Decl:
-    """What CEL knows about a schema node: its kind and its largest size."""
-
-    __slots__ = ("kind", "max", "node", "resolve")
-
-    def __init__(self, node: Mapping[str, Any], resolve: Any) -> None:
-        self.node = node
-        self.resolve = resolve
-        self.kind = _kind(node)
-        self.max = _max_elements(node, resolve)
-
-    def field(self, name: str) -> _Decl | None:
-        props = self.node.get("properties")
-        if isinstance(props, Mapping):
-            for key, sub in props.items():
-                if isinstance(sub, Mapping) and (key == name or _escaped(key) == name):
-                    return _decl(sub, self.resolve)
-        extra = self.node.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            return _decl(extra, self.resolve)
-        return None
-
-    def element(self) -> _Decl | None:
-        sub = self.node.get("items") if self.kind == "list" else (
-            self.node.get("additionalProperties") if self.kind == "map" else None)
-        return _decl(sub, self.resolve) if isinstance(sub, Mapping) else None
-
-
-def _escaped(name: str) -> str:
-    from compatfuzz.strategies._cel import escape_property
-
-    return escape_property(name)
-
-
-def _deref(node: Mapping[str, Any], resolve: Any) -> Mapping[str, Any]:
-    for _ in range(32):
-        ref = node.get("$ref")
-        if not isinstance(ref, str) or resolve is None:
-            break
-        try:
-            target = resolve(ref)
-        except Exception:  # an unresolvable $ref is reported elsewhere
-            break
-        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-    return node
-
-
-def _decl(node: Mapping[str, Any], resolve: Any) -> _Decl:
-    return _Decl(_deref(node, resolve), resolve)
-
-
-def _kind(node: Mapping[str, Any]) -> str:
-    if node.get("x-kubernetes-int-or-string") is True:
-        return "string"
-    kind = node.get("type")
-    if kind == "array":
-        return "list"
-    if kind == "object":
-        return "map" if isinstance(node.get("additionalProperties"), Mapping) else "object"
-    if kind == "string":
-        return "bytes" if node.get("format") == "byte" else "string"
-    return "scalar"
-
-
-def _number(node: Mapping[str, Any], key: str) -> int | None:
-    value = node.get(key)
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return max(0, int(value))
-    return None
-
-
-def min_size(node: Mapping[str, Any], resolve: Any, depth: int = 0) -> int:
-    """``MinSerializedSize``: the fewest JSON bytes a value of ``node`` can take."""
-    node = _deref(node, resolve)
-    kind = node.get("type")
-    if node.get("x-kubernetes-int-or-string") is True:
-        return 1
-    if isinstance(kind, str) and kind in _MIN_SIZE:
-        return _MIN_SIZE[kind]
-    if kind != "object" or depth > 32:
-        return 2
-    size = 2
-    props = node.get("properties")
-    required = node.get("required")
-    if isinstance(props, Mapping) and isinstance(required, list):
-        for name in required:
-            sub = props.get(name) if isinstance(name, str) else None
-            if isinstance(sub, Mapping) and "default" not in sub:
-                size += len(name) + min_size(sub, resolve, depth + 1) + 4
-    return size
-
-
-def _max_elements(node: Mapping[str, Any], resolve: Any) -> int:
-    kind = _kind(node)
-    request = MAX_REQUEST_SIZE - 2
-    if kind == "list":
-        items = node.get("items")
-        given = _number(node, "maxItems")
-        if given is not None:
-            return given
-        return request // (min_size(items, resolve) + 1 if isinstance(items, Mapping) else 3)
-    if kind == "map":
-        given = _number(node, "maxProperties")
-        if given is not None:
-            return given
-        extra = node.get("additionalProperties")
-        return request // (min_size(extra, resolve) + 6 if isinstance(extra, Mapping) else 8)
-    if kind in ("string", "bytes"):
-        given = _number(node, "maxLength")
-        if given is not None:
-            return given * (1 if kind == "bytes" else 4)
-        fmt = node.get("format")
-        if isinstance(fmt, str) and fmt in _FORMAT_LENGTH:
-            return _FORMAT_LENGTH[fmt]
-        enum = node.get("enum")
-        if isinstance(enum, list) and enum and node.get("x-kubernetes-int-or-string") is not True:
-            return max((len(e) for e in enum if isinstance(e, str)), default=0)
-        return request
-    return 1
-
-
-def cardinality_factor(node: Mapping[str, Any], resolve: Any) -> int | None:
-    """How many children of ``node`` one value holds at most (``extractMaxElements``):
-    ``maxItems``/``maxProperties`` for lists and maps, 1 for objects and scalars, ``None``
-    (unbounded) for a list or map without a maximum."""
-    node = _deref(node, resolve)
-    kind = node.get("type")
-    if kind == "array":
-        return _number(node, "maxItems")
-    if kind == "object" and "additionalProperties" in node and not isinstance(
-            node.get("additionalProperties"), bool):
-        return _number(node, "maxProperties")
-    return 1
-
-
-def unbounded_cardinality(node: Mapping[str, Any], resolve: Any) -> int:
-    """apiserver/pkg/cel/types.go ``MaxCardinality``: how often a value this small fits in
-    one request, for a rule under a list or map without a maximum."""
-    return MAX_REQUEST_SIZE // (min_size(node, resolve) + 1)
-
-
 # --------------------------------------------------------------------------- estimate
 
 
-class _Info:
-    """Static facts about a sub-expression: its worst cost, its largest size (``None``:
-    not a container) and, when it comes from the schema, its declaration."""
+class _Local:
+    __slots__ = ("entry", "path", "size")
 
-    __slots__ = ("cost", "decl", "elem", "size")
-
-    def __init__(self, cost: int, size: int | None = None, decl: _Decl | None = None,
-                 elem: _Info | None = None) -> None:
-        self.cost = cost
+    def __init__(self, path: list[str] | None, size: Est | None,
+                 entry: _Entry | None) -> None:
+        self.path = path
         self.size = size
-        self.decl = decl
-        self.elem = elem
+        self.entry = entry
 
 
-def _traverse(size: int | None) -> int:
-    return math.ceil((size if size is not None else MAX_REQUEST_SIZE) * _TRAVERSAL)
+class _Entry:
+    """cel-go ``entrySizeEstimate``."""
+
+    __slots__ = ("container", "key", "val")
+
+    def __init__(self, container: str, key: Est, val: Est) -> None:
+        self.container = container
+        self.key = key
+        self.val = val
+
+    def union(self, other: _Entry | None) -> _Entry | None:
+        if other is None:
+            return None
+        return _Entry(self.container, union(self.key, other.key), union(self.val, other.val))
 
 
-def _size(info: _Info) -> int:
-    if info.size is not None:
-        return info.size
-    if info.decl is not None and info.decl.kind not in {"scalar", "object"}:
-        return info.decl.max
-    return 1 if info.decl is not None else MAX_REQUEST_SIZE
+_SCALAR = frozenset({"bool", "double", "duration", "int", "timestamp", "uint"})
+_COMPARE = frozenset({
+    "less_string", "greater_string", "less_equals_string", "greater_equals_string",
+    "less_bytes", "greater_bytes", "less_equals_bytes", "greater_equals_bytes", "equals",
+    "not_equals"})
 
 
-_STRING_RESULT = {"lowerAscii", "upperAscii", "trim", "substring", "charAt", "join"}
-#: Functions whose cost grows with the string or list they read (cel-go checker/cost.go
-#: ``functionCost``; apiserver/pkg/cel/library/cost.go). Conversions such as ``int(s)``
-#: are O(1) there, as is every function not named here.
-_TRAVERSING = {"lowerAscii", "upperAscii", "trim", "substring",
-               "charAt", "indexOf", "lastIndexOf", "split", "join", "isSorted", "sum",
-               "max", "quantity", "isQuantity", "url", "isURL", "ip", "isIP", "cidr",
-               "isCIDR", "bytes"}
-
-
-class _Estimator:
-    def __init__(self, decl: _Decl) -> None:
-        self.scope: dict[str, list[_Info]] = {"self": [_Info(1, None, decl)]}
-
-    def cost(self, tree: Any) -> _Info:
-        if not isinstance(tree, lark.Tree):
-            return _Info(0)
-        data, kids = tree.data, tree.children
-        if data in ("primary", "paren_expr", "expr", "conditionalor", "conditionaland",
-                    "relation", "addition", "multiplication", "unary",
-                    "member") and len(kids) == 1:
-            return self.cost(kids[0])
-        if data == "literal":
-            text = str(kids[0]) if kids else ""
-            quoted = text.lstrip("bBrR")
-            size = max(0, len(quoted) - 2) if quoted[:1] in ("'", '"') else None
-            return _Info(0, size)
-        if data == "ident":
-            name = str(kids[0])
-            stack = self.scope.get(name)
-            if stack:
-                bound = stack[-1]
-                return _Info(1, bound.size, bound.decl, bound.elem)
-            return _Info(1)
-        if data == "expr":  # c ? a : b
-            c, a, b = (self.cost(k) for k in kids)
-            return _Info(c.cost + max(a.cost, b.cost), _union(a.size, b.size))
-        if data in ("conditionalor", "conditionaland"):
-            a, b = self.cost(kids[0]), self.cost(kids[1])
-            return _Info(a.cost + b.cost)
-        if data == "relation":
-            op = kids[0]
-            a, b = self.cost(op.children[0]), self.cost(kids[1])
-            base = a.cost + b.cost
-            if op.data == "relation_in":  # O(n) for a list, O(1) for a map (cost.go)
-                is_list = b.elem is not None or (b.decl is not None and b.decl.kind == "list")
-                return _Info(base + (_size(b) if is_list else 1))
-            if _is_sized(a) and _is_sized(b):
-                return _Info(base + max(1, _traverse(min(_size(a), _size(b)))))
-            return _Info(base + 1)
-        if data in ("addition", "multiplication"):
-            a, b = self.cost(kids[0].children[0]), self.cost(kids[1])
-            if _is_sized(a) and _is_sized(b) and kids[0].data == "addition_add":
-                size = _size(a) + _size(b)
-                is_list = a.elem is not None or (a.decl is not None and a.decl.kind == "list")
-                extra = 1 if is_list else _traverse(size)
-                return _Info(a.cost + b.cost + extra, size, None, a.elem or b.elem)
-            return _Info(a.cost + b.cost + 1)
-        if data == "unary":
-            return _Info(self.cost(kids[1]).cost + 1)
-        if data == "member_dot":
-            a = self.cost(kids[0])
-            field = a.decl.field(str(kids[1])) if a.decl is not None else None
-            return _Info(a.cost + 1, None, field)
-        if data == "member_index":
-            a, b = self.cost(kids[0]), self.cost(kids[1])
-            decl = a.decl.element() if a.decl is not None else None
-            elem = a.elem
-            return _Info(a.cost + b.cost + 1, elem.size if elem else None,
-                         decl or (elem.decl if elem else None))
-        if data == "list_lit":
-            items = [self.cost(k) for k in (kids[0].children if kids and isinstance(
-                kids[0], lark.Tree) else [])]
-            elem = _Info(0, max((i.size or 0 for i in items), default=0) or None,
-                         items[0].decl if items else None)
-            return _Info(_LIST_CREATE + sum(i.cost for i in items), len(items), None, elem)
-        if data == "map_lit":
-            items = [self.cost(k) for k in (kids[0].children if kids and isinstance(
-                kids[0], lark.Tree) else [])]
-            return _Info(_MAP_CREATE + sum(i.cost for i in items), len(items) // 2)
-        if data == "member_dot_arg":
-            return self.method(kids)
-        if data in ("ident_arg", "dot_ident_arg"):
-            name = str(kids[0])
-            args = [self.cost(k) for k in (kids[1].children if len(kids) > 1 and isinstance(
-                kids[1], lark.Tree) else [])]
-            if name == "has":
-                return _Info(sum(a.cost for a in args))
-            return self.call(name, None, args)
-        return _Info(sum(self.cost(k).cost for k in kids if isinstance(k, lark.Tree)) + 1)
-
-    def method(self, kids: list[Any]) -> _Info:
-        from compatfuzz.strategies._cel_functions import LIST_MIN
-
-        target = self.cost(kids[0])
-        name = str(kids[1])
-        exprs = kids[2].children if len(kids) > 2 and isinstance(kids[2], lark.Tree) else []
-        if name in ("all", "exists", "exists_one", "map", "filter") and len(exprs) == 2:
-            return self.comprehension(name, target, exprs)
-        args = [self.cost(k) for k in exprs]
-        return self.call("min" if name == LIST_MIN else name, target, args)
-
-    def comprehension(self, name: str, target: _Info, exprs: list[Any]) -> _Info:
-        """cel-go ``costComprehension`` over the macro's expansion (parser/macro.go)."""
-        variable = _variable(exprs[0])
-        count = _size(target)
-        if target.elem is not None:
-            bound = target.elem
-        elif target.decl is not None and target.decl.kind in ("map", "object"):
-            # a key: Kubernetes declares map keys as a plain StringType, whose size it
-            # estimates as 0 (apiserver/pkg/cel/types.go, NewMapType(StringType, ...))
-            bound = _Info(1, 0)
-        else:
-            decl = target.decl.element() if target.decl is not None else None
-            bound = _Info(1, None, decl)
-        self.scope.setdefault(variable, []).append(bound)
-        try:
-            body = self.cost(exprs[1]).cost
-        finally:
-            self.scope[variable].pop()
-        # per iteration: loop condition + step; fixed: accumulator init + result
-        per, fixed = {"all": (3, 1), "exists": (4, 1), "exists_one": (2, 2),
-                      "map": (12, 11), "filter": (13, 11)}[name]
-        elem = bound if name == "filter" else None
-        size = count if name in ("map", "filter") else None
-        return _Info(target.cost + fixed + count * (per + body), size, None, elem)
-
-    def call(self, name: str, target: _Info | None, args: list[_Info]) -> _Info:
-        """cel-go ``functionCost`` and Kubernetes' library costs (apiserver/pkg/cel/library/
-        cost.go), for the functions whose cost grows with their input."""
-        base = sum(a.cost for a in args) + (target.cost if target is not None else 0)
-        subject = target if target is not None else (args[0] if args else None)
-        rest = args if target is not None else args[1:]
-        if name == "size" or subject is None:
-            return _Info(base + 1)
-        n = _size(subject)
-        if name in ("startsWith", "endsWith") and rest:  # the prefix is traversed
-            return _Info(base + _traverse(_size(rest[0])))
-        if name == "contains" and rest:
-            return _Info(base + _traverse(n) * _traverse(_size(rest[0])))
-        if name in ("matches", "find", "findAll") and rest:
-            regex = math.ceil(_size(rest[0]) * _REGEX)
-            return _Info(base + math.ceil((n + 1) * _TRAVERSAL) * regex, n,
-                         None, _Info(0, n) if name == "findAll" else None)
-        if name == "replace" and len(rest) >= 2:
-            old, new = max(1, _size(rest[0])), _size(rest[1])
-            size = n + (n // old + 1) * new
-            return _Info(base + _traverse(n) * 2, size)
-        if name in ("min", "max", "sum", "isSorted", "indexOf", "lastIndexOf") and (
-                subject.elem is not None or (subject.decl is not None
-                                             and subject.decl.kind == "list")):
-            return _Info(base + n)
-        if name == "split":
-            return _Info(base + _traverse(n), n, None, _Info(0, n))
-        if name in _TRAVERSING:
-            return _Info(base + _traverse(n), n if name in _STRING_RESULT else None)
-        return _Info(base + 1)
-
-
-def _is_sized(info: _Info) -> bool:
-    if info.size is not None or info.elem is not None:
+def _is_scalar(t: T) -> bool:
+    if t.kind in _SCALAR:
         return True
-    return info.decl is not None and info.decl.kind in ("list", "map", "string", "bytes")
+    return t.kind == "opaque" and t.name == "optional_type" and _is_scalar(t.params[0])
 
 
-def _union(a: int | None, b: int | None) -> int | None:
-    if a is None or b is None:
-        return a if b is None else b
-    return max(a, b)
+def _expr_size(e: Expr) -> Est | None:
+    """cel-go ``computeExprSize``."""
+    if e.kind == "lit":
+        v = e.value
+        if isinstance(v, str):
+            return (len(v), len(v))
+        if isinstance(v, bytes):
+            return (len(v), len(v))
+        return (1, 1)
+    if e.kind == "list":
+        return (len(e.args), len(e.args))
+    if e.kind == "map":
+        return (len(e.entries), len(e.entries))
+    return None
 
 
-def _variable(tree: Any) -> str:
-    for node in tree.iter_subtrees() if isinstance(tree, lark.Tree) else ():
-        if node.data == "ident":
-            return str(node.children[0])
-    return ""
+class _Coster:
+    """cel-go v0.29.2 ``checker/cost.go`` ``coster``, with ``PresenceTestHasCost(false)``
+    (k8s.io/apiserver ``environment/base.go``)."""
+
+    def __init__(self, checked: Checked) -> None:
+        self.checked = checked
+        self.lib = Library(checked.root)
+        self.paths: dict[int, list[str]] = {}
+        self.locals: dict[str, list[_Local]] = {}
+        self.sizes: dict[int, Est] = {}
+        self.entries: dict[int, _Entry] = {}
+
+    # -- helpers
+    def type(self, e: Expr) -> T:
+        return self.checked.type(e)
+
+    def peek(self, name: str) -> _Local | None:
+        stack = self.locals.get(name)
+        return stack[-1] if stack else None
+
+    def push(self, name: str, path: list[str] | None, size: Est | None,
+             entry: _Entry | None) -> None:
+        self.locals.setdefault(name, []).append(_Local(path, size, entry))
+
+    def pop(self, name: str) -> None:
+        self.locals[name].pop()
+
+    def get_path(self, e: Expr) -> list[str] | None:
+        if e.kind == "ident":
+            v = self.peek(str(e.value))
+            if v is not None:
+                return list(v.path) if v.path is not None else None
+        p = self.paths.get(e.id)
+        return list(p) if p is not None else None
+
+    def node(self, e: Expr) -> Node:
+        path = self.get_path(e)
+        if path and path[0] in (ACCU, "__result__"):
+            path = None
+        return Node(path, self.type(e), e, self.compute_size(e))
+
+    def compute_size(self, e: Expr) -> Est | None:
+        if e.id in self.sizes:
+            return self.sizes[e.id]
+        size = _expr_size(e)
+        if size is not None:
+            return size
+        est = self.lib.estimate_size(Node(self.get_path(e), self.type(e), e, None))
+        if est is not None:
+            self.sizes[e.id] = est
+            return est
+        if _is_scalar(self.type(e)):
+            return (1, 1)
+        if e.kind == "ident":
+            v = self.peek(str(e.value))
+            if v is not None and v.size is not None:
+                return v.size
+        return None
+
+    def size_or_unknown(self, e: Expr | Node) -> Est:
+        if isinstance(e, Node):
+            return e.size if e.size is not None else UNKNOWN
+        size = self.compute_size(e)
+        return size if size is not None else UNKNOWN
+
+    def set_size(self, e: Expr, size: Est | None) -> None:
+        if size is not None:
+            self.sizes[e.id] = size
+
+    def compute_entry(self, e: Expr) -> _Entry | None:
+        if e.id in self.entries:
+            return self.entries[e.id]
+        if e.kind == "ident":
+            v = self.peek(str(e.value))
+            if v is not None and v.entry is not None:
+                return v.entry
+        return None
+
+    def set_entry(self, e: Expr, entry: _Entry | None) -> None:
+        if entry is not None:
+            self.entries[e.id] = entry
+
+    # -- walk
+    def cost(self, e: Expr | None) -> Est:
+        if e is None:
+            return (0, 0)
+        kind = e.kind
+        if kind == "lit":
+            return (0, 0)
+        if kind == "ident":
+            v = self.peek(str(e.value))
+            if v is None:
+                self.paths[e.id] = [str(e.value)]
+            elif v.path is not None:
+                self.paths[e.id] = list(v.path)
+            return (1, 1)
+        if kind == "select":
+            assert e.operand is not None
+            if e.test_only:
+                return self.cost(e.operand)  # presence tests are free (PresenceTestHasCost)
+            operand = self.cost(e.operand)
+            if self.type(e.operand).kind in ("map", "struct", "param"):
+                operand = add(operand, (1, 1))
+            self.paths[e.id] = [*(self.get_path(e.operand) or []), str(e.value)]
+            return operand
+        if kind == "call":
+            return self.call(e)
+        total: Est = (0, 0)
+        if kind == "list":
+            item: Est = (U64, 0) if e.args else (0, 0)
+            for a in e.args:
+                total = add(total, self.cost(a))
+                item = union(item, self.size_or_unknown(a))
+            self.set_entry(e, _Entry("list", (1, 1), item))
+            return add(total, (LIST_CREATE, LIST_CREATE))
+        if kind == "map":
+            ks: Est = (U64, 0) if e.entries else (0, 0)
+            vs: Est = (U64, 0) if e.entries else (0, 0)
+            for key, value, _ in e.entries:
+                total = add(total, self.cost(key))
+                total = add(total, self.cost(value))
+                ks = union(ks, self.size_or_unknown(key))
+                vs = union(vs, self.size_or_unknown(value))
+            self.set_entry(e, _Entry("map", ks, vs))
+            return add(total, (MAP_CREATE, MAP_CREATE))
+        if kind == "comp":
+            return self.bind(e) if self.is_bind(e) else self.comprehension(e)
+        return (0, 0)
+
+    def is_bind(self, e: Expr) -> bool:
+        r, c = e.iter_range, e.loop_cond
+        return (r is not None and r.kind == "list" and not r.args and c is not None
+                and c.kind == "lit" and c.value is False and e.accu_var != "__result__")
+
+    def bind(self, e: Expr) -> Est:
+        assert e.accu_init is not None and e.result is not None
+        total = add(self.cost(e.iter_range), self.cost(e.accu_init))
+        self.push_local(e.accu_var, e.accu_init)
+        total = add(total, self.cost(e.result))
+        self.pop(e.accu_var)
+        self.set_size(e, self.compute_size(e.result))
+        self.set_entry(e, self.compute_entry(e.result))
+        return total
+
+    def push_local(self, name: str, e: Expr) -> None:
+        self.push(name, self.get_path(e), self.compute_size(e), self.compute_entry(e))
+
+    def push_iter(self, name: str, rng: Expr, which: str) -> None:
+        entry = self.compute_entry(rng)
+        container = entry.container if entry is not None else self.type(rng).kind
+        path = self.get_path(rng) or []
+        if which == "single":
+            size = entry.key if entry is not None else None
+            sub = "@keys"
+            if container == "list":
+                size = entry.val if entry is not None else None
+                sub = "@items"
+        elif which == "key":
+            size = entry.key if entry is not None else None
+            sub = "@indices" if container == "list" else "@keys"
+        else:
+            size = entry.val if entry is not None else None
+            sub = "@items" if container == "list" else "@values"
+        self.push(name, [*path, sub], size, None)
+
+    def comprehension(self, e: Expr) -> Est:
+        assert e.iter_range is not None and e.accu_init is not None
+        total = add(self.cost(e.iter_range), self.cost(e.accu_init))
+        self.push_local(e.accu_var, e.accu_init)
+        if e.iter_var2:
+            self.push_iter(e.iter_var, e.iter_range, "key")
+            self.push_iter(e.iter_var2, e.iter_range, "value")
+        else:
+            self.push_iter(e.iter_var, e.iter_range, "single")
+        loop = self.cost(e.loop_cond)
+        step = self.cost(e.loop_step)
+        self.pop(e.iter_var)
+        if e.iter_var2:
+            self.pop(e.iter_var2)
+        total = add(total, self.cost(e.result))
+        self.pop(e.accu_var)
+        count = self.size_or_unknown(e.iter_range)
+        total = add(total, mul(count, add(step, loop)))
+        init = e.accu_init
+        if init.kind == "lit":
+            self.set_size(e, self.compute_size(init))
+        elif init.kind in ("list", "map"):
+            self.set_size(e, count)
+            assert e.loop_step is not None
+            self.set_entry(e, self.compute_entry(e.loop_step))
+        return total
+
+    def call(self, e: Expr) -> Est:
+        if e.function == "dyn" and e.operand is None and e.args:
+            arg = e.args[0]
+            c = self.cost(arg)
+            self.set_size(e, self.compute_size(arg))
+            self.set_entry(e, self.compute_entry(arg))
+            return add((1, 1), c)
+        arg_costs = []
+        arg_nodes = []
+        for a in e.args:
+            arg_costs.append(self.cost(a))
+            arg_nodes.append(self.node(a))
+        ids = self.checked.overloads.get(e.id, [])
+        if not ids:
+            return (0, 0)
+        total: Est = (0, 0)
+        target: Node | None = None
+        if e.operand is not None:
+            total = add(total, self.cost(e.operand))
+            target = self.node(e.operand)
+        fn: Est = (U64, 0)
+        result: Est | None = None
+        for oid in ids:
+            c, size = self.function_cost(e, oid, target, arg_nodes, arg_costs)
+            fn = union(fn, c)
+            if size is not None:
+                result = size if result is None else union(result, size)
+            if oid in ("index_list", "index_map") and e.args:
+                entry = self.compute_entry(e.args[0])
+                result = entry.val if entry is not None else None
+                self.paths[e.id] = [*(self.get_path(e.args[0]) or []),
+                                    "@items" if oid == "index_list" else "@values"]
+            if result is None:
+                result = self.compute_size(e)
+        self.set_size(e, result)
+        return add(total, fn)
+
+    def function_cost(self, e: Expr, oid: str, target: Node | None, args: list[Node],
+                      costs: list[Est]) -> tuple[Est, Est | None]:
+        arg_sum: Est = (0, 0)
+        for c in costs:
+            arg_sum = add(arg_sum, c)
+        est = overload_estimate(self.lib, oid, target, args)
+        if est is None:
+            est = estimate_call(self.lib, e.function, oid, target, args)
+        if est is not None:
+            return add(est[0], arg_sum), est[1]
+        n = len(args)
+        if oid == "string_format" and target is not None:
+            return add(factor(self.size_or_unknown(target), TRAVERSAL), arg_sum), None
+        if oid in ("string_to_bytes", "bytes_to_string", "strings_quote") and n == 1:
+            sz = self.size_or_unknown(args[0])
+            wrap = 2 ** 64  # plain uint64 arithmetic in cel-go here: it wraps around
+            out = {"string_to_bytes": (sz[0], sz[1] * 4 % wrap),
+                   "bytes_to_string": (sz[0] // 4, sz[1]),
+                   "strings_quote": ((sz[0] + 2) % wrap, (sz[1] * 2 + 2) % wrap)}[oid]
+            return add(factor(sz, TRAVERSAL), arg_sum), out
+        if oid in ("starts_with_string", "ends_with_string") and n == 1:
+            return add(factor(self.size_or_unknown(args[0]), TRAVERSAL), arg_sum), None
+        if oid == "in_list" and n == 2:
+            return add(factor(self.size_or_unknown(args[1]), 1), arg_sum), None
+        if oid in ("matches", "matches_string"):
+            pair = ((target, args[0]) if oid == "matches_string" and target is not None
+                    and n == 1 else (args[0], args[1]) if oid == "matches" and target is None
+                    and n == 2 else None)
+            if pair is not None:
+                s, r = pair
+                str_cost = factor(add(self.size_or_unknown(s), (1, 1)), TRAVERSAL)
+                regex_cost = factor(self.size_or_unknown(r), REGEX)
+                return add(mul(str_cost, regex_cost), arg_sum), None
+        if oid == "contains_string" and target is not None and n == 1:
+            a = factor(self.size_or_unknown(target), TRAVERSAL)
+            b = factor(self.size_or_unknown(args[0]), TRAVERSAL)
+            return add(mul(a, b), arg_sum), None
+        if oid in ("logical_or", "logical_and"):
+            lhs, rhs = costs[0], costs[1]
+            return (lhs[0], add(lhs, rhs)[1]), None
+        if oid == "conditional":
+            size = union(self.size_or_unknown(args[1]), self.size_or_unknown(args[2]))
+            a1, a2 = args[1].expr, args[2].expr
+            assert a1 is not None and a2 is not None
+            first = self.compute_entry(a1)
+            entry = first.union(self.compute_entry(a2)) if first is not None else None
+            self.set_entry(e, entry)
+            return add(costs[0], union(costs[1], costs[2])), size
+        if oid in ("add_string", "add_bytes", "add_list") and n == 2:
+            size = add(self.size_or_unknown(args[0]), self.size_or_unknown(args[1]))
+            a0, a1 = args[0].expr, args[1].expr
+            assert a0 is not None and a1 is not None
+            first = self.compute_entry(a0)
+            entry = first.union(self.compute_entry(a1)) if first is not None else None
+            if entry is not None:
+                self.set_entry(e, entry)
+            if oid == "add_list":
+                return add((1, 1), arg_sum), size
+            return add(factor(size, TRAVERSAL), arg_sum), size
+        if oid in _COMPARE:
+            lhs_s = self.size_or_unknown(args[0])
+            rhs_s = self.size_or_unknown(args[1])
+            smallest = min(lhs_s[1], rhs_s[1])
+            low = 1 if smallest > 0 else 0
+            return add(factor((low, smallest), TRAVERSAL), arg_sum), None
+        return add((1, 1), arg_sum), None
 
 
-def rule_cost(ast: lark.Tree[Any], node: Mapping[str, Any], *,
-              resolve: Any = None) -> int:
-    """The worst-case cost of one evaluation of a rule (its parse tree from cel-python)
-    with ``self`` a value of the schema ``node``, in cel-go cost units."""
-    return _Estimator(_decl(node, resolve)).cost(ast).cost
+def estimate(checked: Checked) -> int:
+    """The worst-case cost of one evaluation of a checked rule: cel-go's
+    ``EstimateCost(...).Max`` with the API server's estimators."""
+    assert checked.ast is not None
+    import sys
+
+    limit = sys.getrecursionlimit()  # the parser bounds nesting at 250 levels
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        return _Coster(checked).cost(checked.ast)[1]
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def rule_cost(rule: str, node: Mapping[str, Any], *, resolve: Any = None,
+              root: bool = False, new_expressions: bool = False,
+              optional_old_self: bool = False, decl: DeclT | None = None) -> int | None:
+    """The server's ``MaxCost`` of ``rule`` at the schema ``node`` (one evaluation, in
+    cel-go cost units), or ``None`` when the rule does not compile (the server then
+    reports the compile error instead, and counts no cost). ``root``: ``node`` is a CRD
+    version's ``openAPIV3Schema`` (it gains ``apiVersion``, ``kind`` and ``metadata``).
+    ``optional_old_self``: the rule sets ``optionalOldSelf: true``."""
+    checked = check(rule, node, resolve=resolve, root=root, new_expressions=new_expressions,
+                    optional_old_self=optional_old_self, decl=decl)
+    if checked.errors or checked.ast is None or checked.type(checked.ast) != BOOL:
+        return None
+    return estimate(checked)
+
+
+def message_cost(expression: str, node: Mapping[str, Any], *, resolve: Any = None,
+                 root: bool = False, new_expressions: bool = False,
+                 decl: DeclT | None = None) -> int | None:
+    """``MessageExpressionMaxCost``: as :func:`rule_cost` for a ``messageExpression``
+    (which must be a string)."""
+    checked = check(expression, node, resolve=resolve, root=root,
+                    new_expressions=new_expressions, decl=decl)
+    if checked.errors or checked.ast is None or checked.type(checked.ast) != STRING:
+        return None
+    return estimate(checked)
+
+
+_PER_CRD = frozenset({"RuleCost", "cardinality_factor", "cost_error_message",
+                      "crd_cost_errors", "crd_rule_costs", "expression_cost",
+                      "unbounded_cardinality"})
+
+
+def __getattr__(name: str) -> Any:
+    """The per-CRD names moved to ``_cel_cost_crd``; they are still importable from here
+    (``cardinality_factor``, ``unbounded_cardinality`` were)."""
+    if name in _PER_CRD:
+        from compatfuzz.strategies import _cel_cost_crd
+
+        return getattr(_cel_cost_crd, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
