@@ -1,0 +1,827 @@
+"""Refuse every CRD the API server refuses, with the server's words (issue 30).
+
+An independent check found that compatfuzz accepted most of the CRDs a real API server
+refuses (a schema node without ``type``, ``properties`` together with
+``additionalProperties``, a map list without keys, an invalid ``fieldPath``, ...): nothing
+ran the server's CRD validation on the way in. :func:`validate_crd` is a port of what
+``ValidateCustomResourceDefinition`` (k8s.io/apiextensions-apiserver v0.37.2
+``pkg/apis/apiextensions/validation/validation.go``) checks when a
+``apiextensions.k8s.io/v1`` CRD is created, after the server's own preparation:
+
+* decoding into the v1 types (``_crd_decode``: unknown keywords dropped with a warning, a
+  value of the wrong JSON type refused), the v1 defaults (``singular``, ``listKind``,
+  ``conversion: {strategy: None}``, webhook service port 443) and the conversion to the
+  internal type (``pkg/apis/apiextensions/v1/conversion.go``): when every version has the
+  same schema, subresources, printer columns or selectable fields, they move to
+  ``spec.validation`` (...), so the server reports them there;
+* ``strategy.PrepareForCreate`` (``pkg/registry/customresourcedefinition/strategy.go``):
+  the status is reset and ``status.storedVersions`` is the storage version;
+* then ``metadata.name`` (``<plural>.<group>``, a DNS subdomain), the group, names, scope,
+  versions (valid, unique, exactly one storage version), per-version against top-level
+  fields, the subresources, printer columns, selectable fields, conversion (webhook
+  URL/service), ``preserveUnknownFields``, the API-approval annotation of protected groups,
+  and each schema (``_crd_schema``: structural, defaults, ``x-kubernetes-*``, CEL rules);
+* the warnings ``WarningsOnCreate`` adds (an unrecognized ``format``; a ``set`` list of
+  non-scalars).
+
+The problems come in the server's order, except where the server walks a Go map (the
+properties of a schema), whose order is random upstream: here they come in document order.
+CEL cost limits are left to ``compatfuzz.strategies._cel_cost``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import unicodedata
+import urllib.parse
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from compatfuzz.apiserver._crd_decode import DecodeError, _fail, decode_schema, semantic
+from compatfuzz.apiserver._crd_problem import (
+    DUPLICATE,
+    TOO_MANY,
+    CRDProblem,
+    GoJSON,
+    child,
+    forbidden,
+    index,
+    invalid,
+    key,
+    not_supported,
+    problem,
+    required,
+)
+from compatfuzz.apiserver._crd_schema import valid_field_path, validate_validation
+from compatfuzz.apiserver._crd_structural import new_structural_error
+from compatfuzz.schema._re2 import compile_python
+
+__all__ = ["validate_crd"]
+
+_DNS1035 = compile_python("^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_LABEL = compile_python("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = compile_python(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+                "start with an alphabetic character, and end with an alphanumeric character "
+                "(e.g. 'my-name',  or 'abc-123', regex used for validation is "
+                "'[a-z]([-a-z0-9]*[a-z0-9])?')")
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                  "characters, '-' or '.', and must start and end with an alphanumeric "
+                  "character (e.g. 'example.com', regex used for validation is "
+                  "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
+_COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64",
+                   "password")
+_APPROVAL = "api-approved.kubernetes.io"
+_MAX_SELECTABLE_FIELDS = 8
+
+
+def _max_len(n: int) -> str:
+    return f"must be no more than {n} characters"
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """``utilvalidation.IsDNS1035Label``."""
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _DNS1035.match(value):
+        errs.append(_DNS1035_MSG.replace("',  or", "' or"))
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """``utilvalidation.IsDNS1123Subdomain``."""
+    errs = []
+    if len(value) > 253:
+        errs.append(_max_len(253))
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errs.append(_SUBDOMAIN_MSG)
+    return errs
+
+
+def _go_len(text: str) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class _Warn:
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, text: str) -> None:
+        self.texts.append(text)
+
+
+def _get(obj: Any, name: str, kind: str, path: str) -> Any:
+    """Field ``name`` of a decoded struct, type-checked (``None`` when unset or null)."""
+    if not isinstance(obj, Mapping):
+        return None
+    value = obj.get(name)
+    if value is None:
+        return None
+    checks: dict[str, tuple[type | tuple[type, ...], str]] = {
+        "s": (str, "string"), "b": (bool, "bool"), "m": (Mapping, "struct"),
+        "l": (list, "slice")}
+    want, go = checks[kind]
+    if (kind != "b" and isinstance(value, bool)) or not isinstance(value, want):
+        raise _fail(child(path, name), value, go)
+    return value
+
+
+def _strings(obj: Any, name: str, path: str) -> list[str]:
+    values = _get(obj, name, "l", path) or []
+    out = []
+    for v in values:
+        if v is not None and not isinstance(v, str):
+            raise _fail(child(path, name), v, "string")
+        out.append(v or "")
+    return out
+
+
+def _int(obj: Any, name: str, path: str, bits: int = 32) -> int | None:
+    if not isinstance(obj, Mapping) or obj.get(name) is None:
+        return None
+    value = obj[name]
+    if isinstance(value, bool) or not isinstance(value, int) or not (
+            -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)):
+        raise _fail(child(path, name), value, f"int{bits}")
+    return value
+
+
+class _Version:
+    """One decoded ``spec.versions[i]`` in the internal shape."""
+
+    def __init__(self, raw: Any, path: str, warn: _Warn) -> None:
+        if raw is not None and not isinstance(raw, Mapping):
+            raise _fail(path, raw, "v1.CustomResourceDefinitionVersion")
+        raw = raw or {}
+        self.name: str = _get(raw, "name", "s", path) or ""
+        self.served = bool(_get(raw, "served", "b", path))
+        self.storage = bool(_get(raw, "storage", "b", path))
+        self.deprecated = bool(_get(raw, "deprecated", "b", path))
+        self.deprecation_warning: str | None = _get(raw, "deprecationWarning", "s", path)
+        schema = _get(raw, "schema", "m", path)
+        self.schema: dict[str, Any] | None = None
+        if schema is not None:
+            self.schema = {}
+            node = decode_schema(schema.get("openAPIV3Schema"),
+                                 child(path, "schema", "openAPIV3Schema"), warn)
+            if node is not None:
+                self.schema["openAPIV3Schema"] = node
+        self.subresources = _subresources(_get(raw, "subresources", "m", path),
+                                          child(path, "subresources"))
+        self.columns = [_column(c, index(child(path, "additionalPrinterColumns"), i))
+                        for i, c in enumerate(_get(raw, "additionalPrinterColumns", "l",
+                                                   path) or ())]
+        self.selectable = [_selectable(c, index(child(path, "selectableFields"), i))
+                           for i, c in enumerate(_get(raw, "selectableFields", "l", path)
+                                                 or ())]
+
+
+def _subresources(raw: Any, path: str) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    out: dict[str, Any] = {}
+    if _get(raw, "status", "m", path) is not None:
+        out["status"] = {}
+    scale = _get(raw, "scale", "m", path)
+    if scale is not None:
+        at = child(path, "scale")
+        out["scale"] = {"specReplicasPath": _get(scale, "specReplicasPath", "s", at) or "",
+                        "statusReplicasPath": _get(scale, "statusReplicasPath", "s", at) or "",
+                        "labelSelectorPath": _get(scale, "labelSelectorPath", "s", at)}
+    return out
+
+
+def _column(raw: Any, path: str) -> dict[str, Any]:
+    return {"name": _get(raw, "name", "s", path) or "", "type": _get(raw, "type", "s", path)
+            or "", "format": _get(raw, "format", "s", path) or "",
+            "description": _get(raw, "description", "s", path) or "",
+            "priority": _int(raw, "priority", path) or 0,
+            "jsonPath": _get(raw, "jsonPath", "s", path) or ""}
+
+
+def _selectable(raw: Any, path: str) -> dict[str, Any]:
+    return {"jsonPath": _get(raw, "jsonPath", "s", path) or ""}
+
+
+def validate_crd(document: Mapping[str, Any]) -> list[CRDProblem]:
+    """Return what the API server says when ``document`` (a CRD) is created: its errors,
+    then its warnings (``warning=True``). An empty list, or warnings only, means accepted.
+
+    ``document`` is an ``apiextensions.k8s.io/v1`` ``CustomResourceDefinition`` as read
+    from YAML or JSON. Each :class:`CRDProblem` carries the server's field path, error type
+    and message; :func:`field_pointer` maps the field path to a JSON pointer into
+    ``document`` (for a file name and line). A body the server cannot decode (``type: 5``)
+    is one problem of kind ``Decode error``.
+
+    >>> crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    ...        "metadata": {"name": "widgets.example.com"},
+    ...        "spec": {"group": "example.com", "scope": "Namespaced",
+    ...                 "names": {"plural": "widgets", "kind": "Widget"},
+    ...                 "versions": [{"name": "v1", "served": True, "storage": True,
+    ...                               "schema": {"openAPIV3Schema": {"type": "object",
+    ...                                   "properties": {"spec": {}}}}}]}}
+    >>> problem, = validate_crd(crd)
+    >>> problem.field
+    'spec.validation.openAPIV3Schema.properties[spec].type'
+    >>> problem.message.split(": ", 1)[1]
+    'Required value: must not be empty for specified object fields'
+
+    Raises:
+        InvalidArgument: ``document`` is not a mapping.
+
+    .. versionadded:: 0.1.0
+    """
+    if not isinstance(document, Mapping):
+        from compatfuzz.errors import InvalidArgument
+
+        raise InvalidArgument(f"Expected a CRD mapping but got document={document!r} "
+                              f"(type={type(document).__name__}); load the YAML first")
+    warn = _Warn()
+    try:
+        errs = _validate(document, warn)
+    except DecodeError as exc:
+        return [exc.problem]
+    return errs + [CRDProblem("", "Warning", text, True) for text in warn.texts]
+
+
+def _validate(doc: Mapping[str, Any], warn: _Warn) -> list[CRDProblem]:
+    meta = _get(doc, "metadata", "m", "metadata") or {}
+    spec_raw = _get(doc, "spec", "m", "spec") or {}
+    group: str = _get(spec_raw, "group", "s", "spec") or ""
+    names_raw = _get(spec_raw, "names", "m", "spec") or {}
+    names = _names(names_raw, "spec.names")
+    names_kind = names["kind"]
+    if not names["singular"]:
+        names["singular"] = names_kind.lower()
+    if not names["listKind"] and names_kind:
+        names["listKind"] = names_kind + "List"
+    scope: str = _get(spec_raw, "scope", "s", "spec") or ""
+    raw_versions = _get(spec_raw, "versions", "l", "spec") or []
+    versions = [_Version(v, index("spec.versions", i), warn)
+                for i, v in enumerate(raw_versions)]
+    conversion = _conversion(_get(spec_raw, "conversion", "m", "spec"))
+    preserve = bool(_get(spec_raw, "preserveUnknownFields", "b", "spec"))
+    hoisted = _hoist(versions)
+    annotations = _get(meta, "annotations", "m", "metadata") or {}
+
+    errs: list[CRDProblem] = []
+    errs.extend(_object_meta(meta, f"{names['plural']}.{group}"))
+    errs.extend(_spec(group, names, scope, versions, hoisted=hoisted, conversion=conversion,
+                      preserve=preserve))
+    stored = [v.name for v in versions if v.storage][:1]
+    errs.extend(_stored_versions(stored, versions))
+    errs.extend(_approval(group, annotations))
+    if preserve:
+        errs.append(invalid("spec.preserveUnknownFields", True, "cannot set to true, set "
+                            "x-kubernetes-preserve-unknown-fields to true in "
+                            "spec.versions[*].schema instead"))
+    _warnings(versions, hoisted, warn)
+    return errs
+
+
+def _names(raw: Any, path: str) -> dict[str, Any]:
+    return {"plural": _get(raw, "plural", "s", path) or "",
+            "singular": _get(raw, "singular", "s", path) or "",
+            "shortNames": _strings(raw, "shortNames", path),
+            "kind": _get(raw, "kind", "s", path) or "",
+            "listKind": _get(raw, "listKind", "s", path) or "",
+            "categories": _strings(raw, "categories", path)}
+
+
+def _conversion(raw: Any) -> dict[str, Any]:
+    """The internal ``CustomResourceConversion`` (``Strategy: None`` when absent)."""
+    if raw is None:
+        return {"strategy": "None", "clientConfig": None, "reviewVersions": []}
+    path = "spec.conversion"
+    out: dict[str, Any] = {"strategy": _get(raw, "strategy", "s", path) or "",
+                           "clientConfig": None, "reviewVersions": []}
+    webhook = _get(raw, "webhook", "m", path)
+    if webhook is not None:
+        at = child(path, "webhook")
+        out["reviewVersions"] = _strings(webhook, "conversionReviewVersions", at)
+        cc = _get(webhook, "clientConfig", "m", at)
+        if cc is not None:
+            at = child(at, "clientConfig")
+            service = _get(cc, "service", "m", at)
+            bundle = _get(cc, "caBundle", "s", at)
+            if bundle:
+                try:
+                    base64.b64decode(bundle, validate=True)
+                except (binascii.Error, ValueError):
+                    raise DecodeError(CRDProblem(
+                        child(at, "caBundle"), "Decode error",
+                        "illegal base64 data in caBundle")) from None
+            out["clientConfig"] = {
+                "url": _get(cc, "url", "s", at),
+                "service": None if service is None else {
+                    "namespace": _get(service, "namespace", "s", at) or "",
+                    "name": _get(service, "name", "s", at) or "",
+                    "path": _get(service, "path", "s", at),
+                    "port": 443 if service.get("port") is None else _int(service, "port",
+                                                                           at)},
+                "caBundle": bundle or ""}
+    return out
+
+
+def _hoist(versions: list[_Version]) -> dict[str, Any]:
+    """``Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_...``: per-version fields
+    identical in every version move to the spec (and leave the versions)."""
+    out: dict[str, Any] = {"validation": None, "subresources": None, "columns": [],
+                           "selectable": []}
+    if not versions:
+        return out
+    for attr, name in (("schema", "validation"), ("subresources", "subresources"),
+                       ("columns", "columns"), ("selectable", "selectable")):
+        first = semantic(getattr(versions[0], attr))
+        if all(semantic(getattr(v, attr)) == first for v in versions):
+            out[name] = getattr(versions[0], attr)
+            for v in versions:
+                setattr(v, attr, None if attr in ("schema", "subresources") else [])
+    return out
+
+
+def _object_meta(meta: Mapping[str, Any], wanted: str) -> list[CRDProblem]:
+    """``ValidateObjectMetaDeclaratively`` on create, with the CRD's name function."""
+    errs: list[CRDProblem] = []
+    name = _get(meta, "name", "s", "metadata") or ""
+    generate = _get(meta, "generateName", "s", "metadata") or ""
+
+    def name_errors(value: str, prefix: bool) -> list[str]:
+        checked = value[:-1] if prefix and value.endswith("-") else value
+        out = is_dns1123_subdomain(checked)
+        if value != wanted:
+            out.append('must be spec.names.plural+"."+spec.group')
+        return out
+
+    if generate:
+        for msg in name_errors(generate, True):
+            errs.append(invalid("metadata.generateName", generate, msg))
+    if not name:
+        errs.append(required("metadata.name", "name or generateName is required"))
+    else:
+        for msg in name_errors(name, False):
+            errs.append(invalid("metadata.name", name, msg))
+    namespace = _get(meta, "namespace", "s", "metadata")
+    if namespace:
+        errs.append(forbidden("metadata.namespace", "not allowed on this type"))
+    return errs
+
+
+def _spec(group: str, names: dict[str, Any], scope: str, versions: list[_Version], *,
+          hoisted: dict[str, Any], conversion: dict[str, Any], preserve: bool
+          ) -> list[CRDProblem]:
+    """``validateCustomResourceDefinitionSpec`` (create options)."""
+    errs: list[CRDProblem] = []
+    if not group:
+        errs.append(required("spec.group"))
+    elif dns := is_dns1123_subdomain(group):
+        errs.append(invalid("spec.group", group, ",".join(dns)))
+    elif len(group.split(".")) < 2:
+        errs.append(invalid("spec.group", group, "should be a domain with at least one dot"))
+    errs.extend(_enum("spec.scope", scope, ("Cluster", "Namespaced")))
+    validation = hoisted["validation"]
+    if validation is None or validation.get("openAPIV3Schema") is None:
+        for i, v in enumerate(versions):
+            if v.schema is None or v.schema.get("openAPIV3Schema") is None:
+                errs.append(required(f"spec.versions[{i}].schema.openAPIV3Schema"))
+    if _has_defaults(validation, versions) and preserve:
+        errs.append(invalid("spec.preserveUnknownFields", True,
+                            "must be false in order to use defaults in the schema"))
+    storage = 0
+    seen: set[str] = set()
+    unique = True
+    any_status = hoisted["subresources"] is not None and "status" in hoisted["subresources"]
+    for v in versions:
+        any_status = any_status or (v.subresources is not None and "status" in v.subresources)
+    for i, v in enumerate(versions):
+        at = index("spec.versions", i)
+        storage += v.storage
+        if v.name in seen:
+            unique = False
+        seen.add(v.name)
+        if dns := is_dns1035_label(v.name):
+            errs.append(invalid(child(at, "name"), v.name, ",".join(dns)))
+        subresources = hoisted["subresources"] if hoisted["subresources"] is not None or not any(
+            w.subresources is not None for w in versions) else v.subresources
+        errs.extend(_version(v, at, subresources is not None and "status" in subresources))
+    if not unique:
+        errs.append(invalid("spec.versions", _VERSIONS, "must contain unique version names"))
+    if storage != 1:
+        errs.append(invalid("spec.versions", _VERSIONS,
+                            "must have exactly one version marked as storage version"))
+    for name in ("plural", "singular", "kind", "listKind"):
+        if not names[name]:
+            errs.append(required(f"spec.names.{name}"))
+    errs.extend(validate_names(names, "spec.names"))
+    errs.extend(validate_validation(validation, any_status, "spec.validation"))
+    errs.extend(_subresource_errors(hoisted["subresources"], "spec.subresources"))
+    for i, col in enumerate(hoisted["columns"] or ()):
+        errs.extend(_column_errors(col, index("spec.additionalPrinterColumns", i)))
+    if hoisted["selectable"]:
+        if validation is None:
+            errs.append(invalid("spec.selectableFields", "",
+                                "may only be set when validations.schema is included"))
+        else:
+            schema = validation.get("openAPIV3Schema")
+            why = new_structural_error(schema)
+            if why is not None:
+                errs.append(invalid("spec.schema.openAPIV3Schema", "", why))
+            errs.extend(_selectable_errors(hoisted["selectable"], schema if why is None
+                                           else None, "spec.selectableFields"))
+    strategy = conversion["strategy"]
+    if strategy != "None" and preserve:
+        errs.append(invalid("spec.conversion.strategy", strategy,
+                            "must be None if spec.preserveUnknownFields is true"))
+    errs.extend(_conversion_errors(conversion))
+    return errs
+
+
+#: ``spec.Versions`` as the bad value: the server prints the whole internal list as JSON
+#: (Go field names); it is elided here.
+_VERSIONS = GoJSON("[...]")
+
+
+def _enum(path: str, value: str, accepted: tuple[str, ...]) -> list[CRDProblem]:
+    if not value:
+        return [required(path)]
+    if value in accepted:
+        return []
+    return [not_supported(path, value, accepted)]
+
+
+def _schema_has(node: Any, pred: Callable[[Mapping[str, Any]], bool]) -> bool:
+    """``SchemaHas``: ``pred`` holds somewhere in the schema."""
+    if not isinstance(node, Mapping):
+        return False
+    if pred(node):
+        return True
+    items = node.get("items")
+    if isinstance(items, Mapping) and _schema_has(items, pred):
+        return True
+    if isinstance(items, list) and any(_schema_has(x, pred) for x in items):
+        return True
+    for junctor in ("allOf", "anyOf", "oneOf"):
+        if any(_schema_has(x, pred) for x in node.get(junctor) or ()):
+            return True
+    if _schema_has(node.get("not"), pred):
+        return True
+    for name in ("properties", "patternProperties", "definitions"):
+        if any(_schema_has(x, pred) for x in (node.get(name) or {}).values()):
+            return True
+    for name in ("additionalProperties", "additionalItems"):
+        if _schema_has(node.get(name), pred):
+            return True
+    return any(_schema_has(x, pred) for x in (node.get("dependencies") or {}).values())
+
+
+def _has_defaults(validation: Mapping[str, Any] | None, versions: list[_Version]) -> bool:
+    schemas = [validation] + [v.schema for v in versions]
+    return any(s is not None and _schema_has(s.get("openAPIV3Schema"),
+                                             lambda n: n.get("default") is not None)
+               for s in schemas)
+
+
+def _version(v: _Version, path: str, status_enabled: bool) -> list[CRDProblem]:
+    """``validateCustomResourceDefinitionVersion``."""
+    errs: list[CRDProblem] = []
+    for msg in _deprecation_warning(v.deprecated, v.deprecation_warning):
+        errs.append(invalid(child(path, "deprecationWarning"), v.deprecation_warning, msg))
+    errs.extend(validate_validation(v.schema, status_enabled, child(path, "schema")))
+    errs.extend(_subresource_errors(v.subresources, child(path, "subresources")))
+    for i, col in enumerate(v.columns or ()):
+        errs.extend(_column_errors(col, index(child(path, "additionalPrinterColumns"), i)))
+    if v.selectable:
+        schema = v.schema.get("openAPIV3Schema") if v.schema else None
+        if schema is None:
+            errs.append(invalid(child(path, "selectableFields"), "", "may only be set when "
+                                "`version.schema.openAPIV3Schema` is not included"))
+        else:
+            why = new_structural_error(schema)
+            if why is not None:
+                errs.append(invalid(child(path, "schema.openAPIV3Schema"), "", why))
+            errs.extend(_selectable_errors(v.selectable, schema if why is None else None,
+                                           child(path, "selectableFields")))
+    return errs
+
+
+def _deprecation_warning(deprecated: bool, text: str | None) -> list[str]:
+    if not deprecated and text is not None:
+        return ["can only be set for deprecated versions"]
+    if text is None:
+        return []
+    errs = []
+    if _go_len(text) > 256:
+        errs.append("must be <= 256 characters long")
+    if not text:
+        errs.append("must not be an empty string")
+    offset = 0
+    for ch in text:
+        if not _go_is_print(ch):
+            errs.append("must only contain printable UTF-8 characters; non-printable "
+                        f"character found at index {offset}")
+            break
+        offset += _go_len(ch)
+    return errs
+
+
+def _go_is_print(ch: str) -> bool:
+    """``unicode.IsPrint``: letters, marks, numbers, punctuation, symbols and ASCII space."""
+    return ch == " " or unicodedata.category(ch)[0] in "LMNPS"
+
+
+def validate_names(names: Mapping[str, Any], path: str) -> list[CRDProblem]:
+    """``ValidateCustomResourceDefinitionNames``."""
+    errs: list[CRDProblem] = []
+    for name in ("plural", "singular"):
+        value = names[name]
+        if value and (dns := is_dns1035_label(value)):
+            errs.append(invalid(child(path, name), value, ",".join(dns)))
+    for name in ("kind", "listKind"):
+        value = names[name]
+        if value and (dns := is_dns1035_label(value.lower())):
+            errs.append(invalid(child(path, name), value, "may have mixed case, but should "
+                                "otherwise match: " + ",".join(dns)))
+    for i, short in enumerate(names["shortNames"]):
+        if dns := is_dns1035_label(short):
+            errs.append(invalid(index(child(path, "shortNames"), i), short, ",".join(dns)))
+    if names["kind"] and names["kind"] == names["listKind"]:
+        errs.append(invalid(child(path, "listKind"), names["listKind"],
+                            "kind and listKind may not be the same"))
+    for i, category in enumerate(names["categories"]):
+        if dns := is_dns1035_label(category):
+            errs.append(invalid(index(child(path, "categories"), i), category,
+                                ",".join(dns)))
+    return errs
+
+
+def _simple_json_path(s: str, path: str) -> list[CRDProblem]:
+    if not s:
+        return [invalid(path, s, "must not be empty")]
+    if s[0] != ".":
+        return [invalid(path, s, "must be a simple json path starting with .")]
+    return []
+
+
+def _subresource_errors(sub: Mapping[str, Any] | None, path: str) -> list[CRDProblem]:
+    """``ValidateCustomResourceDefinitionSubresources``."""
+    if sub is None or "scale" not in sub:
+        return []
+    scale = sub["scale"]
+    errs: list[CRDProblem] = []
+    for name, prefix, where in (("specReplicasPath", ".spec.", ".spec"),
+                                ("statusReplicasPath", ".status.", ".status")):
+        at = f"{path}.scale.{name}"
+        value = scale[name]
+        if not value:
+            errs.append(required(at))
+        elif bad := _simple_json_path(value, at):
+            errs.extend(bad)
+        elif not value.startswith(prefix):
+            errs.append(invalid(at, value, f"should be a json path under {where}"))
+    selector = scale["labelSelectorPath"]
+    if selector:
+        at = f"{path}.scale.labelSelectorPath"
+        if bad := _simple_json_path(selector, at):
+            errs.extend(bad)
+        elif not selector.startswith((".spec.", ".status.")):
+            errs.append(invalid(at, selector, "should be a json path under either .spec or "
+                                              ".status"))
+    return errs
+
+
+def _column_errors(col: Mapping[str, Any], path: str) -> list[CRDProblem]:
+    """``ValidateCustomResourceColumnDefinition``."""
+    errs: list[CRDProblem] = []
+    if not col["name"]:
+        errs.append(required(child(path, "name")))
+    types = "must be one of " + ",".join(_COLUMN_TYPES)
+    if not col["type"]:
+        errs.append(required(child(path, "type"), types))
+    elif col["type"] not in _COLUMN_TYPES:
+        errs.append(invalid(child(path, "type"), col["type"], types))
+    if col["format"] and col["format"] not in _COLUMN_FORMATS:
+        errs.append(invalid(child(path, "format"), col["format"],
+                            "must be one of " + ",".join(_COLUMN_FORMATS)))
+    if not col["jsonPath"]:
+        errs.append(required(child(path, "JSONPath")))
+    else:
+        errs.extend(_simple_json_path(col["jsonPath"], child(path, "JSONPath")))
+    return errs
+
+
+def _selectable_errors(fields: list[dict[str, Any]], schema: Mapping[str, Any] | None,
+                       path: str) -> list[CRDProblem]:
+    """``ValidateCustomResourceSelectableFields``."""
+    errs: list[CRDProblem] = []
+    unique: set[str] = set()
+    for i, entry in enumerate(fields):
+        at = child(index(path, i), "jsonPath")
+        json_path = entry["jsonPath"]
+        if not json_path:
+            errs.append(required(at))
+            continue
+        why = valid_field_path(json_path, schema, allow_array_notation=False)
+        if why is not None:
+            errs.append(invalid(at, json_path, f"is an invalid path: {why}"))
+            continue
+        steps = [s for s in json_path.split(".") if s]
+        if steps and steps[0] == "metadata":
+            errs.append(invalid(at, json_path, "must not point to fields in metadata"))
+        found: Any = schema
+        for s in steps:
+            props = found.get("properties") if isinstance(found, Mapping) else None
+            if props:
+                found = props.get(s)
+            elif isinstance(found, Mapping) and isinstance(found.get("additionalProperties"),
+                                                           Mapping):
+                found = found["additionalProperties"]
+            else:
+                found = None
+        if not (isinstance(found, Mapping) and found.get("type") in ("string", "boolean",
+                                                                       "integer")):
+            errs.append(invalid(at, json_path, "must point to a field of type string, boolean "
+                                "or integer. Enum string fields and strings with formats are "
+                                "allowed."))
+        canonical = ".".join(steps)
+        if canonical in unique:
+            errs.append(problem(DUPLICATE, at, json_path))
+        unique.add(canonical)
+    if len(unique) > _MAX_SELECTABLE_FIELDS:
+        errs.append(problem(TOO_MANY, path, len(unique),
+                            f"must have at most {_MAX_SELECTABLE_FIELDS} items"))
+    return errs
+
+
+def _conversion_errors(conversion: Mapping[str, Any]) -> list[CRDProblem]:
+    """``validateCustomResourceConversion`` (recognized review versions required)."""
+    path = "spec.conversion"
+    errs = _enum(child(path, "strategy"), conversion["strategy"], ("None", "Webhook"))
+    cc = conversion["clientConfig"]
+    if conversion["strategy"] == "Webhook":
+        if cc is None:
+            errs.append(required(child(path, "webhookClientConfig"),
+                                 "required when strategy is set to Webhook"))
+        else:
+            at = child(path, "webhookClientConfig")
+            if (cc["url"] is None) == (cc["service"] is None):
+                errs.append(required(at, "exactly one of url or service is required"))
+            elif cc["url"] is not None:
+                errs.extend(_webhook_url(child(at, "url"), cc["url"]))
+            else:
+                errs.extend(_webhook_service(child(at, "service"), cc["service"]))
+        errs.extend(_review_versions(conversion["reviewVersions"],
+                                     child(path, "conversionReviewVersions")))
+    else:
+        if cc is not None:
+            errs.append(forbidden(child(path, "webhookClientConfig"),
+                                  "should not be set when strategy is not set to Webhook"))
+        if conversion["reviewVersions"]:
+            errs.append(forbidden(child(path, "conversionReviewVersions"),
+                                  "should not be set when strategy is not set to Webhook"))
+    return errs
+
+
+def _review_versions(versions: list[str], path: str) -> list[CRDProblem]:
+    if not versions:
+        return [required(path)]
+    errs: list[CRDProblem] = []
+    seen: set[str] = set()
+    accepted = False
+    for i, v in enumerate(versions):
+        if v in seen:
+            errs.append(invalid(index(path, i), v, "duplicate version"))
+            continue
+        seen.add(v)
+        for msg in is_dns1035_label(v):
+            errs.append(invalid(index(path, i), v, msg))
+        accepted = accepted or v in ("v1", "v1beta1")
+    if not accepted:
+        errs.append(invalid(path, versions, "must include at least one of v1, v1beta1"))
+    return errs
+
+
+_FORM = "; desired format: https://host[/path]"
+
+
+def _webhook_url(path: str, url: str) -> list[CRDProblem]:
+    """``webhook.ValidateWebhookURL`` (https forced); Go's ``url.Parse`` approximated by
+    ``urllib.parse``."""
+    try:
+        u = urllib.parse.urlsplit(url)
+    except ValueError as exc:
+        return [required(path, f"url must be a valid URL: {exc}{_FORM}")]
+    errs: list[CRDProblem] = []
+    if u.scheme != "https":
+        errs.append(invalid(path, u.scheme, "'https' is the only allowed URL scheme" + _FORM))
+    host = u.netloc.rsplit("@", 1)[-1]
+    if not host:
+        errs.append(invalid(path, host, "host must be specified" + _FORM))
+    if "@" in u.netloc:
+        errs.append(invalid(path, u.netloc.rsplit("@", 1)[0],
+                            "user information is not permitted in the URL"))
+    if u.fragment:
+        errs.append(invalid(path, u.fragment, "fragments are not permitted in the URL"))
+    if u.query:
+        errs.append(invalid(path, u.query, "query parameters are not permitted in the URL"))
+    return errs
+
+
+def _webhook_service(path: str, service: Mapping[str, Any]) -> list[CRDProblem]:
+    """``webhook.ValidateWebhookService``."""
+    errs: list[CRDProblem] = []
+    if not service["name"]:
+        errs.append(required(child(path, "name")))
+    if not service["namespace"]:
+        errs.append(required(child(path, "namespace")))
+    port = service["port"]
+    if not 1 <= port <= 65535:
+        errs.append(invalid(child(path, "port"), port,
+                            "port is not valid: must be between 1 and 65535, inclusive"))
+    url_path = service["path"]
+    if url_path is None or url_path in ("/", ""):
+        return errs
+    if url_path == "//":
+        return [*errs, invalid(child(path, "path"), url_path, "segment[0] may not be empty")]
+    if not url_path.startswith("/"):
+        errs.append(invalid(child(path, "path"), url_path, "must start with a '/'"))
+    check = url_path[1:]
+    if check.endswith("/"):
+        check = check[:-1]
+    for i, step in enumerate(check.split("/")):
+        if not step:
+            errs.append(invalid(child(path, "path"), url_path,
+                                f"segment[{i}] may not be empty"))
+            continue
+        for failure in is_dns1123_subdomain(step):
+            errs.append(invalid(child(path, "path"), url_path,
+                                f"segment[{i}]: {failure}"))
+    return errs
+
+
+def _stored_versions(stored: list[str], versions: list[_Version]) -> list[CRDProblem]:
+    """``ValidateCustomResourceDefinitionStoredVersions`` after ``PrepareForCreate``."""
+    if not stored:
+        return [invalid("status.storedVersions", [],
+                        "must have at least one stored version")]
+    return []
+
+
+def _approval(group: str, annotations: Mapping[str, Any]) -> list[CRDProblem]:
+    """``validateAPIApproval`` on create."""
+    protected = (group in ("k8s.io", "kubernetes.io")
+                 or group.endswith((".k8s.io", ".kubernetes.io")))
+    if not protected:
+        return []
+    at = key("metadata.annotations", _APPROVAL)
+    value = annotations.get(_APPROVAL) or ""
+    if not isinstance(value, str):
+        raise _fail(at, value, "string")
+    if not value:
+        return [required(at, f'protected groups must have approval annotation "{_APPROVAL}", '
+                             "see https://github.com/kubernetes/enhancements/pull/1111")]
+    if value.startswith("unapproved"):
+        return []
+    u = urllib.parse.urlsplit(value) if value.startswith("/") or "://" in value else None
+    if u is not None and u.netloc and u.scheme:
+        return []
+    return [invalid(at, value, f'protected groups must have approval annotation "{_APPROVAL}" '
+                               'with either a URL or a reason starting with "unapproved", see '
+                               "https://github.com/kubernetes/enhancements/pull/1111")]
+
+
+#: the formats kube-openapi and CEL know for CRDs (k8s.io/apiextensions-apiserver
+#: ``pkg/apiserver/validation/formats.go``, ``supportedVersionedFormats`` at 1.37).
+_KNOWN_FORMATS = frozenset({
+    "bsonobjectid", "uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid",
+    "uuid3", "uuid4", "uuid5", "isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor",
+    "rgbcolor", "byte", "password", "date", "duration", "datetime", "date-time", "int32",
+    "int64", "float", "double", "k8s-short-name", "k8s-long-name", "k8s-label-key",
+    "k8s-label-value", "k8s-extended-resource-name",
+})
+
+
+def _warnings(versions: list[_Version], hoisted: Mapping[str, Any], warn: _Warn) -> None:
+    """``WarningsOnCreate``: unrecognized formats and ``set`` lists of non-scalars."""
+    schemas = [hoisted["validation"]] + [v.schema for v in versions]
+    formats: list[str] = []
+    set_paths: list[str] = []
+    for s in schemas:
+        root = s.get("openAPIV3Schema") if s else None
+        if root is None:
+            continue
+        _schema_has(root, lambda n: _note_format(n, formats))
+    for f in formats:
+        warn(f'unrecognized format "{f}"')
+    del set_paths
+
+
+def _note_format(node: Mapping[str, Any], out: list[str]) -> bool:
+    f = node.get("format")
+    if f and f not in _KNOWN_FORMATS and f not in out:
+        out.append(f)
+    return False
