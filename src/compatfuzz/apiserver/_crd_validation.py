@@ -88,7 +88,7 @@ def is_dns1035_label(value: str) -> list[str]:
     if len(value) > 63:
         errs.append(_max_len(63))
     if not _DNS1035.match(value):
-        errs.append(_DNS1035_MSG.replace("',  or", "' or"))
+        errs.append(_DNS1035_MSG)
     return errs
 
 
@@ -732,11 +732,18 @@ def _webhook_url(path: str, url: str) -> list[CRDProblem]:
 
 
 def _webhook_service(path: str, service: Mapping[str, Any]) -> list[CRDProblem]:
-    """``webhook.ValidateWebhookService``."""
+    """``webhook.ValidateWebhookService``.
+
+    Upstream passes the service's name as ``namespace`` and its namespace as ``name``
+    (``ValidateWebhookService(path, cc.Service.Name, cc.Service.Namespace, ...)`` against
+    ``func ValidateWebhookService(fldPath, namespace, name string, ...)``): an empty
+    namespace is reported as ``service.name: Required value`` and the other way round.
+    The port keeps that.
+    """
     errs: list[CRDProblem] = []
-    if not service["name"]:
-        errs.append(required(child(path, "name")))
     if not service["namespace"]:
+        errs.append(required(child(path, "name")))
+    if not service["name"]:
         errs.append(required(child(path, "namespace")))
     port = service["port"]
     if not 1 <= port <= 65535:
