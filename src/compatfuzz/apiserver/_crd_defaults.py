@@ -27,6 +27,7 @@ from compatfuzz.apiserver._crd_decode import items_schema
 from compatfuzz.apiserver._crd_problem import (
     INVALID,
     NOT_SUPPORTED,
+    OMIT,
     REQUIRED,
     TOO_LONG,
     TOO_MANY,
@@ -91,10 +92,17 @@ def _check(path: str, s: Mapping[str, Any], default: Any, root: Mapping[str, Any
     at = child(path, "default")
     embedded = bool(s.get("x-kubernetes-embedded-resource"))
     if inside_meta:
+        whole = _surrounding(around, copy.deepcopy(default))
         try:
-            coerce(_surrounding(around, copy.deepcopy(default)), root, root=True)
+            coerce(whole, root, root=True)
         except Rejected as exc:
             errs.append(invalid(at, default, f"must result in valid metadata: {exc}"))
+            return
+        bad = _meta_errors("", whole, {**root, "x-kubernetes-embedded-resource": True})
+        if bad:
+            text = bad[0].message if len(bad) == 1 else (
+                "[" + ", ".join(p.message for p in bad) + "]")
+            errs.append(invalid(at, default, f"must result in valid metadata: {text}"))
             return
     else:
         _, pruned = prune(default, s, root=embedded)
@@ -106,11 +114,63 @@ def _check(path: str, s: Mapping[str, Any], default: Any, root: Mapping[str, Any
             where = child(at, exc.path) if exc.path else at
             errs.append(invalid(where, default, str(exc).split(": ", 1)[-1]))
             return
+        bad = _meta_errors(at, default, s)
+        if bad:
+            errs.extend(bad)
+            return
     openapi = _openapi_errors(at, s, default)
     if openapi:
         errs.extend(openapi)
         return
     errs.extend(_cel_errors(at, s, default, embedded))
+
+
+def _meta_errors(path: str, x: Any, s: Mapping[str, Any] | None) -> list[CRDProblem]:
+    """``objectmeta.Validate``: each embedded resource in ``x`` has a well-formed
+    ``apiVersion`` and ``kind`` (``pkg/apiserver/schema/objectmeta/validation.go``; the
+    ObjectMeta name rules are not ported)."""
+    if s is None:
+        return []
+    out: list[CRDProblem] = []
+    if isinstance(x, dict):
+        if s.get("x-kubernetes-embedded-resource"):
+            out.extend(_embedded_errors(path, x))
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        for k, v in x.items():
+            if k in props:
+                out.extend(_meta_errors(child(path, k), v, props[k]))
+            elif isinstance(extra, Mapping):
+                out.extend(_meta_errors(key(path, k), v, extra))
+    elif isinstance(x, list):
+        items = items_schema(s)
+        for i, v in enumerate(x):
+            out.extend(_meta_errors(f"{path}[{i}]", v, items))
+    return out
+
+
+def _embedded_errors(path: str, x: Mapping[str, Any]) -> list[CRDProblem]:
+    from compatfuzz.apiserver._crd_problem import required
+    from compatfuzz.apiserver._crd_validation import is_dns1035_label
+
+    out: list[CRDProblem] = []
+    for name in ("apiVersion", "kind"):
+        if name not in x:
+            out.append(required(child(path, name)))
+    for name, v in x.items():
+        at = child(path, name)
+        if name not in ("apiVersion", "kind"):
+            continue
+        if not isinstance(v, str):
+            out.append(invalid(at, v, "must be a string"))
+        elif not v:
+            out.append(invalid(at, v, "must not be empty"))
+        elif name == "apiVersion" and v.count("/") > 1:
+            out.append(invalid(at, v, f"unexpected GroupVersion string: {v}"))
+        elif name == "kind" and (dns := is_dns1035_label(v.lower())):
+            out.append(invalid(at, v, "may have mixed case, but should otherwise match: "
+                               + ",".join(dns)))
+    return out
 
 
 def _schema(s: Mapping[str, Any]) -> Any:
@@ -155,7 +215,20 @@ def _openapi_errors(at: str, s: Mapping[str, Any], default: Any) -> list[CRDProb
             continue
         where = _sub_path(at, e.absolute_path)
         kind = _KINDS.get(str(e.validator), INVALID)
-        if kind == REQUIRED:
+        if e.validator == "type":
+            name = ".".join(str(p) for p in e.absolute_path)
+            actual = _kube_type(e.instance)
+            wanted = e.schema.get("type") if isinstance(e.schema, Mapping) else None
+            wanted = ",".join(t for t in wanted if t != "null") if isinstance(
+                wanted, list) else wanted
+            fmt = e.schema.get("format") if isinstance(e.schema, Mapping) else None
+            if fmt and wanted not in ("integer", "number"):
+                # a format-bearing node names the format, and the value's Go format
+                wanted, actual = fmt, {"integer": "int64", "number": "float64"}.get(
+                    actual, actual)
+            out.append(problem(INVALID, where, actual,
+                               f'{name} in body must be of type {wanted}: "{actual}"'))
+        elif kind == REQUIRED:
             missing = e.message.split("'")[1] if "'" in e.message else ""
             where = child(where, missing) if missing else where
             out.append(problem(REQUIRED, where))
@@ -164,19 +237,73 @@ def _openapi_errors(at: str, s: Mapping[str, Any], default: Any) -> list[CRDProb
     return out
 
 
+def _kube_type(value: Any) -> str:
+    """kube-openapi's name of a value's type (``validate/type.go``, ``schemaInfoForType``)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, Mapping) else "null"
+
+
 def _cel_errors(at: str, s: Mapping[str, Any], default: Any, root: bool) -> list[CRDProblem]:
-    """The node's CEL rules (and those below it) on ``default``."""
+    """The node's CEL rules (and those below it) on ``default``: a rule that does not
+    compile fails the default (``rule compile error``), a false rule gives its message."""
     from compatfuzz.apiserver._validate import _Rules
     from compatfuzz.schema import Schema
 
+    out = _compile_errors(at, s, default)
+    if out:
+        return out
     node = dict(s)
     schema = Schema(node, name="default", kubernetes=True, meta={"openapi": node})
     rules = _Rules(schema)
-    out: list[CRDProblem] = []
     for parts, message, _ in rules.located(default):
-        where = _sub_path(at, parts)
-        text = message.split(": ", 1)[-1] if ": " in message else message
-        out.append(problem(INVALID, where, _value_at(default, parts), text))
+        where = at
+        for part in parts:
+            where = f"{where}[{part}]" if isinstance(part, int) else child(where, str(part))
+        text = message.split(": ", 1)[1] if ": " in message else message
+        if text.endswith(")") and " (rule: " in text and not text.startswith("failed rule"):
+            text = text[:text.rindex(" (rule: ")]
+        value = _value_at(default, parts)  # objects and arrays are not printed
+        out.append(problem(INVALID, where, OMIT if isinstance(value, dict | list) else value,
+                           text))
+    return out
+
+
+def _compile_errors(at: str, s: Mapping[str, Any] | None, value: Any) -> list[CRDProblem]:
+    """A rule that does not compile, on a node the default reaches (as ``cel.Validator``
+    reports it: ``rule compile error: compilation failed: ...``)."""
+    if s is None or value is None:
+        return []
+    out: list[CRDProblem] = []
+    if s.get("x-kubernetes-validations"):
+        from compatfuzz.apiserver._crd_schema import _compile_detail
+        from compatfuzz.strategies._cel_check import (  # type: ignore[import-not-found, unused-ignore]
+            compile_errors,
+        )
+
+        for entry in s["x-kubernetes-validations"]:
+            problems = compile_errors(entry.get("rule", ""), s,
+                                      old_self=bool(entry.get("optionalOldSelf")))
+            if problems:
+                out.append(problem(INVALID, at, _kube_type(value),
+                                   f"rule compile error: {_compile_detail(problems)}"))
+    if isinstance(value, dict):
+        props = s.get("properties") or {}
+        extra = s.get("additionalProperties")
+        for k, v in value.items():
+            sub = props.get(k, extra if isinstance(extra, Mapping) else None)
+            out.extend(_compile_errors(child(at, k), sub, v))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(_compile_errors(f"{at}[{i}]", items_schema(s), v))
     return out
 
 
