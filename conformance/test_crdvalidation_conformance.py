@@ -122,12 +122,17 @@ def compare(label: str, doc: dict[str, Any], answer: dict[str, Any], *, pending_
     """Judge one case into ``figures[label]``; a disagreement goes to ``reports``."""
     from compatfuzz.apiserver import validate_crd
 
-    mine = [p for p in validate_crd(doc) if not p.warning]
+    problems = validate_crd(doc)
+    mine = [p for p in problems if not p.warning]
     theirs = list(answer["errors"])
+    # the oracle prefixes the strict decoder's texts; the server sends them as they are
+    their_warnings = sorted(w.removeprefix("unknown field: ") for w in answer["warnings"])
+    same_warnings = sorted(p.message for p in problems if p.warning) == their_warnings
     if answer.get("decode"):
         theirs = [{"field": "", "detail": answer["decode"], "message": answer["decode"]}]
     f = figures[label]
     f["cases"] += 1
+    f["same warnings"] += same_warnings
     if _cost_only([e for e in theirs if not (pending_cel and _compile_error(e))]) and not mine:
         f["cel cost (out of scope)"] += 1
         return

@@ -253,12 +253,18 @@ def items_schema(node: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return items
 
 
+#: keywords holding JSON values, not Go structs: compared as they are
+_VALUES = frozenset({"default", "example", "enum"})
+
+
 def semantic(value: Any) -> Any:
     """A value with empty lists and maps dropped, for ``apiequality.Semantic.DeepEqual``
-    (which holds a nil and an empty slice or map equal)."""
+    (which holds a nil and an empty slice or map equal); JSON values (``default``,
+    ``example``, ``enum``) are kept as they are."""
     if isinstance(value, Mapping):
-        return {k: semantic(v) for k, v in value.items()
-                if not (isinstance(v, list | Mapping) and not v)}
+        return {k: v if k in _VALUES else semantic(v) for k, v in value.items()
+                if not (isinstance(v, list | Mapping) and not v
+                        and (k not in _VALUES or k == "enum"))}
     if isinstance(value, list):
         return [semantic(v) for v in value]
     return value

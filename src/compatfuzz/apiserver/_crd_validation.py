@@ -801,34 +801,55 @@ def _approval(group: str, annotations: Mapping[str, Any]) -> list[CRDProblem]:
                                "https://github.com/kubernetes/enhancements/pull/1111")]
 
 
-#: the formats kube-openapi and CEL know for CRDs (k8s.io/apiextensions-apiserver
-#: ``pkg/apiserver/validation/formats.go``, ``supportedVersionedFormats`` at 1.37).
-_KNOWN_FORMATS = frozenset({
+#: The string formats CRD schemas support at 1.37, with go-openapi's normalisation (no
+#: ``-``): k8s.io/apiextensions-apiserver ``pkg/apiserver/validation/formats.go``
+#: (``supportedVersionedFormats``).
+_STRING_FORMATS = frozenset(f.replace("-", "") for f in (
     "bsonobjectid", "uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid",
     "uuid3", "uuid4", "uuid5", "isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor",
-    "rgbcolor", "byte", "password", "date", "duration", "datetime", "date-time", "int32",
-    "int64", "float", "double", "k8s-short-name", "k8s-long-name", "k8s-label-key",
-    "k8s-label-value", "k8s-extended-resource-name",
-})
+    "rgbcolor", "byte", "password", "date", "duration", "datetime", "k8s-short-name",
+    "k8s-long-name"))
+
+
+def _unrecognized_format(node: Mapping[str, Any]) -> str | None:
+    """``GetUnrecognizedFormats`` for one node."""
+    fmt = node.get("format")
+    if not fmt:
+        return None
+    kind = node.get("type", "")
+    if kind in ("", "string"):
+        return None if fmt.replace("-", "") in _STRING_FORMATS else fmt
+    if kind == "integer":
+        return None if fmt in ("int32", "int64") else fmt
+    if kind == "number":
+        return None if fmt in ("float", "double") else fmt
+    return fmt
 
 
 def _warnings(versions: list[_Version], hoisted: Mapping[str, Any], warn: _Warn) -> None:
-    """``WarningsOnCreate``: unrecognized formats and ``set`` lists of non-scalars."""
+    """``WarningsOnCreate`` (``pkg/registry/customresourcedefinition/strategy.go``): each
+    unrecognized ``format`` (every time it occurs), then the ``set`` lists of objects or
+    arrays (once per item type, sorted)."""
     schemas = [hoisted["validation"]] + [v.schema for v in versions]
     formats: list[str] = []
-    set_paths: list[str] = []
+    sets: set[str] = set()
+
+    def visit(node: Mapping[str, Any]) -> bool:
+        fmt = _unrecognized_format(node)
+        if fmt is not None:
+            formats.append(fmt)
+        items = node.get("items")
+        if node.get("x-kubernetes-list-type") == "set" and isinstance(items, Mapping) and (
+                items.get("type") in ("object", "array")):
+            sets.add(f'x-kubernetes-list-type: set for items of type "{items["type"]}" is '
+                     "not supported by server-side apply or CEL validation rules")
+        return False
+
     for s in schemas:
         root = s.get("openAPIV3Schema") if s else None
-        if root is None:
-            continue
-        _schema_has(root, lambda n: _note_format(n, formats))
+        if root is not None:
+            _schema_has(root, visit)
     for f in formats:
         warn(f'unrecognized format "{f}"')
-    del set_paths
-
-
-def _note_format(node: Mapping[str, Any], out: list[str]) -> bool:
-    f = node.get("format")
-    if f and f not in _KNOWN_FORMATS and f not in out:
-        out.append(f)
-    return False
+    for text in sorted(sets):
+        warn(text)
