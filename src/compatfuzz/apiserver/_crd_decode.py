@@ -7,7 +7,9 @@ schema, and what this module reproduces on the JSON:
 
 * a keyword the type does not have (``const``, ``if``, ``propertyNames``) is dropped, with
   the warning the strict decoder gives (``unknown field "..."``): the server validates as if
-  it were not there;
+  it were not there. Below ``items``, ``additionalProperties``, ``additionalItems`` and
+  ``dependencies`` the drop is silent: those types unmarshal themselves with the
+  non-strict ``encoding/json``;
 * ``null`` leaves a field unset, and so do ``""`` and ``false`` for fields that are not
   pointers (``description``, ``nullable``): the validation code cannot tell them apart;
 * ``items`` is a schema, an array of schemas, or (anything else) an empty value;
@@ -122,6 +124,10 @@ def _scalar(kind: str, value: Any, path: str) -> tuple[bool, Any]:
     raise AssertionError(kind)  # pragma: no cover
 
 
+def _silent(text: str) -> None:
+    """The warning sink below a type with its own ``UnmarshalJSON``."""
+
+
 def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
     """The schema node as the server's Go value holds it (``None`` for ``null``).
 
@@ -161,9 +167,9 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
                       for name, x in v.items()}
         elif kind == "I":
             if isinstance(v, Mapping):
-                out[k] = decode_schema(v, sub, warn)
+                out[k] = decode_schema(v, sub, _silent)
             elif isinstance(v, list):
-                out[k] = [decode_schema(x, f"{sub}[{i}]", warn) or {}
+                out[k] = [decode_schema(x, f"{sub}[{i}]", _silent) or {}
                           for i, x in enumerate(v)]
             elif v is not None:
                 out[k] = _EMPTY_ITEMS
@@ -173,7 +179,7 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
             if isinstance(v, bool):
                 out[k] = v
             elif isinstance(v, Mapping):
-                out[k] = decode_schema(v, sub, warn)
+                out[k] = decode_schema(v, sub, _silent)
             else:
                 raise DecodeError(CRDProblem(sub, DECODE, "boolean or JSON schema expected"))
         elif kind == "D":
@@ -184,7 +190,7 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
             deps: dict[str, Any] = {}
             for name, x in v.items():
                 if isinstance(x, Mapping):
-                    deps[name] = decode_schema(x, f"{sub}.{name}", warn)
+                    deps[name] = decode_schema(x, f"{sub}.{name}", _silent)
                 elif isinstance(x, list):
                     deps[name] = _scalar("sl", x, f"{sub}.{name}")[1]
                 elif x is not None:

@@ -33,8 +33,10 @@ from compatfuzz.apiserver._crd_problem import (
     TOO_MANY,
     CRDProblem,
     child,
+    go_json,
     invalid,
     key,
+    not_supported,
     problem,
 )
 
@@ -232,9 +234,35 @@ def _openapi_errors(at: str, s: Mapping[str, Any], default: Any) -> list[CRDProb
             missing = e.message.split("'")[1] if "'" in e.message else ""
             where = child(where, missing) if missing else where
             out.append(problem(REQUIRED, where))
+        elif kind == NOT_SUPPORTED:
+            values = [v if isinstance(v, str) else go_json(v) for v in e.validator_value]
+            out.append(not_supported(where, e.instance, values))
+        elif kind == TOO_LONG:
+            out.append(problem(TOO_LONG, where, detail="value is too long"))
+        elif kind == TOO_MANY:
+            out.append(problem(TOO_MANY, where, detail="has too many items"))
         else:
-            out.append(problem(kind, where, e.instance, e.message))
+            name = ".".join(str(p) for p in e.absolute_path)
+            out.append(problem(kind, where, e.instance, _go_openapi_message(e, name)))
     return out
+
+
+def _go_openapi_message(e: Any, name: str) -> str:
+    """go-openapi's text for a failed value validation (``errors/schema.go``)."""
+    v, want = e.instance, e.validator_value
+    texts = {
+        "format": f'{name} in body must be of type {want}: "{v}"',
+        "pattern": f"{name} in body should match '{want}'",
+        "minLength": f"{name} in body should be at least {want} chars long",
+        "minItems": f"{name} in body should have at least {want} items",
+        "minProperties": f"{name} in body should have at least {want} properties",
+        "minimum": f"{name} in body should be greater than or equal to {want}",
+        "maximum": f"{name} in body should be less than or equal to {want}",
+        "exclusiveMinimum": f"{name} in body should be greater than {want}",
+        "exclusiveMaximum": f"{name} in body should be less than {want}",
+        "multipleOf": f"{name} in body should be a multiple of {want}",
+    }
+    return texts.get(str(e.validator), e.message)
 
 
 def _kube_type(value: Any) -> str:

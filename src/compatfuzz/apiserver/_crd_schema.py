@@ -101,6 +101,70 @@ class _SSV:
         return self if self.uncorrelatable is not None else replace(self, uncorrelatable=path)
 
 
+_PTR_FIELDS = frozenset({
+    "$ref", "default", "maximum", "minimum", "maxLength", "minLength", "maxItems", "minItems",
+    "multipleOf", "maxProperties", "minProperties", "items", "not", "additionalProperties",
+    "additionalItems", "externalDocs", "example", "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-list-type", "x-kubernetes-map-type"})
+_BOOL_FIELDS = frozenset({"nullable", "exclusiveMaximum", "exclusiveMinimum", "uniqueItems",
+                          "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string"})
+_SLICE_MAP_FIELDS = frozenset({
+    "enum", "required", "allOf", "oneOf", "anyOf", "properties", "patternProperties",
+    "dependencies", "definitions", "x-kubernetes-list-map-keys", "x-kubernetes-validations"})
+
+
+def go_schema_json(s: Mapping[str, Any] | None) -> str:
+    """``json.Marshal`` of an internal ``JSONSchemaProps`` (no JSON tags: Go field names,
+    in struct order, zero values included, map keys sorted)."""
+    if s is None:
+        return "null"
+    parts = []
+    for go_name, name in _GO_FIELDS:
+        value = s.get(name)
+        if name == "items":
+            text = "null" if value is None else (
+                '{"Schema":null,"JSONSchemas":' + ("[" + ",".join(
+                    go_schema_json(x) for x in value) + "]" if value else "null") + "}"
+                if isinstance(value, list) else
+                '{"Schema":' + (go_schema_json(value) if value else "null")
+                + ',"JSONSchemas":null}')
+        elif name in ("additionalProperties", "additionalItems"):
+            text = "null" if value is None else (
+                '{"Allows":' + ("true" if value is True or isinstance(value, Mapping)
+                                else "false") + ',"Schema":'
+                + (go_schema_json(value) if isinstance(value, Mapping) else "null") + "}")
+        elif name == "not":
+            text = go_schema_json(value)
+        elif name in ("allOf", "oneOf", "anyOf"):
+            text = "null" if value is None else (
+                "[" + ",".join(go_schema_json(x) for x in value) + "]")
+        elif name in ("properties", "patternProperties", "definitions"):
+            text = "null" if value is None else (
+                "{" + ",".join(f"{go_json(k)}:{go_schema_json(value[k])}"
+                               for k in sorted(value)) + "}")
+        elif name == "dependencies":
+            text = "null" if value is None else "{" + ",".join(
+                f'{go_json(k)}:{{"Schema":'
+                + (go_schema_json(value[k]) if isinstance(value[k], Mapping) else "null")
+                + ',"Property":' + (go_json(value[k]) if isinstance(value[k], list)
+                                    else "null") + "}" for k in sorted(value)) + "}"
+        elif name == "externalDocs":
+            text = "null" if value is None else (
+                f'{{"Description":{go_json(value.get("description", ""))},'
+                f'"URL":{go_json(value.get("url", ""))}}}')
+        elif name == "x-kubernetes-validations":
+            text = "null" if value is None else (
+                "[" + ",".join(_rule_json(r).text for r in value) + "]")
+        elif name in _BOOL_FIELDS:
+            text = "true" if value else "false"
+        elif name in _PTR_FIELDS or name in _SLICE_MAP_FIELDS:
+            text = "null" if value is None else go_json(value)
+        else:
+            text = go_json(value if value is not None else "")
+        parts.append(f'"{go_name}":{text}')
+    return "{" + ",".join(parts) + "}"
+
+
 def _rule_json(rule: Mapping[str, Any]) -> GoJSON:
     """``json.Marshal`` of an internal ``ValidationRule`` (no JSON tags: Go names)."""
     parts = [f'"Rule":{go_json(rule.get("rule", ""))}',
@@ -135,7 +199,7 @@ def validate_validation(validation: Mapping[str, Any] | None, status_enabled: bo
                     break
                 continue
             if go_name not in _ALLOWED_AT_ROOT:
-                errs.append(invalid(root, GoJSON("{...}"),
+                errs.append(invalid(root, GoJSON(go_schema_json(schema)),
                                     f"only [{' '.join(_ALLOWED_AT_ROOT)}] fields are allowed "
                                     "at the root of the schema if the status subresource is "
                                     "enabled"))

@@ -186,7 +186,7 @@ def _subresources(raw: Any, path: str) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {}
     if _get(raw, "status", "m", path) is not None:
-        out["status"] = {}
+        out["status"] = True  # a non-nil pointer to an empty struct
     scale = _get(raw, "scale", "m", path)
     if scale is not None:
         at = child(path, "scale")
