@@ -262,7 +262,7 @@ def _go_openapi_message(e: Any, name: str) -> str:
         "exclusiveMaximum": f"{name} in body should be less than {want}",
         "multipleOf": f"{name} in body should be a multiple of {want}",
     }
-    return texts.get(str(e.validator), e.message)
+    return texts.get(str(e.validator), str(e.message))
 
 
 def _kube_type(value: Any) -> str:

@@ -813,7 +813,7 @@ _STRING_FORMATS = frozenset(f.replace("-", "") for f in (
 
 def _unrecognized_format(node: Mapping[str, Any]) -> str | None:
     """``GetUnrecognizedFormats`` for one node."""
-    fmt = node.get("format")
+    fmt = str(node.get("format") or "")
     if not fmt:
         return None
     kind = node.get("type", "")
