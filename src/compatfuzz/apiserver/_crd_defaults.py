@@ -237,13 +237,18 @@ def _openapi_errors(at: str, s: Mapping[str, Any], default: Any) -> list[CRDProb
         elif kind == NOT_SUPPORTED:
             values = [v if isinstance(v, str) else go_json(v) for v in e.validator_value]
             out.append(not_supported(where, e.instance, values))
-        elif kind == TOO_LONG:
-            out.append(problem(TOO_LONG, where, detail="value is too long"))
+        elif kind == TOO_LONG:  # field.TooLong: the bound when it is known (not negative)
+            bound = e.validator_value
+            out.append(problem(TOO_LONG, where, detail=(
+                f"may not be more than {bound} bytes" if bound >= 0 else "value is too long")))
         elif kind == TOO_MANY:
             out.append(problem(TOO_MANY, where, detail="has too many items"))
         else:
             name = ".".join(str(p) for p in e.absolute_path)
-            out.append(problem(kind, where, e.instance, _go_openapi_message(e, name)))
+            value = e.instance
+            if e.validator in ("minItems", "minProperties"):
+                value = len(value)  # go-openapi reports the count
+            out.append(problem(kind, where, value, _go_openapi_message(e, name)))
     return out
 
 

@@ -410,9 +410,10 @@ def _spec(group: str, names: dict[str, Any], scope: str, versions: list[_Version
             w.subresources is not None for w in versions) else v.subresources
         errs.extend(_version(v, at, subresources is not None and "status" in subresources))
     if not unique:
-        errs.append(invalid("spec.versions", _VERSIONS, "must contain unique version names"))
+        errs.append(invalid("spec.versions", _versions_json(versions),
+                            "must contain unique version names"))
     if storage != 1:
-        errs.append(invalid("spec.versions", _VERSIONS,
+        errs.append(invalid("spec.versions", _versions_json(versions),
                             "must have exactly one version marked as storage version"))
     for name in ("plural", "singular", "kind", "listKind"):
         if not names[name]:
@@ -441,9 +442,47 @@ def _spec(group: str, names: dict[str, Any], scope: str, versions: list[_Version
     return errs
 
 
-#: ``spec.Versions`` as the bad value: the server prints the whole internal list as JSON
-#: (Go field names); it is elided here.
-_VERSIONS = GoJSON("[...]")
+def _versions_json(versions: list[_Version]) -> GoJSON:
+    """``json.Marshal`` of the internal ``spec.Versions`` (Go field names, struct order),
+    the bad value the server prints for the version-list errors."""
+    from compatfuzz.apiserver._crd_problem import go_json
+    from compatfuzz.apiserver._crd_schema import go_schema_json
+
+    def sub(s: Mapping[str, Any] | None) -> str:
+        if s is None:
+            return "null"
+        scale = s.get("scale")
+        return ('{"Status":' + ("{}" if s.get("status") else "null") + ',"Scale":'
+                + ("null" if scale is None else
+                   f'{{"SpecReplicasPath":{go_json(scale["specReplicasPath"])},'
+                   f'"StatusReplicasPath":{go_json(scale["statusReplicasPath"])},'
+                   f'"LabelSelectorPath":{go_json(scale["labelSelectorPath"])}}}') + "}")
+
+    def columns(cols: list[dict[str, Any]]) -> str:
+        if not cols:
+            return "null"
+        return "[" + ",".join(
+            f'{{"Name":{go_json(c["name"])},"Type":{go_json(c["type"])},'
+            f'"Format":{go_json(c["format"])},"Description":{go_json(c["description"])},'
+            f'"Priority":{c["priority"]},"JSONPath":{go_json(c["jsonPath"])}}}'
+            for c in cols) + "]"
+
+    def selectable(fields: list[dict[str, Any]]) -> str:
+        if not fields:
+            return "null"
+        return "[" + ",".join(f'{{"JSONPath":{go_json(f["jsonPath"])}}}' for f in fields) + "]"
+
+    out = []
+    for v in versions:
+        schema = "null" if v.schema is None else (
+            '{"OpenAPIV3Schema":' + go_schema_json(v.schema.get("openAPIV3Schema")) + "}")
+        out.append(f'{{"Name":{go_json(v.name)},"Served":{go_json(v.served)},'
+                   f'"Storage":{go_json(v.storage)},"Deprecated":{go_json(v.deprecated)},'
+                   f'"DeprecationWarning":{go_json(v.deprecation_warning)},'
+                   f'"Schema":{schema},"Subresources":{sub(v.subresources)},'
+                   f'"AdditionalPrinterColumns":{columns(v.columns)},'
+                   f'"SelectableFields":{selectable(v.selectable)}}}')
+    return GoJSON("[" + ",".join(out) + "]")
 
 
 def _enum(path: str, value: str, accepted: tuple[str, ...]) -> list[CRDProblem]:
