@@ -218,4 +218,16 @@ def test_crd_validation_agrees_with_the_api_server(oracle: Path) -> None:
     REPORT.with_suffix(".disagreements.jsonl").write_text(
         "".join(json.dumps(f) + "\n" for f in failed))
     print(json.dumps(summary, indent=1))
+    refused = total["refused by the server"]
+    same = total["first error: same field"] + total["first error: same field (Go map order)"]
+    print(f"{len(cases)} cases ({len(corpus)} corpus CRDs + {len(cases) - len(corpus)} "
+          f"mutated), {refused} refused by the server\n"
+          f"accept/refuse disagreements: {total['accept/refuse disagreements']}\n"
+          f"first error on the same field: {same} of {refused} "
+          f"({total['first error: same field (Go map order)']} of them in Go map order)\n"
+          f"same set of error fields: {total['same set of fields']}; first message word "
+          f"for word: {total['first message identical']}\n"
+          f"same warnings: {total['same warnings']} of {len(cases)}\n"
+          f"CEL compile errors (pending _cel_check): {total['cel compile (pending)']}; "
+          f"CEL cost only (out of scope): {total['cel cost (out of scope)']}")
     assert not reports, f"{len(reports)} disagreements:\n" + "\n".join(reports[:40])
