@@ -508,6 +508,15 @@ def value_validation(doc: Doc, rnd: random.Random) -> bool:
 
 @_mutate
 def unknown_keyword(doc: Doc, rnd: random.Random) -> bool:
+    if rnd.random() < 0.25:  # a field the CRD types do not have, outside the schema
+        versions = _versions(doc)
+        target = rnd.choice([doc, doc.setdefault("spec", {}),
+                             doc["spec"].setdefault("names", {}),
+                             *(versions[:1]), *([versions[0]["schema"]]
+                                                if versions and "schema" in versions[0]
+                                                else [])])
+        target[rnd.choice(["extra", "validation", "x-note"])] = 1
+        return True
     node = _pick(rnd, _nodes(doc))
     if node is None:
         return False

@@ -249,7 +249,57 @@ def validate_crd(document: Mapping[str, Any]) -> list[CRDProblem]:
     return errs + [CRDProblem("", "Warning", text, True) for text in warn.texts]
 
 
+_ANY = object()  # a value the strict decoder does not look into
+_NAMES = dict.fromkeys(("plural", "singular", "shortNames", "kind", "listKind",
+                        "categories"), _ANY)
+_META = dict.fromkeys((
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+    "annotations", "ownerReferences", "finalizers", "managedFields"), _ANY)
+_VERSION = {
+    **dict.fromkeys(("name", "served", "storage", "deprecated", "deprecationWarning"), _ANY),
+    "schema": {"openAPIV3Schema": _ANY},  # the schema warns as it is decoded
+    "subresources": {"status": {}, "scale": dict.fromkeys(
+        ("specReplicasPath", "statusReplicasPath", "labelSelectorPath"), _ANY)},
+    "additionalPrinterColumns": [dict.fromkeys(
+        ("name", "type", "format", "description", "priority", "jsonPath"), _ANY)],
+    "selectableFields": [{"jsonPath": _ANY}],
+}
+#: The fields of a v1 CRD (``pkg/apis/apiextensions/v1/types.go``), for the strict
+#: decoder's ``unknown field`` warnings.
+_CRD_FIELDS = {
+    "apiVersion": _ANY, "kind": _ANY, "metadata": _META,
+    "spec": {"group": _ANY, "names": _NAMES, "scope": _ANY, "versions": [_VERSION],
+             "preserveUnknownFields": _ANY,
+             "conversion": {"strategy": _ANY, "webhook": {
+                 "conversionReviewVersions": _ANY,
+                 "clientConfig": {"url": _ANY, "caBundle": _ANY, "service": dict.fromkeys(
+                     ("namespace", "name", "path", "port"), _ANY)}}}},
+    "status": {"conditions": _ANY, "acceptedNames": _NAMES, "storedVersions": _ANY},
+}
+
+
+def _unknown_fields(value: Any, fields: Any, path: str, warn: _Warn) -> None:
+    """The strict decoder's ``unknown field "..."`` warnings outside the schemas."""
+    if fields is _ANY:
+        return
+    if isinstance(fields, list):
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                _unknown_fields(item, fields[0], f"{path}[{i}]", warn)
+        return
+    if not isinstance(value, Mapping):
+        return
+    for k, v in value.items():
+        at = child(path, k)
+        if k not in fields:
+            warn(f'unknown field "{at}"')
+        else:
+            _unknown_fields(v, fields[k], at, warn)
+
+
 def _validate(doc: Mapping[str, Any], warn: _Warn) -> list[CRDProblem]:
+    _unknown_fields(doc, _CRD_FIELDS, "", warn)
     meta = _get(doc, "metadata", "m", "metadata") or {}
     spec_raw = _get(doc, "spec", "m", "spec") or {}
     group: str = _get(spec_raw, "group", "s", "spec") or ""
