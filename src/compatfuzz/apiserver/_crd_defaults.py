@@ -153,7 +153,7 @@ def _meta_errors(path: str, x: Any, s: Mapping[str, Any] | None) -> list[CRDProb
 
 def _embedded_errors(path: str, x: Mapping[str, Any]) -> list[CRDProblem]:
     from compatfuzz.apiserver._crd_problem import required
-    from compatfuzz.apiserver._crd_validation import is_dns1035_label
+    from compatfuzz.apiserver._crd_spec import is_dns1035_label
 
     out: list[CRDProblem] = []
     for name in ("apiVersion", "kind"):
