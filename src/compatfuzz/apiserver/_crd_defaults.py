@@ -39,6 +39,7 @@ from compatfuzz.apiserver._crd_problem import (
     not_supported,
     problem,
 )
+from compatfuzz.errors import CompatfuzzError
 
 __all__ = ["validate_defaults"]
 
@@ -190,6 +191,7 @@ def _sub_path(at: str, parts: Any) -> str:
     return child(at, name) if name else at
 
 
+_OPENAPI_TYPES = frozenset({"array", "boolean", "integer", "number", "object", "string"})
 _KINDS = {"required": REQUIRED, "enum": NOT_SUPPORTED, "maxLength": TOO_LONG,
           "maxItems": TOO_MANY, "maxProperties": TOO_MANY}
 
@@ -209,10 +211,19 @@ def _kube_type_excuses(e: Any) -> bool:
 
 def _openapi_errors(at: str, s: Mapping[str, Any], default: Any) -> list[CRDProblem]:
     """kube-openapi's verdict on ``default`` against the node (without its CEL rules)."""
-    schema = _schema(s)
     out: list[CRDProblem] = []
-    for e in sorted(schema.validator.iter_errors(default),
-                    key=lambda e: [str(p) for p in e.absolute_path]):
+    declared = s.get("type")
+    if declared and declared not in _OPENAPI_TYPES and default is not None:
+        # a type no value has (``file``): kube-openapi's type validator refuses every value
+        actual = _kube_type(default)
+        return [problem(INVALID, at, actual, f' in body must be of type {declared}: "{actual}"')]
+    try:
+        schema = _schema(s)
+        found = sorted(schema.validator.iter_errors(default),
+                       key=lambda e: [str(p) for p in e.absolute_path])
+    except CompatfuzzError:  # a schema the project's validator cannot build: no verdict
+        return out
+    for e in found:
         if _kube_type_excuses(e):
             continue
         where = _sub_path(at, e.absolute_path)
@@ -294,10 +305,14 @@ def _cel_errors(at: str, s: Mapping[str, Any], default: Any, root: bool) -> list
     out = _compile_errors(at, s, default)
     if out:
         return out
-    node = dict(s)
+    node = _with_programs(s)
     schema = Schema(node, name="default", kubernetes=True, meta={"openapi": node})
     rules = _Rules(schema)
-    for parts, message, _ in rules.located(default):
+    try:
+        located = list(rules.located(default))
+    except CompatfuzzError:  # a rule the evaluator cannot take: no verdict from it
+        located = []
+    for parts, message, _ in located:
         where = at
         for part in parts:
             where = f"{where}[{part}]" if isinstance(part, int) else child(where, str(part))
@@ -307,6 +322,21 @@ def _cel_errors(at: str, s: Mapping[str, Any], default: Any, root: bool) -> list
         value = _value_at(default, parts)  # objects and arrays are not printed
         out.append(problem(INVALID, where, OMIT if isinstance(value, dict | list) else value,
                            text))
+    return out
+
+
+def _with_programs(s: Any) -> Any:
+    """``s`` without the rules that have no program (an empty ``rule``: ``compileRule``
+    skips it; the schema check refuses it later)."""
+    if isinstance(s, list):
+        return [_with_programs(x) for x in s]
+    if not isinstance(s, Mapping):
+        return s
+    out = {k: _with_programs(v) for k, v in s.items() if k != "x-kubernetes-validations"}
+    rules = [r for r in s.get("x-kubernetes-validations") or ()
+             if str(r.get("rule", "")).strip()]
+    if rules:
+        out["x-kubernetes-validations"] = rules
     return out
 
 
@@ -323,8 +353,10 @@ def _compile_errors(at: str, s: Mapping[str, Any] | None, value: Any) -> list[CR
         )
 
         for entry in s["x-kubernetes-validations"]:
-            problems = compile_errors(entry.get("rule", ""), s,
-                                      old_self=bool(entry.get("optionalOldSelf")))
+            text = entry.get("rule", "")
+            if not text.strip():
+                continue  # compileRule: no program and no error (the schema check refuses it)
+            problems = compile_errors(text, s, old_self=bool(entry.get("optionalOldSelf")))
             if problems:
                 out.append(problem(INVALID, at, _kube_type(value),
                                    f"rule compile error: {_compile_detail(problems)}"))
