@@ -12,7 +12,7 @@ gets a new binary, an unchanged one no rebuild.
 
 Usage::
 
-    .venv/bin/python conformance/build.py [--go GO] [--cache DIR]
+    .venv/bin/python conformance/build.py [--go GO] [--cache DIR] [--oracle crdvalidation]
 
 prints the path of the built binary. Exit status 2 with a message naming the missing
 piece (Go >= 1.26, or the Go module proxy) when a prerequisite is missing.
@@ -34,6 +34,10 @@ HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "apiserver"
 HASHED = ("main.go", "go.mod", "go.sum")
 BINARY_NAME = "apiserver-oracle"
+#: The oracles built from Go modules here: folder and binary name.
+ORACLES = {"apiserver": (SOURCES, BINARY_NAME),
+           "crdvalidation": (HERE / "crdvalidation", "crdvalidation-oracle"),
+           "celcost": (HERE / "celcost", "celcost-oracle")}
 MIN_GO = (1, 26)  # the go directive of apiserver/go.mod
 
 
@@ -100,19 +104,21 @@ def build(*, go: str | None = None, cache: Path | None = None,
           name: str = BINARY_NAME) -> Path:
     """The oracle binary, built unless the cache already holds it for these sources.
 
-    ``sources`` is the oracle's Go module (``apiserver/`` by default; ``celcost/`` for the
-    CEL cost suite) and ``name`` the binary's name before the hash."""
+    ``sources`` is the Go module's folder (``apiserver/`` by default; ``crdvalidation/``
+    holds the CRD-validation oracle, ``celcost/`` the CEL cost one) and ``name`` the
+    binary's name in the cache.
+    """
     log = log if log is not None else []
     go_bin, version = find_go(go)
     binary = (cache or cache_dir()) / f"{name}-{source_hash(version, sources)}"
     if binary.exists():
         log.append(f"cached: {binary} ({version})")
         return binary
-    where = f"conformance/{sources.name}"
+    folder = f"conformance/{sources.name}"
     fetched = _run([go_bin, "mod", "download"], cwd=sources, env=go_env())
     if fetched.returncode:
         raise MissingPrerequisite(
-            f"the modules {where}/go.mod pins could not be downloaded (it needs "
+            f"the modules {folder}/go.mod pins could not be downloaded (it needs "
             "the Go module proxy, $GOPROXY, or a module cache that has them):\n"
             + fetched.stderr[-2000:])
     binary.parent.mkdir(parents=True, exist_ok=True)
@@ -121,7 +127,7 @@ def build(*, go: str | None = None, cache: Path | None = None,
                 env=go_env())
     if done.returncode:
         partial.unlink(missing_ok=True)
-        raise BuildError(f"go build in {where} failed ({version}):\n"
+        raise BuildError(f"go build in {folder} failed ({version}):\n"
                          f"{done.stderr[-4000:]}")
     partial.replace(binary)  # atomically: a concurrent run sees the whole file or none
     log.append(f"built: {binary} ({version})")
@@ -133,15 +139,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--go", help="the go binary (default: $GO, the venv's go, PATH)")
     p.add_argument("--cache", type=Path, help="where the binary goes (default: "
                    "$XDG_CACHE_HOME/compatfuzz, ~/.cache/compatfuzz)")
-    p.add_argument("--oracle", default=SOURCES.name, help="the oracle's folder under "
-                   "conformance/ (default: apiserver; celcost for the CEL cost suite)")
+    p.add_argument("--oracle", choices=sorted(ORACLES), default="apiserver",
+                   help="which oracle to build (default: apiserver)")
     p.add_argument("-v", "--verbose", action="store_true", help="say whether it was built")
     args = p.parse_args(argv)
     log: list[str] = []
     try:
-        sources = HERE / args.oracle
-        binary = build(go=args.go, cache=args.cache, log=log, sources=sources,
-                       name=BINARY_NAME if sources == SOURCES else f"{args.oracle}-oracle")
+        sources, name = ORACLES[args.oracle]
+        binary = build(go=args.go, cache=args.cache, log=log, sources=sources, name=name)
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from compatfuzz._public import rehome as _rehome
 from compatfuzz.apiserver._conversion import check_response
+from compatfuzz.apiserver._crd_problem import CRDProblem, field_pointer
+from compatfuzz.apiserver._crd_validation import validate_crd
 from compatfuzz.apiserver._default import default
 from compatfuzz.apiserver._objectmeta import Rejected, coerce
 from compatfuzz.apiserver._pipeline import APIServer, Step, decode
@@ -25,15 +27,18 @@ from compatfuzz.apiserver._validate import validation_errors
 
 __all__ = [
     "APIServer",
+    "CRDProblem",
     "Rejected",
     "Step",
     "check_response",
     "coerce",
     "decode",
     "default",
+    "field_pointer",
     "prune",
     "prune_nulls",
     "structural",
+    "validate_crd",
     "validation_errors",
 ]
 

@@ -31,7 +31,7 @@ from compatfuzz.schema._keywords import (
 )
 from compatfuzz.schema._keywords import pointer as render_pointer
 
-__all__ = ["check_keywords", "check_node"]
+__all__ = ["check_keywords", "check_node", "never_valid"]
 
 _TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -54,10 +54,16 @@ def _finite(value: Any) -> bool:
             else value.bit_length() <= 1024 and abs(value) <= _FLOAT64_MAX)
 
 
-def check_node(node: Any, source: str, where: Any) -> None:
+def check_node(node: Any, source: str, where: Any, *, kubernetes: bool = False) -> None:
     """Raise :class:`SchemaLoadError` if one schema node holds a keyword value no schema
     may hold. ``where`` is the node's JSON pointer (a string, or ``(parent, tokens)``
-    pairs as :func:`~compatfuzz.schema._keywords.map_children` gives them)."""
+    pairs as :func:`~compatfuzz.schema._keywords.map_children` gives them).
+
+    ``kubernetes`` (a CRD's ``openAPIV3Schema``): a negative whole ``minLength``,
+    ``maxItems``, ... is accepted, as the API server accepts it (issue 30: it decodes the
+    length keywords as int64 and never judges their sign). A negative minimum bounds
+    nothing; a negative maximum makes the node accept no value (:func:`never_valid`).
+    """
     if not isinstance(node, Mapping):
         return
     for key in _BOUNDS:
@@ -77,7 +83,7 @@ def check_node(node: Any, source: str, where: Any) -> None:
         value = node.get(key)
         if value is None:
             continue
-        if not _is_number(value) or not _finite(value) or value < 0 or (
+        if not _is_number(value) or not _finite(value) or (value < 0 and not kubernetes) or (
                 isinstance(value, float) and not value.is_integer()):
             raise _fail(source, where, key,
                         f"{key} is {_show(value)}; it must be a non-negative integer",
@@ -169,7 +175,8 @@ def _matches(pattern: str, name: str) -> bool:
         return True  # cannot tell: assume it is allowed (the pattern check says more)
 
 
-def check_keywords(root: Any, *, source: str, pointer: str = "") -> None:
+def check_keywords(root: Any, *, source: str, pointer: str = "",
+                   kubernetes: bool = False) -> None:
     """Run :func:`check_node` on every schema node under ``root`` (iteratively)."""
     found: list[tuple[Any, tuple[str, ...]]] = []
 
@@ -182,7 +189,94 @@ def check_keywords(root: Any, *, source: str, pointer: str = "") -> None:
         node, where = stack.pop()
         if not isinstance(node, Mapping):
             continue
-        check_node(node, source, where)
+        check_node(node, source, where, kubernetes=kubernetes)
         found.clear()
         map_children(node, collect)
         stack.extend((sub, (where, tokens)) for sub, tokens in reversed(found))
+
+
+_JSON_TYPES: dict[str, Any] = {
+    "string": str, "array": list, "object": Mapping, "boolean": bool,
+    "integer": int, "number": int | float,
+}
+_SIZE_PAIRS = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems"),
+               "object": ("minProperties", "maxProperties")}
+
+
+def _non_null_type(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
+    """The node and its one non-null type, reading the normalised spellings of
+    ``nullable`` (``type: [T, "null"]``, ``anyOf: [node, {type: null}]``)."""
+    branches = node.get("anyOf")
+    if (isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches
+            and len(node) == 1):
+        other = branches[0] if branches[1] == {"type": "null"} else branches[1]
+        if isinstance(other, Mapping):
+            node = other
+    kind = node.get("type")
+    if isinstance(kind, list):
+        rest = [k for k in kind if k != "null"]
+        kind = rest[0] if len(rest) == 1 else None
+    return node, kind if isinstance(kind, str) else None
+
+
+def _of_type(value: Any, kind: str) -> bool:
+    if isinstance(value, bool) and kind != "boolean":
+        return False
+    if kind == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES[kind])
+
+
+def _bound(node: Mapping[str, Any], plain: str, exclusive: str
+           ) -> tuple[float | None, bool]:
+    """A numeric bound and whether it is strict: draft 2020 (``exclusiveMinimum: 5``) or
+    OpenAPI 3.0 (``minimum: 5, exclusiveMinimum: true``)."""
+    strict = node.get(exclusive)
+    if _is_number(strict):
+        return strict, True
+    value = node.get(plain)
+    if _is_number(value):
+        return value, strict is True
+    return None, False
+
+
+def never_valid(node: Any) -> str | None:
+    """Why no value but ``null`` satisfies ``node``'s own bounds, or ``None``.
+
+    Catches what a CRD may hold and the API server accepts (issue 30) but no object can
+    satisfy: a negative ``maxLength``/``maxItems``/``maxProperties``, a minimum above the
+    maximum (lengths, counts or numbers), an ``enum`` with no member of the node's type.
+    An optional field with such a schema is never generated; a required one is refused
+    with this reason. Only the node itself is read (not its children or junctors).
+
+    >>> never_valid({"type": "string", "minLength": 5, "maxLength": 2})
+    'minLength 5 > maxLength 2'
+    >>> never_valid({"type": "string", "enum": [1, 2]}) is not None
+    True
+    """
+    if not isinstance(node, Mapping):
+        return "the schema is false" if node is False else None
+    node, kind = _non_null_type(node)
+    if kind not in _JSON_TYPES:
+        return None
+    sizes = _SIZE_PAIRS.get(kind)
+    if sizes is not None:
+        lo, hi = node.get(sizes[0]), node.get(sizes[1])
+        if _is_number(hi) and hi < 0:
+            return f"{sizes[1]} is {hi}: no {kind} is that short"
+        if _is_number(lo) and _is_number(hi) and lo > hi:
+            return f"{sizes[0]} {lo} > {sizes[1]} {hi}"
+    if kind in ("integer", "number"):
+        lo, lo_strict = _bound(node, "minimum", "exclusiveMinimum")
+        hi, hi_strict = _bound(node, "maximum", "exclusiveMaximum")
+        if lo is not None and hi is not None:
+            if lo > hi or (lo == hi and (lo_strict or hi_strict)):
+                return f"no {kind} between minimum {lo} and maximum {hi}"
+            if kind == "integer" and math.isfinite(lo) and math.isfinite(hi) and (
+                    math.floor(lo) + 1 if lo_strict else math.ceil(lo)) > (
+                    math.ceil(hi) - 1 if hi_strict else math.floor(hi)):
+                return f"no integer between minimum {lo} and maximum {hi}"
+    enum = node.get("enum")
+    if isinstance(enum, list) and enum and not any(_of_type(v, kind) for v in enum):
+        return f"no member of enum {_show(enum)} is of type {kind}"
+    return None

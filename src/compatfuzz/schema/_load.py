@@ -174,7 +174,7 @@ def _parse_crd(doc: Mapping[str, Any], *, source: str, where: str, pointer: str)
             _need(body, Mapping, "a schema mapping", (where, schema_pointer),
                   f"openAPIV3Schema must be a mapping such as {_PRESERVE}")
             if body is not shared or i == 0:  # a shared v1beta1 schema: warn once
-                check_keywords(body, source=where, pointer=schema_pointer)
+                check_keywords(body, source=where, pointer=schema_pointer, kubernetes=True)
                 warn_unknown_keywords(body, source=where, pointer=schema_pointer,
                                       kubernetes=True)
             served = bool(raw.get("served", True))

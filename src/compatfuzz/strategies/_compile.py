@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning, UnsupportedSchema
 from compatfuzz.schema import Schema, WellKnown, classify
+from compatfuzz.schema._check import never_valid
 from compatfuzz.schema._formats import out_of_format_bound
 from compatfuzz.strategies import _edges, _scalars
 from compatfuzz.strategies import _kubernetes as k8s
@@ -421,6 +422,12 @@ class Compiler(CelCompiling):
         self, kind: str, node: Mapping[str, Any], path: tuple[str | int, ...],
         stack: tuple[str, ...],
     ) -> Gen:
+        if self.kubernetes and kind != "null":
+            why = never_valid({**node, "type": kind})
+            if why is not None:
+                raise self.fail(path, f"{why}, so no value is valid here (the API server "
+                                "accepts such a CRD; the field can only be left out, and "
+                                "it is required)")
         try:
             if kind == "object":
                 return self.compile_object(node, path, stack)
@@ -546,7 +553,10 @@ class Compiler(CelCompiling):
             if key in required_set:
                 fixed.append((key, gen))
             elif sub is not False and not (self.kubernetes and isinstance(sub, Mapping)
-                                           and out_of_format_bound(sub)):
+                                           and (out_of_format_bound(sub) or never_valid(sub))):
+                # an optional field no value satisfies (a CRD may say maxLength: -1 or
+                # minLength > maxLength, and the API server accepts it: issue 30) is never
+                # generated
                 optional.append((key, self.with_default(gen, sub)))
                 optional_nodes.append(sub)
 
