@@ -348,9 +348,7 @@ def _compile_errors(at: str, s: Mapping[str, Any] | None, value: Any) -> list[CR
     out: list[CRDProblem] = []
     if s.get("x-kubernetes-validations"):
         from compatfuzz.apiserver._crd_schema import _compile_detail
-        from compatfuzz.strategies._cel_check import (  # type: ignore[import-not-found, unused-ignore]
-            compile_errors,
-        )
+        from compatfuzz.strategies._cel_check import compile_errors
 
         for entry in s["x-kubernetes-validations"]:
             text = entry.get("rule", "")

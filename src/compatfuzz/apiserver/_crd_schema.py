@@ -227,6 +227,8 @@ def validate_validation(validation: Mapping[str, Any] | None, status_enabled: bo
     schema_errs, cel_errs = _openapi(schema, root, _SSV(), True, cel_context)
     errs.extend(schema_errs)
     errs.extend(cel_errs)
+    if cel_context and not cel_errs:
+        errs.extend(_cost_errors(schema, root))
     if not errs:
         errs.extend(init_errs)
     return errs
@@ -295,7 +297,7 @@ def _openapi(s: Mapping[str, Any] | None, path: str, ssv: _SSV, is_root: bool,
     errs.extend(_map_list_keys_map_set(s, path))
     errs.extend(_rules(s, path))
     if s.get("x-kubernetes-validations") and not errs and cel:
-        cel_errs.extend(_compile(s, path, ssv))
+        cel_errs.extend(_compile(s, path, ssv, is_root))
     return errs, cel_errs
 
 
@@ -599,12 +601,24 @@ def valid_field_path(field_path: str, s: Mapping[str, Any] | None, *,
     return None
 
 
-def _compile(s: Mapping[str, Any], path: str, ssv: _SSV) -> list[CRDProblem]:
-    """The CEL part of the rule checks: compile errors and ``oldSelf`` placement."""
-    from compatfuzz.strategies._cel_check import (  # type: ignore[import-not-found, unused-ignore]
-        compile_errors,
-        uses_old_self,
-    )
+def _cost_errors(schema: Mapping[str, Any], root: str) -> list[CRDProblem]:
+    """The estimated-cost checks of every rule (``getExpressionCost``) and of the version's
+    total (apiextensions ``validation.go``), with cel-go's estimates
+    (``compatfuzz.strategies._cel_cost_crd``, equal to the server's)."""
+    from compatfuzz.strategies._cel_cost_crd import crd_cost_problems
+
+    return [forbidden(path, detail) for path, detail in crd_cost_problems(schema, prefix=root)]
+
+
+def _compile(s: Mapping[str, Any], path: str, ssv: _SSV, is_root: bool = False
+             ) -> list[CRDProblem]:
+    """The CEL part of the rule checks: compile errors and ``oldSelf`` placement. At the
+    root the server declares ``apiVersion``, ``kind`` and ``metadata`` as it does for an
+    embedded resource (``compile_errors``' docstring)."""
+    from compatfuzz.strategies._cel_check import compile_errors, uses_old_self
+
+    if is_root:
+        s = {**s, "x-kubernetes-embedded-resource": True}
 
     errs: list[CRDProblem] = []
     for i, rule in enumerate(s.get("x-kubernetes-validations") or ()):

@@ -24,6 +24,7 @@ from compatfuzz.strategies._cel_cost_library import U64
 from compatfuzz.strategies._cel_types import MAX_REQUEST_SIZE, DeclT, decl_type, normal
 
 __all__ = ["RuleCost", "cardinality_factor", "cost_error_message", "crd_cost_errors",
+           "crd_cost_problems",
            "crd_rule_costs", "expression_cost", "unbounded_cardinality"]
 
 
@@ -178,27 +179,34 @@ def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
     return out
 
 
-def crd_cost_errors(root: Mapping[str, Any], *, resolve: Any = None) -> list[str]:
-    """The cost errors the API server gives for a CRD version's schema, as
-    ``"<field path>: Forbidden: <detail>"`` (apiextensions ``validation.go``)."""
+def crd_cost_problems(root: Mapping[str, Any], *, resolve: Any = None,
+                      prefix: str = "spec.validation.openAPIV3Schema"
+                      ) -> list[tuple[str, str]]:
+    """The cost errors the API server gives for a CRD version's schema as (field path,
+    ``Forbidden`` detail), the schema at ``prefix`` (apiextensions ``validation.go``)."""
     costs = crd_rule_costs(root, resolve=resolve)
-    errors: list[str] = []
+    errors: list[tuple[str, str]] = []
     total = 0
     expensive: list[RuleCost] = []
     for rc in costs:
         name = "estimated rule cost" if rc.key == "rule" else "estimated messageExpression cost"
         if rc.cost > STATIC_RULE_LIMIT:
-            errors.append(f"{rc.server_path()}: Forbidden: "
-                          f"{cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)}")
+            errors.append((rc.server_path(prefix),
+                           cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)))
         total = min(total + rc.cost, U64)
         if rc.cost >= STATIC_CRD_LIMIT // 100:
             expensive.append(rc)
     if total > STATIC_CRD_LIMIT:
         expensive.sort(key=lambda rc: -rc.cost)
-        errors.extend(f"{rc.server_path()}: Forbidden: contributed to estimated rule cost "
-                      "total exceeding cost limit for entire OpenAPIv3 schema"
+        errors.extend((rc.server_path(prefix), "contributed to estimated rule cost total "
+                       "exceeding cost limit for entire OpenAPIv3 schema")
                       for rc in expensive[:4])
         name = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
-        errors.append("spec.validation.openAPIV3Schema: Forbidden: "
-                      f"{cost_error_message(name, total, STATIC_CRD_LIMIT)}")
+        errors.append((prefix, cost_error_message(name, total, STATIC_CRD_LIMIT)))
     return errors
+
+
+def crd_cost_errors(root: Mapping[str, Any], *, resolve: Any = None) -> list[str]:
+    """:func:`crd_cost_problems` as ``"<field path>: Forbidden: <detail>"``."""
+    return [f"{path}: Forbidden: {detail}"
+            for path, detail in crd_cost_problems(root, resolve=resolve)]
