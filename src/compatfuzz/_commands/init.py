@@ -65,10 +65,12 @@ def _slug(text: str) -> str:
 
 def _crd_api(path: Path, folder: Path, name: str | None) -> tuple[list[str], str, bool]:
     """(config lines, API name, typed) for a CRD file."""
+    from compatfuzz.apiserver._admission import admit
     from compatfuzz.errors import SchemaLoadError
     from compatfuzz.schema import load_crds
 
     crds = load_crds(path)
+    admit(crds)  # a CRD the API server refuses: its error, with file and line
     if not crds:
         raise SchemaLoadError("no CustomResourceDefinition in this file", source=str(path),
                               hint="name a CRD file, or one schema file per version")

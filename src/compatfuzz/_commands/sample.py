@@ -72,6 +72,7 @@ def _one(flag: str, from_flag: str | None, from_spec: str | None, spec: str) -> 
 
 
 def _load(args: argparse.Namespace) -> Any:
+    from compatfuzz.apiserver._admission import admit_schema
     from compatfuzz.errors import SchemaLoadError
     from compatfuzz.schema import load_kubernetes, load_schema
     from compatfuzz.schema._spec import parse_spec, spec_hint
@@ -87,8 +88,10 @@ def _load(args: argparse.Namespace) -> Any:
     from compatfuzz.errors import InvalidArgument
 
     try:
-        return load_schema(spec.path, version=version, definition=definition,
-                           ref_roots=args.allow_ref_root)
+        schema = load_schema(spec.path, version=version, definition=definition,
+                             ref_roots=args.allow_ref_root)
+        admit_schema(schema)  # a CRD the API server refuses: its error, file and line
+        return schema
     except SchemaLoadError as exc:
         raise spec_hint(exc, str(spec.path)) from None
     except InvalidArgument as exc:  # load_schema's Python wording: say it in CLI terms

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from compatfuzz.apiserver._admission import CRDRefused, refused
 from compatfuzz.compat._budget import (
     OUT_OF_BUDGET,
     Clock,
@@ -60,7 +61,7 @@ from compatfuzz.compat._witness import (
     search,
     witness_for,
 )
-from compatfuzz.errors import InvalidArgument, SchemaLoadError
+from compatfuzz.errors import InvalidArgument, SchemaLoadError, UnsupportedSchema
 from compatfuzz.schema import CRD, Schema
 from compatfuzz.strategies._cel import check_rules
 from compatfuzz.strategies._warm import warm_up
@@ -76,6 +77,13 @@ class Revision:
     crd: CRD | None = None
     #: every component schema of a whole OpenAPI / Swagger document, by name
     definitions: Mapping[str, Schema] | None = None
+    #: the CRD ``schema`` is one version of (``FILE@VERSION``), which the API server
+    #: must accept
+    origin: CRD | None = None
+
+    def definition(self) -> CRD | None:
+        """The CRD this revision is, or is a version of."""
+        return self.crd or self.origin
 
     def schemas(self) -> dict[str, Schema]:
         """Served versions by name (``{"": schema}`` for a single schema; definitions by
@@ -180,7 +188,7 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
     v = crd.version(version)
     if v.schema is None:
         raise InvalidArgument(f"{path}@{version}: this version has no schema to compare")
-    return Revision(text, schema=v.schema)
+    return Revision(text, schema=v.schema, origin=crd)
 
 
 def _component_names(docs: list[Any]) -> list[str] | None:
@@ -201,7 +209,9 @@ def _as_revision(value: Any, what: str) -> Revision:
     if isinstance(value, Revision):
         return value
     if isinstance(value, Schema):
-        return Revision(value.name or value.source, schema=value)
+        origin = value.meta.get("definition_of")
+        return Revision(value.name or value.source, schema=value,
+                        origin=origin if isinstance(origin, CRD) else None)
     if isinstance(value, CRD):
         return Revision(value.source, crd=value)
     if isinstance(value, (str, Path)):
@@ -438,6 +448,20 @@ def _document_level(old: Mapping[str, Schema], new: Mapping[str, Schema]
                       NONE, version=name, keyword="components.schemas")
 
 
+def _refusal(rev: Revision) -> CRDRefused | None:
+    crd = rev.definition()
+    return refused(crd) if crd is not None else None
+
+
+def _invalid_crd(error: CRDRefused) -> Finding:
+    """NEW's CRD is refused by the API server: no object of it can be written or read."""
+    first, more = error.problems[0], len(error.problems) - 1
+    message = (f"kubectl apply would refuse this CRD: {error.lines[0]}"
+               + (f" (and {more} more error{'s' if more > 1 else ''})" if more else ""))
+    return Finding("crd-invalid", "$", None, list(error.lines), message, BOTH,
+                   keyword=first.field)
+
+
 def _crd_level(old: CRD, new: CRD) -> Iterator[Finding]:
     oserved = {v.name for v in old.versions if v.served}
     nserved = {v.name for v in new.versions if v.served}
@@ -540,6 +564,12 @@ def check(
     yield Started(o.label, n.label, direction)
 
     pre: list[Finding] = []
+    refused = {side: _refusal(rev) for side, rev in (("OLD", o), ("NEW", n))}
+    if refused["NEW"] is not None:  # a release gate must fail: the first finding
+        pre.append(_invalid_crd(refused["NEW"]))
+    if refused["OLD"] is not None:
+        lines = "\n".join(f"  {line}" for line in refused["OLD"].lines)
+        yield Note("", f"OLD: kubectl apply would refuse this CRD (compared anyway):\n{lines}")
     if (o.definitions is None) != (n.definitions is None):
         raise InvalidArgument(
             f"cannot compare a whole OpenAPI document with one schema ({o.label} vs "
@@ -571,8 +601,16 @@ def check(
         static, aliases = walk_with_aliases(os_, ns, version=version, pruning=prune)
         static += [g for g in gaps if g.version == version]
         searching = run.dynamic
-        check_rules(os_)  # CEL the API server refuses: exit 2, like any input error
-        check_rules(ns)
+        # CEL the API server refuses: exit 2, like any input error (a CRD already
+        # reported as refused: a note, and the comparison goes on without the search)
+        for side, schema in (("OLD", os_), ("NEW", ns)):
+            try:
+                check_rules(schema)
+            except UnsupportedSchema as exc:
+                if refused[side] is None:
+                    raise
+                run.dynamic = False
+                run.notes.append(f"witness search skipped: {side} {exc}")
         too_large = _too_large(os_) or _too_large(ns)
         if too_large and searching:  # minItems: 1e6 would search for minutes
             run.dynamic = False

@@ -74,7 +74,7 @@ _OLD_SELF = re.compile(r"\boldSelf\b")
 _READ_ONLY = frozenset({"default-added", "default-removed", "default-changed",
                         "default-missing-in-version"})
 # the resource, version or document itself: no request reaches the stored object
-_WHOLE = frozenset({"version-removed", "scope-changed", "definition-removed"})
+_WHOLE = frozenset({"version-removed", "scope-changed", "definition-removed", "crd-invalid"})
 # data dropped by pruning on read and at the next write
 _PRUNED = frozenset({"field-removed", "field-renamed", "content-closed"})
 # how server-side apply merges the value (uniqueness itself ratchets in strategy.go)

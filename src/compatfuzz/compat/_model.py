@@ -242,6 +242,7 @@ RULES: Mapping[str, Rule] = _rules(
     Rule("storage-version-changed", "the CRD storage version changed", Severity.WARNING,
          behavioural=True),
     Rule("scope-changed", "the CRD scope (Namespaced/Cluster) changed", behavioural=True),
+    Rule("crd-invalid", "the API server refuses NEW's CRD (kubectl apply fails)"),
     Rule("witness-only", "the search found a break that no static rule explains"),
     Rule("unhandled", "a keyword changed that no rule understands"),
 )

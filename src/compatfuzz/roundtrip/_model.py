@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compatfuzz.apiserver._admission import admit, admit_schema
 from compatfuzz.errors import ConverterError, InvalidArgument
 from compatfuzz.roundtrip._accept import check_accepts, check_stash_prefixes
 from compatfuzz.roundtrip._converters import (
@@ -328,6 +329,7 @@ class API:
         for c in crds:
             if wanted and c.kind not in wanted:
                 continue
+            admit([c])  # a CRD the API server refuses: its error, with file and line
             versions = {v.name: v.schema for v in c.versions if v.served and v.schema}
             kinds.append(Kind(c.kind, versions, group=c.group, hub=c.storage_version))
         if not kinds:
@@ -373,6 +375,8 @@ class API:
                 f"API {name!r} needs at least two versions to round-trip but got "
                 f"{list(loaded)}; add the other versions' schemas"
             )
+        for schema in loaded.values():
+            admit_schema(schema)  # a CRD version's: the API server must accept its CRD
         typed = all(
             {"apiVersion", "kind"} <= set(s.root.get("properties") or {})
             for s in loaded.values()

@@ -549,4 +549,5 @@ def _from_crds(crds: list[CRD], *, version: str | None, definition: str | None,
             pointer=crd.pointer + "/spec/validation/openAPIV3Schema",
             hint=f"add spec.validation.openAPIV3Schema, at least {_PRESERVE}",
         )
-    return chosen.schema
+    # the whole CRD, for the API server's CRD validation (``compatfuzz.apiserver.admit``)
+    return replace(chosen.schema, meta={**chosen.schema.meta, "definition_of": crd})
