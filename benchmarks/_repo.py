@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SHARED = (ROOT.parent / "shared").resolve()  # a symlinked ../shared too
 OUTSIDE = "<outside the checkout>"
 
 

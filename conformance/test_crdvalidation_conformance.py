@@ -11,10 +11,9 @@ CRDs and of generated CRDs, one class of refusal per mutation (``_crd_mutations`
 the same field (the server walks a schema's properties in Go map order, which is random:
 "same field" means each side's first error is among the other side's errors).
 
-Outside the comparison, as the brief of issue 30 says: a refusal whose only cause is CEL
-*cost* (another module owns cost), and, until ``compatfuzz.strategies._cel_check`` is
-merged, CEL compile errors (the ``cel_compile`` class is reported as pending; the tests'
-stand-in ``tests/apiserver/cel_check_shim.py`` only knows parse errors).
+Everything is compared, CEL included: compile (type-check) errors come from
+``compatfuzz.strategies._cel_check`` and estimated costs from ``_cel_cost_crd``; the
+figures count the refusals of each kind.
 
 Skips cleanly, naming what is missing, without Go (>= 1.26) or the Go module proxy (or a
 module cache holding the pinned modules); without the corpus only generated CRDs are used.
@@ -58,7 +57,6 @@ def _load(name: str, path: Path) -> ModuleType:
 
 builder = _load("build", HERE / "build.py")
 mutations = _load("crd_mutations", HERE / "_crd_mutations.py")
-shim = _load("cel_check_shim", HERE.parent / "tests" / "apiserver" / "cel_check_shim.py")
 
 # ../shared/corpus beside the checkout; COMPATFUZZ_CRD_CORPUS names its crds/ folder (as
 # for the other suites) and the whole corpus (crds, crds-cel, crd-releases) is its parent.
@@ -108,16 +106,16 @@ def ask(binary: Path, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return answers
 
 
-def _cost_only(errors: list[dict[str, Any]]) -> bool:
+def _cost(errors: list[dict[str, Any]]) -> bool:
     return bool(errors) and all(any(c in e["detail"] for c in _COST) for e in errors)
 
 
 def _compile_error(e: dict[str, Any]) -> bool:
-    """A CEL compile (type-check) error: the verdict of ``_cel_check``, pending here."""
+    """A CEL compile (type-check) error: the verdict of ``strategies._cel_check``."""
     return "compilation failed" in e["detail"] or "must evaluate to a" in e["detail"]
 
 
-def compare(label: str, doc: dict[str, Any], answer: dict[str, Any], *, pending_cel: bool,
+def compare(label: str, doc: dict[str, Any], answer: dict[str, Any], *,
             figures: dict[str, Counter[str]], reports: list[str]) -> None:
     """Judge one case into ``figures[label]``; a disagreement goes to ``reports``."""
     from compatfuzz.apiserver import validate_crd
@@ -133,12 +131,8 @@ def compare(label: str, doc: dict[str, Any], answer: dict[str, Any], *, pending_
     f = figures[label]
     f["cases"] += 1
     f["same warnings"] += same_warnings
-    if _cost_only([e for e in theirs if not (pending_cel and _compile_error(e))]) and not mine:
-        f["cel cost (out of scope)"] += 1
-        return
-    if pending_cel and any(_compile_error(e) for e in theirs):
-        f["cel compile (pending)"] += 1
-        return
+    f["CEL compile errors"] += any(_compile_error(e) for e in theirs)
+    f["CEL cost errors"] += _cost(theirs)
     f["refused by the server"] += bool(theirs)
     if bool(mine) != bool(theirs):
         f["accept/refuse disagreements"] += 1
@@ -190,7 +184,6 @@ def _draw_cases(corpus: list[tuple[str, dict[str, Any]]], n: int
 
 
 def test_crd_validation_agrees_with_the_api_server(oracle: Path) -> None:
-    pending_cel = shim.install()
     corpus = _corpus()
     cases: list[tuple[str, str, dict[str, Any]]] = [("corpus (unchanged)", name, doc)
                                                      for name, doc in corpus]
@@ -202,14 +195,14 @@ def test_crd_validation_agrees_with_the_api_server(oracle: Path) -> None:
     for (label, source, doc), answer in zip(cases, answers, strict=True):
         assert not answer.get("panic"), answer["panic"]
         before = len(reports)
-        compare(label, doc, answer, pending_cel=pending_cel, figures=figures, reports=reports)
+        compare(label, doc, answer, figures=figures, reports=reports)
         if len(reports) > before:
             reports[-1] = f"[{source}] {reports[-1]}"
             failed.append({"class": label, "source": source, "crd": doc, "server": answer})
     total: Counter[str] = Counter()
     for f in figures.values():
         total.update(f)
-    summary = {"cases": len(cases), "seed": SEED, "cel_compile_pending": pending_cel,
+    summary = {"cases": len(cases), "seed": SEED,
                "total": dict(total), "per class": {k: dict(v) for k, v in
                                                    sorted(figures.items())}}
     REPORT.parent.mkdir(parents=True, exist_ok=True)
@@ -228,6 +221,6 @@ def test_crd_validation_agrees_with_the_api_server(oracle: Path) -> None:
           f"same set of error fields: {total['same set of fields']}; first message word "
           f"for word: {total['first message identical']}\n"
           f"same warnings: {total['same warnings']} of {len(cases)}\n"
-          f"CEL compile errors (pending _cel_check): {total['cel compile (pending)']}; "
-          f"CEL cost only (out of scope): {total['cel cost (out of scope)']}")
+          f"refused for CEL compile errors: {total['CEL compile errors']}; for CEL cost "
+          f"only: {total['CEL cost errors']}")
     assert not reports, f"{len(reports)} disagreements:\n" + "\n".join(reports[:40])

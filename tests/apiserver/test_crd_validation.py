@@ -2,8 +2,7 @@
 
 Every expected message below is what apiextensions-apiserver v0.37.2 says for that CRD
 (taken from the oracle of ``conformance/test_crdvalidation_conformance.py``, which checks
-thousands more). CEL compile errors use the stand-in ``cel_check_shim`` until the CEL type
-checker is merged.
+thousands more).
 """
 
 from __future__ import annotations
@@ -17,9 +16,6 @@ from typing import Any
 import pytest
 
 from compatfuzz.apiserver import CRDProblem, field_pointer, validate_crd
-from tests.apiserver.cel_check_shim import install
-
-install()
 
 CORPUS = Path(os.environ.get("COMPATFUZZ_CRD_CORPUS",
                              Path(__file__).resolve().parents[3] / "shared" / "corpus"
