@@ -49,7 +49,7 @@ def go_type_name(value: Any) -> str:
         return "string"
     if isinstance(value, list):
         return "array"
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return "object"
     return "null"
 
@@ -139,7 +139,7 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
     """
     if raw is None:
         return None
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         raise _fail(path, raw, "v1.JSONSchemaProps")
     out: dict[str, Any] = {}
     for k, v in raw.items():
@@ -161,12 +161,12 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
         elif kind == "SM":
             if v is None:
                 continue
-            if not isinstance(v, Mapping):
+            if not isinstance(v, dict):
                 raise _fail(sub, v, "map[string]v1.JSONSchemaProps")
             out[k] = {name: decode_schema(x, f"{sub}.{name}", warn) or {}
                       for name, x in v.items()}
         elif kind == "I":
-            if isinstance(v, Mapping):
+            if isinstance(v, dict):
                 out[k] = decode_schema(v, sub, _silent)
             elif isinstance(v, list):
                 out[k] = [decode_schema(x, f"{sub}[{i}]", _silent) or {}
@@ -178,18 +178,18 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
                 continue
             if isinstance(v, bool):
                 out[k] = v
-            elif isinstance(v, Mapping):
+            elif isinstance(v, dict):
                 out[k] = decode_schema(v, sub, _silent)
             else:
                 raise DecodeError(CRDProblem(sub, DECODE, "boolean or JSON schema expected"))
         elif kind == "D":
             if v is None:
                 continue
-            if not isinstance(v, Mapping):
+            if not isinstance(v, dict):
                 raise _fail(sub, v, "v1.JSONSchemaDependencies")
             deps: dict[str, Any] = {}
             for name, x in v.items():
-                if isinstance(x, Mapping):
+                if isinstance(x, dict):
                     deps[name] = decode_schema(x, f"{sub}.{name}", _silent)
                 elif isinstance(x, list):
                     deps[name] = _scalar("sl", x, f"{sub}.{name}")[1]
@@ -202,7 +202,7 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
         elif kind == "X":
             if v is None:
                 continue
-            if not isinstance(v, Mapping):
+            if not isinstance(v, dict):
                 raise _fail(sub, v, "v1.ExternalDocumentation")
             docs = {}
             for dk, dv in v.items():
@@ -224,7 +224,7 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
                 if entry is None:
                     rules.append({})
                     continue
-                if not isinstance(entry, Mapping):
+                if not isinstance(entry, dict):
                     raise _fail(at, entry, "v1.ValidationRule")
                 rule: dict[str, Any] = {}
                 for rk, rv in entry.items():
@@ -254,7 +254,7 @@ _EMPTY_ITEMS = _EmptyItems()
 def items_schema(node: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """``Items.Schema``: the items schema, ``None`` for an array of schemas or none."""
     items = node.get("items")
-    if isinstance(items, _EmptyItems) or not isinstance(items, Mapping):
+    if isinstance(items, _EmptyItems) or not isinstance(items, dict):
         return None
     return items
 
@@ -267,9 +267,9 @@ def semantic(value: Any) -> Any:
     """A value with empty lists and maps dropped, for ``apiequality.Semantic.DeepEqual``
     (which holds a nil and an empty slice or map equal); JSON values (``default``,
     ``example``, ``enum``) are kept as they are."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return {k: v if k in _VALUES else semantic(v) for k, v in value.items()
-                if not (isinstance(v, list | Mapping) and not v
+                if not (isinstance(v, list | dict) and not v
                         and (k not in _VALUES or k == "enum"))}
     if isinstance(value, list):
         return [semantic(v) for v in value]

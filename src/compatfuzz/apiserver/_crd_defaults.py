@@ -143,7 +143,7 @@ def _meta_errors(path: str, x: Any, s: Mapping[str, Any] | None) -> list[CRDProb
         for k, v in x.items():
             if k in props:
                 out.extend(_meta_errors(child(path, k), v, props[k]))
-            elif isinstance(extra, Mapping):
+            elif isinstance(extra, dict):
                 out.extend(_meta_errors(key(path, k), v, extra))
     elif isinstance(x, list):
         items = items_schema(s)
@@ -201,7 +201,7 @@ def _kube_type_excuses(e: Any) -> bool:
     ``format`` unless the node is numeric (``validate/type.go``: "if !(number or integer)
     && format != "" && (kind == String || kind == Slice) return"): a quirk the JSON Schema
     validator does not have."""
-    if e.validator != "type" or not isinstance(e.schema, Mapping):
+    if e.validator != "type" or not isinstance(e.schema, dict):
         return False
     types = e.schema.get("type")
     types = set(types) if isinstance(types, list) else {types}
@@ -231,10 +231,10 @@ def _openapi_errors(at: str, s: Mapping[str, Any], default: Any) -> list[CRDProb
         if e.validator == "type":
             name = ".".join(str(p) for p in e.absolute_path)
             actual = _kube_type(e.instance)
-            wanted = e.schema.get("type") if isinstance(e.schema, Mapping) else None
+            wanted = e.schema.get("type") if isinstance(e.schema, dict) else None
             wanted = ",".join(t for t in wanted if t != "null") if isinstance(
                 wanted, list) else wanted
-            fmt = e.schema.get("format") if isinstance(e.schema, Mapping) else None
+            fmt = e.schema.get("format") if isinstance(e.schema, dict) else None
             if fmt and wanted not in ("integer", "number"):
                 # a format-bearing node names the format, and the value's Go format
                 wanted, actual = fmt, {"integer": "int64", "number": "float64"}.get(
@@ -293,7 +293,7 @@ def _kube_type(value: Any) -> str:
         return "string"
     if isinstance(value, list):
         return "array"
-    return "object" if isinstance(value, Mapping) else "null"
+    return "object" if isinstance(value, dict) else "null"
 
 
 def _cel_errors(at: str, s: Mapping[str, Any], default: Any, root: bool) -> list[CRDProblem]:
@@ -330,7 +330,7 @@ def _with_programs(s: Any) -> Any:
     skips it; the schema check refuses it later)."""
     if isinstance(s, list):
         return [_with_programs(x) for x in s]
-    if not isinstance(s, Mapping):
+    if not isinstance(s, dict):
         return s
     out = {k: _with_programs(v) for k, v in s.items() if k != "x-kubernetes-validations"}
     rules = [r for r in s.get("x-kubernetes-validations") or ()
@@ -362,7 +362,7 @@ def _compile_errors(at: str, s: Mapping[str, Any] | None, value: Any) -> list[CR
         props = s.get("properties") or {}
         extra = s.get("additionalProperties")
         for k, v in value.items():
-            sub = props.get(k, extra if isinstance(extra, Mapping) else None)
+            sub = props.get(k, extra if isinstance(extra, dict) else None)
             out.extend(_compile_errors(child(at, k), sub, v))
     elif isinstance(value, list):
         for i, v in enumerate(value):

@@ -226,13 +226,13 @@ def field_pointer(problem: CRDProblem | str, document: Mapping[str, Any]) -> str
                "selectableFields": "selectableFields"}
     if len(steps) >= 2 and steps[0] == "spec" and steps[1] in hoisted:
         spec = document.get("spec")
-        present = isinstance(spec, Mapping) and steps[1] in spec
+        present = isinstance(spec, dict) and steps[1] in spec
         if not present:
             steps[1:2] = ["versions", 0, hoisted[str(steps[1])]]
     pointer = ""
     node: Any = document
     for step in steps:
-        if isinstance(node, Mapping) and str(step) in node:
+        if isinstance(node, dict) and str(step) in node:
             node = node[str(step)]
             pointer += "/" + str(step).replace("~", "~0").replace("/", "~1")
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):

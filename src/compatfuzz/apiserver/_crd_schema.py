@@ -130,9 +130,9 @@ def go_schema_json(s: Mapping[str, Any] | None) -> str:
                 + ',"JSONSchemas":null}')
         elif name in ("additionalProperties", "additionalItems"):
             text = "null" if value is None else (
-                '{"Allows":' + ("true" if value is True or isinstance(value, Mapping)
+                '{"Allows":' + ("true" if value is True or isinstance(value, dict)
                                 else "false") + ',"Schema":'
-                + (go_schema_json(value) if isinstance(value, Mapping) else "null") + "}")
+                + (go_schema_json(value) if isinstance(value, dict) else "null") + "}")
         elif name == "not":
             text = go_schema_json(value)
         elif name in ("allOf", "oneOf", "anyOf"):
@@ -145,7 +145,7 @@ def go_schema_json(s: Mapping[str, Any] | None) -> str:
         elif name == "dependencies":
             text = "null" if value is None else "{" + ",".join(
                 f'{go_json(k)}:{{"Schema":'
-                + (go_schema_json(value[k]) if isinstance(value[k], Mapping) else "null")
+                + (go_schema_json(value[k]) if isinstance(value[k], dict) else "null")
                 + ',"Property":' + (go_json(value[k]) if isinstance(value[k], list)
                                     else "null") + "}" for k in sorted(value)) + "}"
         elif name == "externalDocs":
@@ -253,20 +253,22 @@ def _openapi(s: Mapping[str, Any] | None, path: str, ssv: _SSV, is_root: bool,
     props: Mapping[str, Any] = s.get("properties") or {}
     if "additionalProperties" in s:
         extra = s["additionalProperties"]
-        if props and (extra is False or isinstance(extra, Mapping)):
+        if props and (extra is False or isinstance(extra, dict)):
             errs.append(forbidden(child(path, "additionalProperties"),
                                   "additionalProperties and properties are mutual exclusive"))
         sub_ssv = ssv
         if ssv.inside_meta:
             sub_ssv = ssv.forbid_defaults("inside additionalProperties applying to object "
                                           "metadata")
-        add(_openapi(extra if isinstance(extra, Mapping) else None,
+        add(_openapi(extra if isinstance(extra, dict) else None,
                      child(path, "additionalProperties"), sub_ssv, False,
-                     cel and isinstance(extra, Mapping)))
+                     cel and isinstance(extra, dict)))
     map_type = s.get("x-kubernetes-map-type")
     for name, sub in props.items():
         sub_ssv = ssv
-        if map_type == "atomic":  # cel.MapIsCorrelatable: only granular (or unset) maps
+        # cel.MapIsCorrelatable (apiserver/schema/cel/model): unset, "granular" and
+        # "atomic" maps correlate; any other map type does not
+        if map_type not in (None, "", "granular", "atomic"):
             sub_ssv = sub_ssv.forbid_old_self(path)
         if (is_root or s.get("x-kubernetes-embedded-resource")) and name in _META_FIELDS:
             sub_ssv = replace(sub_ssv, inside_meta=True)
@@ -291,7 +293,7 @@ def _openapi(s: Mapping[str, Any] | None, path: str, ssv: _SSV, is_root: bool,
             for i, item in enumerate(items):
                 add(_openapi(item, index(child(path, "items"), i), sub_ssv, False, cel))
     for name, dep in (s.get("dependencies") or {}).items():
-        if isinstance(dep, Mapping):
+        if isinstance(dep, dict):
             add(_openapi(dep, key(child(path, "dependencies"), name), ssv, False, False))
     errs.extend(_extensions(s, path))
     errs.extend(_map_list_keys_map_set(s, path))
@@ -563,7 +565,7 @@ def valid_field_path(field_path: str, s: Mapping[str, Any] | None, *,
             node = props[name]
         elif "additionalProperties" in node:
             extra = node["additionalProperties"]
-            node = extra if isinstance(extra, Mapping) else None
+            node = extra if isinstance(extra, dict) else None
         else:
             return "does not refer to a valid field"
         return None
@@ -630,7 +632,7 @@ def _compile(s: Mapping[str, Any], path: str, ssv: _SSV, is_root: bool = False
         if problems:
             errs.append(invalid(child(at, "rule"), _rule_json(rule), _compile_detail(problems)))
         else:
-            old_self = bool(uses_old_self(text, s))
+            old_self = bool(uses_old_self(text, s, optional_old_self=bool(optional_old_self)))
             message_expression = rule.get("messageExpression", "")
             if message_expression:
                 bad = compile_errors(message_expression, s, message_expression=True)

@@ -217,15 +217,15 @@ def _selectable_errors(fields: list[dict[str, Any]], schema: Mapping[str, Any] |
             errs.append(invalid(at, json_path, "must not point to fields in metadata"))
         found: Any = schema
         for s in steps:
-            props = found.get("properties") if isinstance(found, Mapping) else None
+            props = found.get("properties") if isinstance(found, dict) else None
             if props:
                 found = props.get(s)
-            elif isinstance(found, Mapping) and isinstance(found.get("additionalProperties"),
+            elif isinstance(found, dict) and isinstance(found.get("additionalProperties"),
                                                            Mapping):
                 found = found["additionalProperties"]
             else:
                 found = None
-        if not (isinstance(found, Mapping) and found.get("type") in ("string", "boolean",
+        if not (isinstance(found, dict) and found.get("type") in ("string", "boolean",
                                                                        "integer")):
             errs.append(invalid(at, json_path, "must point to a field of type string, boolean "
                                 "or integer. Enum string fields and strings with formats are "

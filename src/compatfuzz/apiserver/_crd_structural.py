@@ -62,7 +62,7 @@ def new_structural_error(s: Mapping[str, Any] | None) -> str | None:
         if err:
             return err
     extra = s.get("additionalProperties")
-    if isinstance(extra, Mapping):
+    if isinstance(extra, dict):
         return new_structural_error(extra)
     return None
 
@@ -98,7 +98,7 @@ def _nested_error(s: Mapping[str, Any]) -> str | None:
         if err:
             return err
     extra = s.get("additionalProperties")
-    if isinstance(extra, Mapping):
+    if isinstance(extra, dict):
         return _nested_error(extra)
     return None
 
@@ -150,7 +150,7 @@ def _invariants(s: Mapping[str, Any] | None, lvl: str, path: str,
             errs.append(forbidden(child(path, "additionalProperties"),
                                   "must not be used at the root"))
         extra = s["additionalProperties"]
-        if isinstance(extra, Mapping):
+        if isinstance(extra, dict):
             _invariants(extra, _FIELD, child(path, "additionalProperties"), errs)
     int_or_string = bool(s.get("x-kubernetes-int-or-string"))
     preserve = s.get("x-kubernetes-preserve-unknown-fields") is True
@@ -267,7 +267,7 @@ def _nested(v: Mapping[str, Any], skip_any_of: bool, path: str,
     if v.get("type"):
         errs.append(forbidden(child(path, "type"), "must be empty to be structural"))
     extra = v.get("additionalProperties")
-    if isinstance(extra, Mapping) or extra is True:
+    if isinstance(extra, dict) or extra is True:
         errs.append(forbidden(child(path, "additionalProperties"),
                               "must be undefined to be structural"))
     if v.get("default") is not None:

@@ -73,7 +73,7 @@ class _Warn:
 
 def _get(obj: Any, name: str, kind: str, path: str) -> Any:
     """Field ``name`` of a decoded struct, type-checked (``None`` when unset or null)."""
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, dict):
         return None
     value = obj.get(name)
     if value is None:
@@ -98,7 +98,7 @@ def _strings(obj: Any, name: str, path: str) -> list[str]:
 
 
 def _int(obj: Any, name: str, path: str, bits: int = 32) -> int | None:
-    if not isinstance(obj, Mapping) or obj.get(name) is None:
+    if not isinstance(obj, dict) or obj.get(name) is None:
         return None
     value = obj[name]
     if isinstance(value, bool) or not isinstance(value, int) or not (
@@ -111,7 +111,7 @@ class _Version:
     """One decoded ``spec.versions[i]`` in the internal shape."""
 
     def __init__(self, raw: Any, path: str, warn: _Warn) -> None:
-        if raw is not None and not isinstance(raw, Mapping):
+        if raw is not None and not isinstance(raw, dict):
             raise _fail(path, raw, "v1.CustomResourceDefinitionVersion")
         raw = raw or {}
         self.name: str = _get(raw, "name", "s", path) or ""
@@ -192,7 +192,11 @@ def validate_crd(document: Mapping[str, Any]) -> list[CRDProblem]:
 
     .. versionadded:: 0.1.0
     """
-    if not isinstance(document, Mapping):
+    if isinstance(document, Mapping) and not isinstance(document, dict):
+        import json  # plain dicts and lists below: the walks test for dict, not Mapping
+
+        document = json.loads(json.dumps(document, default=dict))
+    if not isinstance(document, dict):
         from compatfuzz.errors import InvalidArgument
 
         raise InvalidArgument(f"Expected a CRD mapping but got document={document!r} "
@@ -244,7 +248,7 @@ def _unknown_fields(value: Any, fields: Any, path: str, warn: _Warn) -> None:
             for i, item in enumerate(value):
                 _unknown_fields(item, fields[0], f"{path}[{i}]", warn)
         return
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return
     for k, v in value.items():
         at = child(path, k)
@@ -492,28 +496,31 @@ def _versions_json(versions: list[_Version]) -> GoJSON:
 
 
 def _schema_has(node: Any, pred: Callable[[Mapping[str, Any]], bool]) -> bool:
-    """``SchemaHas``: ``pred`` holds somewhere in the schema."""
-    if not isinstance(node, Mapping):
-        return False
-    if pred(node):
-        return True
-    items = node.get("items")
-    if isinstance(items, Mapping) and _schema_has(items, pred):
-        return True
-    if isinstance(items, list) and any(_schema_has(x, pred) for x in items):
-        return True
-    for junctor in ("allOf", "anyOf", "oneOf"):
-        if any(_schema_has(x, pred) for x in node.get(junctor) or ()):
+    """``SchemaHas``: ``pred`` holds somewhere in the schema (visited depth first, in
+    ``SchemaHas``'s order, with a stack: the biggest CRDs have thousands of nodes)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, dict):
+            continue
+        if pred(n):
             return True
-    if _schema_has(node.get("not"), pred):
-        return True
-    for name in ("properties", "patternProperties", "definitions"):
-        if any(_schema_has(x, pred) for x in (node.get(name) or {}).values()):
-            return True
-    for name in ("additionalProperties", "additionalItems"):
-        if _schema_has(node.get(name), pred):
-            return True
-    return any(_schema_has(x, pred) for x in (node.get("dependencies") or {}).values())
+        children: list[Any] = []
+        items = n.get("items")
+        if isinstance(items, dict):
+            children.append(items)
+        elif isinstance(items, list):
+            children.extend(items)
+        for key in ("allOf", "anyOf", "oneOf"):
+            children.extend(n.get(key) or ())
+        children.append(n.get("not"))
+        for key in ("properties", "patternProperties", "definitions"):
+            children.extend((n.get(key) or {}).values())
+        children.append(n.get("additionalProperties"))
+        children.append(n.get("additionalItems"))
+        children.extend((n.get("dependencies") or {}).values())
+        stack.extend(reversed(children))
+    return False
 
 
 def _has_defaults(validation: Mapping[str, Any] | None, versions: list[_Version]) -> bool:
@@ -592,7 +599,7 @@ def _warnings(versions: list[_Version], hoisted: Mapping[str, Any], warn: _Warn)
         if fmt is not None:
             formats.append(fmt)
         items = node.get("items")
-        if node.get("x-kubernetes-list-type") == "set" and isinstance(items, Mapping) and (
+        if node.get("x-kubernetes-list-type") == "set" and isinstance(items, dict) and (
                 items.get("type") in ("object", "array")):
             sets.add(f'x-kubernetes-list-type: set for items of type "{items["type"]}" is '
                      "not supported by server-side apply or CEL validation rules")
