@@ -228,7 +228,9 @@ def test_a_refused_crd_exits_2_with_the_server_s_message(
                "1", "--database", "none"])
     err = capsys.readouterr().err
     assert rc == 2, err
-    assert "the API server refuses the CRD gadgets.example.com" in err and "fix:" in err
+    # refused at the door with the server's words, before any server is started
+    assert 'The CustomResourceDefinition "gadgets.example.com" is invalid' in err
+    assert "properties[size].default: Invalid value" in err and "fix:" in err
 
 
 @pytest.mark.slow  # tests/examples/test_shipments_real.py takes the plugin through a server

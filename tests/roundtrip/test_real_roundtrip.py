@@ -4,12 +4,14 @@ back through the server, and a CRD the server refuses says why."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
+from compatfuzz.apiserver._admission import CRDRefused as AdmissionRefused
 from compatfuzz.apiserver._real._backend import CRDRefused
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.errors import ConverterError, NotEquivalent
@@ -18,6 +20,7 @@ from compatfuzz.roundtrip._config import load_config
 from compatfuzz.roundtrip._events import Property, Unit
 from compatfuzz.roundtrip._properties import strategy_for
 from compatfuzz.roundtrip._real import RealBackend
+from compatfuzz.schema import load_crds
 
 FROBBER = Path(__file__).resolve().parents[2] / "examples" / "frobber"
 
@@ -137,7 +140,12 @@ def test_a_raising_converter_s_message_comes_back_through_the_server(
 def test_a_crd_the_server_refuses_says_why(real_endpoint: Endpoint, tmp_path: Path) -> None:
     crd = tmp_path / "crd.yaml"
     crd.write_text(REFUSED_CRD)
-    api = API.from_crd("gadgets", crd, convert=lambda obj, version: obj)
+    # compatfuzz refuses it at the door (``apiserver._admission``) with the server's words
+    with pytest.raises(AdmissionRefused, match=r"properties\[size\]\.default: Invalid value"):
+        API.from_crd("gadgets", crd, convert=lambda obj, version: obj)
+    # the real server's own refusal, for a CRD built in memory (no document to validate)
+    crds = [dataclasses.replace(c, document=None) for c in load_crds(crd)]
+    api = API.from_crd("gadgets", crds, convert=lambda obj, version: obj)
     with pytest.raises(CRDRefused) as info:
         RealBackend(api, real_endpoint)
     # nothing left listening on the webhook port: it would answer the next backend's
