@@ -6,7 +6,7 @@ compatfuzz would learn from ``kubectl`` that its CRD is invalid), and one the se
 accepts must not be refused. :func:`validate_crd` (``_crd_validation``, a port of
 ``apiextensions/validation.ValidateCustomResourceDefinition``) finds the problems; this
 module turns them into one error naming the file, the line and the server's message,
-and the server's warnings (an empty rule) into :class:`CRDWarning`.
+and the server's warnings (unknown fields, unrecognized formats) into :class:`CRDWarning`.
 
 ``sample``, ``init``, ``fuzz`` (and the pytest plugin, through the same API loading) call
 :func:`admit`; ``diff`` calls :func:`refusals` and reports an invalid NEW as its first
