@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from compatfuzz.apiserver import validation_errors
 from compatfuzz.cli import main
 from compatfuzz.schema import Schema
-from compatfuzz.strategies._cel import compile_rules
+from compatfuzz.strategies._cel import COST_EXCEEDED, compile_rules
 
 resource = pytest.importorskip("resource")  # POSIX
 
@@ -213,7 +213,7 @@ def test_a_growing_string_is_stopped_before_it_is_built(tmp_path: Path) -> None:
     before it exists, so the check says no in a small, bounded process."""
     rule = "self" + ".replace('a', 'aaaaaaaaaa')" * 9 + ".size() > 0"
     script = textwrap.dedent(f"""
-        from compatfuzz.strategies._cel import compile_rules
+        from compatfuzz.strategies._cel import COST_EXCEEDED, compile_rules
         rules = compile_rules({{"type": "string",
                                "x-kubernetes-validations": [{{"rule": {rule!r}}}]}})
         print(rules.check("aaaaaaaaaa"))
@@ -269,3 +269,43 @@ def test_a_rule_under_the_estimate_but_slow_in_python_does_not_stall_generation(
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 200
     assert "cost more than 20,000 to evaluate on 3 generated values" in done.stderr
+
+
+def _loop_cost(body: str, items: int) -> int:
+    node = {"type": "object", "properties": {"l": {"type": "array", "items": {
+        "type": "integer"}}}, "x-kubernetes-validations": [{"rule": f"self.l.all(a, {body})"}]}
+    return compile_rules(node).outcome({"l": list(range(items))})[1]
+
+
+@given(st.integers(min_value=0, max_value=30))
+@settings(max_examples=15, deadline=None)
+def test_the_meter_charges_identifiers_under_operators(items: int) -> None:
+    """cel-go charges 1 per identifier and 1 per ``+``/``>=`` (interpreter/runtimecost.go):
+    6 per element for ``a + a + a >= 0`` over what an empty body costs. The meter used to
+    charge only the calls (3), because cel-python visits an operator's operands without
+    going through ``visit``; a loop ran 2 to 5 times past the server's stopping point."""
+    assert _loop_cost("a + a + a >= 0", items) - _loop_cost("true", items) == 6 * items
+
+
+def test_a_rule_too_costly_to_filter_is_given_up_by_every_rule_set() -> None:
+    """The node's filter, each repair of construction and the check of the nodes below
+    compile the same rule separately; once it has run past the generation limit a few
+    times, none of them evaluates it again (each used to pay its own seconds)."""
+    from compatfuzz.strategies._cel import too_costly
+
+    rule = "self.l.all(a, self.l.all(b, self.l.all(c, a + b + c >= 0)))"
+    node = {"type": "object", "properties": {"l": {"type": "array", "items": {
+        "type": "integer"}}}, "x-kubernetes-validations": [{"rule": rule}]}
+    value = {"l": list(range(20))}  # 8,000 inner iterations: past a 500-unit limit
+    first = compile_rules(node, cost_limit=500, give_up_after=2)
+    second = compile_rules(node, cost_limit=500, give_up_after=2)
+    plain = compile_rules(node, cost_limit=500)
+    assert not first.check(value) and first.exceeded[0] == 1
+    assert not too_costly(rule, 2)
+    assert not second.check({"l": list(range(21))})
+    assert too_costly(rule, 2)
+    # given up: not evaluated (no cost), so it no longer rejects the value
+    assert first.outcome({"l": list(range(22))}) == ((), 0)
+    assert second.check({"l": list(range(23))})
+    # a rule set without give_up_after (the valid property's) still judges it
+    assert plain.outcome({"l": list(range(24))})[0] == ((rule, COST_EXCEEDED),)

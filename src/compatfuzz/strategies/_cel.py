@@ -174,6 +174,16 @@ _ENVIRONMENT: celpy.Environment | None = None
 _VERDICTS: dict[str, _Verdict] = {}
 _DEMOTED: dict[str, str] = {}
 _LOCK = threading.Lock()
+#: rule text -> evaluations that ran past a generation-time ``cost_limit`` (see
+#: ``CompiledRules.give_up_after``); shared by every rule set of the process, because one
+#: rule is checked by several (the node's filter, the repairs of construction, the check of
+#: the nodes below), and each learning the rule is too costly on its own paid seconds.
+_COSTLY: dict[str, int] = {}
+
+
+def too_costly(rule: str, strikes: int) -> bool:
+    """Whether ``rule`` ran past a generation-time cost limit ``strikes`` times."""
+    return _COSTLY.get(rule, 0) >= strikes
 
 
 def _environment() -> celpy.Environment:
@@ -471,6 +481,9 @@ class CompiledRules:
     cost_limit: int = field(default=PER_CALL_LIMIT, compare=False)
     #: evaluations so far that ran past ``cost_limit`` (one counter in a list: frozen)
     exceeded: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
+    #: generation only: a rule that ran past ``cost_limit`` this many times in the process
+    #: (:func:`too_costly`) is no longer evaluated here; ``None``: always evaluated
+    give_up_after: int | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         return (f"CompiledRules(path={self.path!r}, supported={len(self.supported)}, "
@@ -532,7 +545,9 @@ class CompiledRules:
         failed: list[tuple[str, str]] = []
         spent = 0
         for program in self._programs:
-            if program.rule in _DEMOTED:
+            if program.rule in _DEMOTED or (
+                    self.give_up_after is not None
+                    and too_costly(program.rule, self.give_up_after)):
                 continue
             left = None if budget is None else budget - spent
             limit = self.cost_limit if left is None else min(self.cost_limit, left)
@@ -544,6 +559,9 @@ class CompiledRules:
                     break
                 failed.append((program.rule, COST_EXCEEDED))
                 self.exceeded[0] += 1
+                if self.give_up_after is not None:
+                    with _LOCK:
+                        _COSTLY[program.rule] = _COSTLY.get(program.rule, 0) + 1
             elif not holds:
                 failed.append((program.rule, ""))
         return tuple(failed), spent
@@ -593,7 +611,8 @@ def _is_undeclared(exc: CELEvalError) -> bool:
 
 def compile_rules(node: Mapping[str, Any], *, path: str = "self",
                   resolve: Resolver | None = None,
-                  cost_limit: int = PER_CALL_LIMIT) -> CompiledRules:
+                  cost_limit: int = PER_CALL_LIMIT,
+                  give_up_after: int | None = None) -> CompiledRules:
     """Return the node's ``x-kubernetes-validations`` sorted into supported/transition/
     unsupported, with a ``check(value)`` for the supported ones.
 
@@ -603,6 +622,8 @@ def compile_rules(node: Mapping[str, Any], *, path: str = "self",
     bounds one evaluation of one rule, in CEL cost units (Kubernetes' ``PerCallLimit``,
     k8s.io/apiserver/pkg/apis/cel/config.go): a value whose check would cost more is
     rejected, as the API server rejects the object ("cost budget exceeded").
+    ``give_up_after`` (generation only) stops evaluating a rule, here and in every rule set
+    given it, once it has run past ``cost_limit`` that many times in the process.
 
     Example::
 
@@ -645,7 +666,7 @@ def compile_rules(node: Mapping[str, Any], *, path: str = "self",
     return CompiledRules(
         path=path, supported=tuple(supported), transition=tuple(transition),
         _static_unsupported=tuple(unsupported), _programs=tuple(programs),
-        _schema=node, _resolve=resolve, cost_limit=cost_limit,
+        _schema=node, _resolve=resolve, cost_limit=cost_limit, give_up_after=give_up_after,
     )
 
 

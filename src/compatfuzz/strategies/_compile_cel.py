@@ -115,7 +115,8 @@ class CelCompiling:
             if rules is None:
                 rule = text if positive else f"!({text})"
                 rules = compile_rules({**bare, "x-kubernetes-validations": [{"rule": rule}]},
-                                      resolve=resolve, cost_limit=GENERATION_COST_LIMIT)
+                                      resolve=resolve, cost_limit=GENERATION_COST_LIMIT,
+                              give_up_after=GENERATION_COST_STRIKES)
                 opaque[(text, positive)] = rules
             return bool(rules.check(value))
 
@@ -133,7 +134,8 @@ class CelCompiling:
                     variants[(rel, rule, keys)] = (
                         self.compile(sub, child, None, stack),
                         compile_rules(sub, resolve=resolve,
-                                      cost_limit=GENERATION_COST_LIMIT).check)
+                                      cost_limit=GENERATION_COST_LIMIT,
+                              give_up_after=GENERATION_COST_STRIKES).check)
             return variants[(rel, rule, keys)]
 
         repair = Repair(repairs, gen_at, schema_at, holds, variant)
@@ -164,7 +166,8 @@ class CelCompiling:
             rules = self._below.get(key)
             if rules is None or rules[0] is not node:
                 rules = (node, compile_rules(node, resolve=self.schema.resolve,
-                                             cost_limit=GENERATION_COST_LIMIT))
+                                             cost_limit=GENERATION_COST_LIMIT,
+                              give_up_after=GENERATION_COST_STRIKES))
                 self._below[key] = rules
             if not rules[1].check(value):
                 return False
@@ -186,7 +189,8 @@ class CelCompiling:
 
         where = path_text(path) or "<root>"
         rules = compile_rules(node, path=where, resolve=self.schema.resolve,
-                              cost_limit=GENERATION_COST_LIMIT)
+                              cost_limit=GENERATION_COST_LIMIT,
+                              give_up_after=GENERATION_COST_STRIKES)
         filtered = tuple(r for r in rules.supported if r not in exact)
         if filtered:
             stats = self.cel_filtered.setdefault(where, CelFilterStats(filtered))
@@ -215,7 +219,8 @@ class CelCompiling:
     def affordable(self, rules: Any, where: str) -> Callable[[Any], bool]:
         """``rules.check`` while the rules stay cheap to evaluate; after
         :data:`GENERATION_COST_STRIKES` values whose check ran past
-        :data:`GENERATION_COST_LIMIT`, the rules stop filtering generation (one warning).
+        :data:`GENERATION_COST_LIMIT` (counted per rule across the process, repairs
+        included), the rule stops filtering generation (one warning per node).
 
         Why: cel-python spends about 25 µs per cost unit where cel-go spends well under
         one, so a rule within the API server's budget (1,000,000 a call,
@@ -224,25 +229,26 @@ class CelCompiling:
         22 audit: six nested ``.all()`` over ten items). Only generation gives up: the
         ``valid`` property still judges each object with the server's budget.
         """
+        from compatfuzz.strategies._cel import too_costly
+
         def check(value: Any) -> bool:
-            if rules.exceeded[0] >= GENERATION_COST_STRIKES:
-                return True
-            before = rules.exceeded[0]
             ok: bool = rules.check(value)  # cached per value
-            if rules.exceeded[0] > before:
-                if rules.exceeded[0] >= GENERATION_COST_STRIKES:
-                    warnings.warn(
-                        f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
-                        f"at {where} cost more than {GENERATION_COST_LIMIT:,} to evaluate "
-                        f"on {GENERATION_COST_STRIKES} generated values, so they are not "
-                        "enforced when generating (the valid property still checks them "
-                        "with the API server's budget); bound the lists and strings they "
-                        "loop over with maxItems/maxLength",
-                        UnsupportedRuleWarning, stacklevel=2,
-                    )
+            if not warned and any(too_costly(r, GENERATION_COST_STRIKES)
+                                  for r in rules.supported):
+                warned.append(True)
+                warnings.warn(
+                    f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
+                    f"at {where} cost more than {GENERATION_COST_LIMIT:,} to evaluate "
+                    f"on {GENERATION_COST_STRIKES} generated values, so they are not "
+                    "enforced when generating (the valid property still checks them "
+                    "with the API server's budget); bound the lists and strings they "
+                    "loop over with maxItems/maxLength",
+                    UnsupportedRuleWarning, stacklevel=2,
+                )
                 return True
             return ok
 
+        warned: list[bool] = []
         return check
 
     def watched(self, check: Callable[[Any], bool], where: str) -> Callable[[Any], bool]:
