@@ -28,7 +28,7 @@ from typing import Any
 
 from compatfuzz.apiserver._crd_problem import DECODE, CRDProblem
 
-__all__ = ["DecodeError", "decode_schema", "go_type_name", "semantic"]
+__all__ = ["DecodeError", "decode_schema", "go_type_name", "semantic", "semantic_equal"]
 
 
 class DecodeError(Exception):
@@ -128,11 +128,15 @@ def _silent(text: str) -> None:
     """The warning sink below a type with its own ``UnmarshalJSON``."""
 
 
-def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
+def decode_schema(raw: Any, path: str, warn: Callable[[str], None], *,
+                  notice: Callable[[dict[str, Any]], None] | None = None
+                  ) -> dict[str, Any] | None:
     """The schema node as the server's Go value holds it (``None`` for ``null``).
 
     ``path`` is the field path of ``raw`` (for messages); ``warn`` receives the strict
-    decoder's text for each unknown field.
+    decoder's text for each unknown field; ``notice`` receives each decoded node with a
+    ``format`` or an ``x-kubernetes-list-type`` (what the create warnings read), so that
+    they need no walk of their own.
 
     Raises:
         DecodeError: a value of the wrong JSON type.
@@ -144,12 +148,20 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
     out: dict[str, Any] = {}
     for k, v in raw.items():
         kind = _FIELDS.get(k)
+        # the commonest fields first, without a path (most of a big CRD's keys)
+        if kind == "s" and isinstance(v, str):
+            if v:
+                out[k] = v
+            continue
+        if kind == "j" and v is not None:
+            out[k] = v
+            continue
         sub = f"{path}.{k}"
         if kind is None:
             warn(f'unknown field "{sub}"')
             continue
         if kind == "S":
-            node = decode_schema(v, sub, warn)
+            node = decode_schema(v, sub, warn, notice=notice)
             if node is not None:
                 out[k] = node
         elif kind == "SL":
@@ -157,19 +169,20 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
                 continue
             if not isinstance(v, list):
                 raise _fail(sub, v, "[]v1.JSONSchemaProps")
-            out[k] = [decode_schema(x, f"{sub}[{i}]", warn) or {} for i, x in enumerate(v)]
+            out[k] = [decode_schema(x, f"{sub}[{i}]", warn, notice=notice) or {}
+                      for i, x in enumerate(v)]
         elif kind == "SM":
             if v is None:
                 continue
             if not isinstance(v, dict):
                 raise _fail(sub, v, "map[string]v1.JSONSchemaProps")
-            out[k] = {name: decode_schema(x, f"{sub}.{name}", warn) or {}
+            out[k] = {name: decode_schema(x, f"{sub}.{name}", warn, notice=notice) or {}
                       for name, x in v.items()}
         elif kind == "I":
             if isinstance(v, dict):
-                out[k] = decode_schema(v, sub, _silent)
+                out[k] = decode_schema(v, sub, _silent, notice=notice)
             elif isinstance(v, list):
-                out[k] = [decode_schema(x, f"{sub}[{i}]", _silent) or {}
+                out[k] = [decode_schema(x, f"{sub}[{i}]", _silent, notice=notice) or {}
                           for i, x in enumerate(v)]
             elif v is not None:
                 out[k] = _EMPTY_ITEMS
@@ -179,7 +192,7 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
             if isinstance(v, bool):
                 out[k] = v
             elif isinstance(v, dict):
-                out[k] = decode_schema(v, sub, _silent)
+                out[k] = decode_schema(v, sub, _silent, notice=notice)
             else:
                 raise DecodeError(CRDProblem(sub, DECODE, "boolean or JSON schema expected"))
         elif kind == "D":
@@ -190,7 +203,7 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
             deps: dict[str, Any] = {}
             for name, x in v.items():
                 if isinstance(x, dict):
-                    deps[name] = decode_schema(x, f"{sub}.{name}", _silent)
+                    deps[name] = decode_schema(x, f"{sub}.{name}", _silent, notice=notice)
                 elif isinstance(x, list):
                     deps[name] = _scalar("sl", x, f"{sub}.{name}")[1]
                 elif x is not None:
@@ -241,6 +254,8 @@ def decode_schema(raw: Any, path: str, warn: Callable[[str], None]) -> dict[str,
             keep, value = _scalar(kind, v, sub)
             if keep:
                 out[k] = value
+    if notice is not None and ("format" in out or "x-kubernetes-list-type" in out):
+        notice(out)
     return out
 
 
@@ -274,3 +289,26 @@ def semantic(value: Any) -> Any:
     if isinstance(value, list):
         return [semantic(v) for v in value]
     return value
+
+
+def _kept(k: str, v: Any) -> bool:
+    return not (isinstance(v, list | dict) and not v and (k not in _VALUES or k == "enum"))
+
+
+def semantic_equal(a: Any, b: Any) -> bool:
+    """``semantic(a) == semantic(b)``, without building either: it stops at the first
+    difference (two versions' schemas of a big CRD differ early, and one version is
+    compared with itself)."""
+    if a is b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k, v in a.items() if _kept(k, v)]
+        if len(keys) != sum(1 for k, v in b.items() if _kept(k, v)):
+            return False
+        return all(k in b and (a[k] == b[k] if k in _VALUES else semantic_equal(a[k], b[k]))
+                   for k in keys)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(semantic_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return bool(semantic(a) == semantic(b))
+    return bool(a == b)

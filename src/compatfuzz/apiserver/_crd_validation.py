@@ -36,7 +36,7 @@ import binascii
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from compatfuzz.apiserver._crd_decode import DecodeError, _fail, decode_schema, semantic
+from compatfuzz.apiserver._crd_decode import DecodeError, _fail, decode_schema, semantic_equal
 from compatfuzz.apiserver._crd_problem import (
     CRDProblem,
     GoJSON,
@@ -121,10 +121,13 @@ class _Version:
         self.deprecation_warning: str | None = _get(raw, "deprecationWarning", "s", path)
         schema = _get(raw, "schema", "m", path)
         self.schema: dict[str, Any] | None = None
+        #: whether the schema gives a create warning (:func:`_warnings` walks it only then)
+        self.notable = False
         if schema is not None:
             self.schema = {}
             node = decode_schema(schema.get("openAPIV3Schema"),
-                                 child(path, "schema", "openAPIV3Schema"), warn)
+                                 child(path, "schema", "openAPIV3Schema"), warn,
+                                 notice=self._notice)
             if node is not None:
                 self.schema["openAPIV3Schema"] = node
         self.subresources = _subresources(_get(raw, "subresources", "m", path),
@@ -135,6 +138,10 @@ class _Version:
         self.selectable = [_selectable(c, index(child(path, "selectableFields"), i))
                            for i, c in enumerate(_get(raw, "selectableFields", "l", path)
                                                  or ())]
+
+
+    def _notice(self, node: Mapping[str, Any]) -> None:
+        self.notable = self.notable or _warns(node)
 
 
 def _subresources(raw: Any, path: str) -> dict[str, Any] | None:
@@ -342,13 +349,14 @@ def _hoist(versions: list[_Version]) -> dict[str, Any]:
     """``Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_...``: per-version fields
     identical in every version move to the spec (and leave the versions)."""
     out: dict[str, Any] = {"validation": None, "subresources": None, "columns": [],
-                           "selectable": []}
+                           "selectable": [], "notable": False}
     if not versions:
         return out
+    out["notable"] = versions[0].notable
     for attr, name in (("schema", "validation"), ("subresources", "subresources"),
                        ("columns", "columns"), ("selectable", "selectable")):
-        first = semantic(getattr(versions[0], attr))
-        if all(semantic(getattr(v, attr)) == first for v in versions):
+        first = getattr(versions[0], attr)
+        if all(semantic_equal(getattr(v, attr), first) for v in versions[1:]):
             out[name] = getattr(versions[0], attr)
             for v in versions:
                 setattr(v, attr, None if attr in ("schema", "subresources") else [])
@@ -399,7 +407,7 @@ def _spec(group: str, names: dict[str, Any], scope: str, versions: list[_Version
         for i, v in enumerate(versions):
             if v.schema is None or v.schema.get("openAPIV3Schema") is None:
                 errs.append(required(f"spec.versions[{i}].schema.openAPIV3Schema"))
-    if _has_defaults(validation, versions) and preserve:
+    if preserve and _has_defaults(validation, versions):
         errs.append(invalid("spec.preserveUnknownFields", True,
                             "must be false in order to use defaults in the schema"))
     storage = 0
@@ -586,11 +594,27 @@ def _unrecognized_format(node: Mapping[str, Any]) -> str | None:
     return fmt
 
 
+def _set_warning(node: Mapping[str, Any]) -> str | None:
+    """The warning for a ``set`` list of objects or arrays."""
+    items = node.get("items")
+    if node.get("x-kubernetes-list-type") == "set" and isinstance(items, dict) and (
+            items.get("type") in ("object", "array")):
+        return (f'x-kubernetes-list-type: set for items of type "{items["type"]}" is '
+                "not supported by server-side apply or CEL validation rules")
+    return None
+
+
+def _warns(node: Mapping[str, Any]) -> bool:
+    """Whether one node gives a create warning."""
+    return _unrecognized_format(node) is not None or _set_warning(node) is not None
+
+
 def _warnings(versions: list[_Version], hoisted: Mapping[str, Any], warn: _Warn) -> None:
     """``WarningsOnCreate`` (``pkg/registry/customresourcedefinition/strategy.go``): each
     unrecognized ``format`` (every time it occurs), then the ``set`` lists of objects or
     arrays (once per item type, sorted)."""
-    schemas = [hoisted["validation"]] + [v.schema for v in versions]
+    schemas = [(hoisted["validation"], hoisted["notable"])] + [
+        (v.schema, v.notable) for v in versions]
     formats: list[str] = []
     sets: set[str] = set()
 
@@ -598,16 +622,14 @@ def _warnings(versions: list[_Version], hoisted: Mapping[str, Any], warn: _Warn)
         fmt = _unrecognized_format(node)
         if fmt is not None:
             formats.append(fmt)
-        items = node.get("items")
-        if node.get("x-kubernetes-list-type") == "set" and isinstance(items, dict) and (
-                items.get("type") in ("object", "array")):
-            sets.add(f'x-kubernetes-list-type: set for items of type "{items["type"]}" is '
-                     "not supported by server-side apply or CEL validation rules")
+        text = _set_warning(node)
+        if text is not None:
+            sets.add(text)
         return False
 
-    for s in schemas:
+    for s, notable in schemas:
         root = s.get("openAPIV3Schema") if s else None
-        if root is not None:
+        if root is not None and notable:  # the decoder saw a node that warns
             _schema_has(root, visit)
     for f in formats:
         warn(f'unrecognized format "{f}"')

@@ -730,50 +730,44 @@ def _check_rules(schema: Any) -> None:
     """
     from compatfuzz.strategies._cel_check import check as type_check
     from compatfuzz.strategies._cel_cost import STATIC_CRD_LIMIT, STATIC_RULE_LIMIT
-    from compatfuzz.strategies._cel_cost_crd import cost_error_message, crd_rule_costs
+    from compatfuzz.strategies._cel_cost_crd import CostVerdict, crd_rule_costs
 
     if not _mentions_rules(schema.root):
         return
     resolve = getattr(schema, "resolve", None)
-    total = 0
-    costly: list[tuple[int, str]] = []
-    for rc in crd_rule_costs(schema.root, resolve=resolve, max_nodes=_MAX_NODES):
-        where = (*rc.tokens, "x-kubernetes-validations", str(rc.index), rc.key)
-        path = _rendered(schema, where)
-        verdict = _verdict(rc.text) if rc.key == "rule" else None
-        if verdict is not None and verdict.invalid and type_check(
+    costs = crd_rule_costs(schema.root, resolve=resolve, max_nodes=_MAX_NODES)
+    verdict = CostVerdict(costs)  # the server's judgement; here said with file and path
+
+    def path_of(rc: Any) -> str:
+        return _rendered(schema, (*rc.tokens, "x-kubernetes-validations", str(rc.index),
+                                  rc.key))
+
+    for rc in costs:
+        checked = _verdict(rc.text) if rc.key == "rule" else None
+        if checked is not None and checked.invalid and type_check(
                 rc.text, rc.node, resolve=resolve, root=rc.root).ast is None:
             raise UnsupportedSchema(
-                f"{schema.source} at {path}: the "
-                f"x-kubernetes-validations rule does not compile ({verdict.reason}), "
-                f"so the API server refuses this CRD: {rc.text}{_caret(rc.text, verdict.reason)}"
+                f"{schema.source} at {path_of(rc)}: the "
+                f"x-kubernetes-validations rule does not compile ({checked.reason}), "
+                f"so the API server refuses this CRD: {rc.text}{_caret(rc.text, checked.reason)}"
                 "\n  fix: correct the rule's syntax (CEL: "
                 "https://kubernetes.io/docs/reference/using-api/cel/)")
-        total = min(total + rc.cost, 2 ** 64 - 1)
-        if rc.raw is None:
-            continue
-        if rc.cost > STATIC_RULE_LIMIT:
+        detail = verdict.over.get(id(rc))
+        if detail is not None:
             times = rc.cost // rc.raw if rc.raw else 1
             runs = "" if times == 1 else (
                 f" ({rc.raw:,} per evaluation x up to {times:,} evaluations)")
-            name = "estimated rule cost" if rc.key == "rule" else (
-                "estimated messageExpression cost")
             raise CostRefusal(
-                f"{schema.source} at {path}: Forbidden: "
-                f"{cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)}, so Kubernetes "
+                f"{schema.source} at {path_of(rc)}: Forbidden: {detail}, so Kubernetes "
                 f"refuses this CRD; the estimate is {rc.cost:,}{runs} against a limit of "
                 f"{STATIC_RULE_LIMIT:,}: {_short(rc.text)}\n  fix: add maxItems, "
                 "maxProperties and maxLength to the lists, maps and strings the rule reads "
                 "(and to the lists it sits under), or simplify the rule")
-        if rc.cost >= STATIC_CRD_LIMIT // 100:
-            costly.append((rc.cost, path))
-    if total > STATIC_CRD_LIMIT:
-        top = ", ".join(f"{p} ({c:,})" for c, p in sorted(costly, reverse=True)[:4])
-        name = ("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 "
-                "schema")
+    if verdict.total_detail is not None:
+        top = ", ".join(f"{path_of(rc)} ({rc.cost:,})" for rc in verdict.expensive)
         raise CostRefusal(
-            f"{schema.source}: Forbidden: {cost_error_message(name, total, STATIC_CRD_LIMIT)}"
-            f", so Kubernetes refuses this CRD (estimated total {total:,}, limit "
+            f"{schema.source}: Forbidden: {verdict.total_detail}"
+            f", so Kubernetes refuses this CRD (estimated total {verdict.total:,}, limit "
             f"{STATIC_CRD_LIMIT:,}); contributed to estimated rule cost total exceeding cost "
             f"limit for entire OpenAPIv3 schema: {top}\n  fix: add maxItems, maxProperties "
             "and maxLength where lists, maps and strings are declared, or simplify the rules")

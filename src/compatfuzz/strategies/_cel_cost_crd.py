@@ -23,9 +23,17 @@ from compatfuzz.strategies._cel_cost import (
 from compatfuzz.strategies._cel_cost_library import U64
 from compatfuzz.strategies._cel_types import MAX_REQUEST_SIZE, DeclT, decl_type, normal
 
-__all__ = ["RuleCost", "cardinality_factor", "cost_error_message", "crd_cost_errors",
-           "crd_cost_problems",
-           "crd_rule_costs", "expression_cost", "unbounded_cardinality"]
+__all__ = [
+    "CostVerdict",
+    "RuleCost",
+    "cardinality_factor",
+    "cost_error_message",
+    "crd_cost_errors",
+    "crd_cost_problems",
+    "crd_rule_costs",
+    "expression_cost",
+    "unbounded_cardinality",
+]
 
 
 def cardinality_factor(node: Mapping[str, Any], resolve: Any) -> int | None:
@@ -130,11 +138,13 @@ def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
     (``childContext``), unbounded below a list or map without one. Rules compile in the
     environment of a CRD create (``NewExpressions``)."""
     out: list[RuleCost] = []
-    Frame = tuple[Any, tuple[str, ...], int | None, frozenset[str], bool]
-    stack: list[Frame] = [(root, (), 1, frozenset(), True)]
+    # A frame's path is (parent frame, its tokens), spelled out only for a node with rules:
+    # most nodes of a big CRD have none, and a tuple per node was most of this walk.
+    Frame = tuple[Any, Any, int | None, frozenset[str], bool]
+    stack: list[Frame] = [(root, None, 1, frozenset(), True)]
     seen = 0
     while stack and seen < max_nodes:
-        raw_node, tokens, card, refs, is_root = stack.pop()
+        raw_node, where, card, refs, is_root = stack.pop()
         seen += 1
         if not isinstance(raw_node, Mapping):
             continue
@@ -145,38 +155,80 @@ def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
             refs = refs | {ref}
         node = normal(raw_node, resolve)
         rules = node.get("x-kubernetes-validations")
-        decl: DeclT | None = None
         if isinstance(rules, list) and rules:
-            decl = decl_type(node, root=is_root or node.get(
-                "x-kubernetes-embedded-resource") is True, resolve=resolve, name="selfType")
-        for i, entry in enumerate(rules if isinstance(rules, list) else ()):
-            rule = entry.get("rule") if isinstance(entry, Mapping) else None
-            if not isinstance(rule, str) or not rule.strip():
-                continue
-            raw = rule_cost(rule, node, resolve=resolve, root=is_root, new_expressions=True,
-                            optional_old_self=entry.get("optionalOldSelf") is True,
-                            decl=decl)
-            cost = 0 if raw is None else expression_cost(raw, card, node, resolve,
-                                                         root=is_root, decl=decl)
-            out.append(RuleCost(tokens, i, "rule", rule, raw, cost, node, is_root))
-            message = entry.get("messageExpression")
-            if raw is not None and isinstance(message, str) and message.strip():
-                mraw = message_cost(message, node, resolve=resolve, root=is_root,
-                                    new_expressions=True, decl=decl)
-                if mraw is not None:
-                    out.append(RuleCost(tokens, i, "messageExpression", message, mraw,
-                                        mraw, node, is_root))
-        factor_ = cardinality_factor(node, resolve)
+            _node_costs(node, rules, _tokens(where), card, is_root, resolve, out)
+        factor_ = cardinality_factor(node, None)  # already normal
         child = card * factor_ if card is not None and factor_ is not None else None
         for key in ("additionalProperties", "items"):
             value = node.get(key)
             if isinstance(value, Mapping):
-                stack.append((value, (*tokens, key), child, refs, False))
+                stack.append((value, (where, (key,)), child, refs, False))
         props = node.get("properties")
         if isinstance(props, Mapping):
-            stack.extend((v, (*tokens, "properties", str(k)), child, refs, False)
+            stack.extend((v, (where, ("properties", str(k))), child, refs, False)
                          for k, v in sorted(props.items(), reverse=True))
     return out
+
+
+def _tokens(where: Any) -> tuple[str, ...]:
+    parts: list[tuple[str, ...]] = []
+    while where is not None:
+        where, step = where
+        parts.append(step)
+    return tuple(t for step in reversed(parts) for t in step)
+
+
+def _node_costs(node: Mapping[str, Any], rules: list[Any], tokens: tuple[str, ...],  # noqa: PLR0917
+                card: int | None, is_root: bool, resolve: Any, out: list[RuleCost]) -> None:
+    """The estimates of one node's rules and message expressions, appended to ``out``."""
+    decl = decl_type(node, root=is_root or node.get("x-kubernetes-embedded-resource") is True,
+                     resolve=resolve, name="selfType")
+    for i, entry in enumerate(rules):
+        rule = entry.get("rule") if isinstance(entry, Mapping) else None
+        if not isinstance(rule, str) or not rule.strip():
+            continue
+        raw = rule_cost(rule, node, resolve=resolve, root=is_root, new_expressions=True,
+                        optional_old_self=entry.get("optionalOldSelf") is True, decl=decl)
+        cost = 0 if raw is None else expression_cost(raw, card, node, resolve, root=is_root,
+                                                     decl=decl)
+        out.append(RuleCost(tokens, i, "rule", rule, raw, cost, node, is_root))
+        message = entry.get("messageExpression")
+        if raw is not None and isinstance(message, str) and message.strip():
+            mraw = message_cost(message, node, resolve=resolve, root=is_root,
+                                new_expressions=True, decl=decl)
+            if mraw is not None:
+                out.append(RuleCost(tokens, i, "messageExpression", message, mraw, mraw,
+                                    node, is_root))
+
+
+class CostVerdict:
+    """What the API server's two cost limits say of a CRD version's rules (apiextensions
+    ``validation.go``): each rule or ``messageExpression`` past ``StaticEstimatedCostLimit``
+    with its ``Forbidden`` detail, and, when the sum passes
+    ``StaticEstimatedCRDCostLimit``, its detail and the four costliest contributors."""
+
+    __slots__ = ("expensive", "over", "total", "total_detail")
+
+    def __init__(self, costs: list[RuleCost]) -> None:
+        self.over: dict[int, str] = {}  # id(RuleCost) -> detail, in walk order
+        self.total = 0
+        expensive: list[RuleCost] = []
+        for rc in costs:
+            name = ("estimated rule cost" if rc.key == "rule"
+                    else "estimated messageExpression cost")
+            if rc.cost > STATIC_RULE_LIMIT:
+                self.over[id(rc)] = cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)
+            self.total = min(self.total + rc.cost, U64)
+            if rc.cost >= STATIC_CRD_LIMIT // 100:
+                expensive.append(rc)
+        self.total_detail: str | None = None
+        self.expensive: list[RuleCost] = []
+        if self.total > STATIC_CRD_LIMIT:
+            expensive.sort(key=lambda rc: -rc.cost)
+            self.expensive = expensive[:4]
+            name = ("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 "
+                    "schema")
+            self.total_detail = cost_error_message(name, self.total, STATIC_CRD_LIMIT)
 
 
 def crd_cost_problems(root: Mapping[str, Any], *, resolve: Any = None,
@@ -185,24 +237,14 @@ def crd_cost_problems(root: Mapping[str, Any], *, resolve: Any = None,
     """The cost errors the API server gives for a CRD version's schema as (field path,
     ``Forbidden`` detail), the schema at ``prefix`` (apiextensions ``validation.go``)."""
     costs = crd_rule_costs(root, resolve=resolve)
-    errors: list[tuple[str, str]] = []
-    total = 0
-    expensive: list[RuleCost] = []
-    for rc in costs:
-        name = "estimated rule cost" if rc.key == "rule" else "estimated messageExpression cost"
-        if rc.cost > STATIC_RULE_LIMIT:
-            errors.append((rc.server_path(prefix),
-                           cost_error_message(name, rc.cost, STATIC_RULE_LIMIT)))
-        total = min(total + rc.cost, U64)
-        if rc.cost >= STATIC_CRD_LIMIT // 100:
-            expensive.append(rc)
-    if total > STATIC_CRD_LIMIT:
-        expensive.sort(key=lambda rc: -rc.cost)
+    verdict = CostVerdict(costs)
+    errors = [(rc.server_path(prefix), verdict.over[id(rc)]) for rc in costs
+              if id(rc) in verdict.over]
+    if verdict.total_detail is not None:
         errors.extend((rc.server_path(prefix), "contributed to estimated rule cost total "
                        "exceeding cost limit for entire OpenAPIv3 schema")
-                      for rc in expensive[:4])
-        name = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
-        errors.append((prefix, cost_error_message(name, total, STATIC_CRD_LIMIT)))
+                      for rc in verdict.expensive)
+        errors.append((prefix, verdict.total_detail))
     return errors
 
 
