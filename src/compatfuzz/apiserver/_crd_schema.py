@@ -239,14 +239,25 @@ def _openapi(s: Mapping[str, Any] | None, path: str, ssv: _SSV, is_root: bool,
     """``ValidateCustomResourceDefinitionOpenAPISchema``: (schema errors, CEL errors)."""
     errs: list[CRDProblem] = []
     cel_errs: list[CRDProblem] = []
+    _openapi_into(s, path, ssv, is_root, cel, errs, cel_errs)
+    return errs, cel_errs
+
+
+#: the keywords ``_extensions``, ``_map_list_keys_map_set`` and ``_rules`` read: a node
+#: with none of them (most of a big CRD's) skips those three calls
+_EXTENSION_KEYS = frozenset({
+    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-map-type",
+    "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-validations"})
+
+
+def _openapi_into(s: Mapping[str, Any] | None, path: str, ssv: _SSV, is_root: bool,  # noqa: PLR0917
+                  cel: bool, errs: list[CRDProblem], cel_errs: list[CRDProblem]) -> None:
+    """:func:`_openapi`, appending to ``errs`` and ``cel_errs`` (one pair of lists for the
+    whole walk; a node's own verdict reads what it and its children added)."""
     if s is None:
-        return errs, cel_errs
+        return
+    start = len(errs)
     errs.extend(_standard(s, path, ssv))
-
-    def add(sub: tuple[list[CRDProblem], list[CRDProblem]]) -> None:
-        errs.extend(sub[0])
-        cel_errs.extend(sub[1])
-
     if s.get("uniqueItems"):
         errs.append(forbidden(child(path, "uniqueItems"), "uniqueItems cannot be set to true "
                               "since the runtime complexity becomes quadratic"))
@@ -260,47 +271,56 @@ def _openapi(s: Mapping[str, Any] | None, path: str, ssv: _SSV, is_root: bool,
         if ssv.inside_meta:
             sub_ssv = ssv.forbid_defaults("inside additionalProperties applying to object "
                                           "metadata")
-        add(_openapi(extra if isinstance(extra, dict) else None,
-                     child(path, "additionalProperties"), sub_ssv, False,
-                     cel and isinstance(extra, dict)))
+        _openapi_into(extra if isinstance(extra, dict) else None,
+                      child(path, "additionalProperties"), sub_ssv, False,
+                      cel and isinstance(extra, dict), errs, cel_errs)
     map_type = s.get("x-kubernetes-map-type")
-    for name, sub in props.items():
-        sub_ssv = ssv
+    if props:
         # cel.MapIsCorrelatable (apiserver/schema/cel/model): unset, "granular" and
         # "atomic" maps correlate; any other map type does not
+        base_ssv = ssv
         if map_type not in (None, "", "granular", "atomic"):
-            sub_ssv = sub_ssv.forbid_old_self(path)
-        if (is_root or s.get("x-kubernetes-embedded-resource")) and name in _META_FIELDS:
-            sub_ssv = replace(sub_ssv, inside_meta=True)
-            if is_root:
-                sub_ssv = sub_ssv.forbid_defaults(f"in top-level {name}")
-        add(_openapi(sub, key(child(path, "properties"), name), sub_ssv, False, cel))
-    if isinstance(s.get("not"), Mapping):
-        add(_openapi(s["not"], child(path, "not"), ssv, False, False))
+            base_ssv = ssv.forbid_old_self(path)
+        meta_here = is_root or s.get("x-kubernetes-embedded-resource")
+        at = child(path, "properties")
+        for name, sub in props.items():
+            sub_ssv = base_ssv
+            if meta_here and name in _META_FIELDS:
+                sub_ssv = replace(sub_ssv, inside_meta=True)
+                if is_root:
+                    sub_ssv = sub_ssv.forbid_defaults(f"in top-level {name}")
+            _openapi_into(sub, key(at, name), sub_ssv, False, cel, errs, cel_errs)
+    if isinstance(s.get("not"), dict):
+        _openapi_into(s["not"], child(path, "not"), ssv, False, False, errs, cel_errs)
     for junctor in ("allOf", "oneOf", "anyOf"):
         for i, clause in enumerate(s.get(junctor) or ()):
-            add(_openapi(clause, index(child(path, junctor), i), ssv, False, False))
+            _openapi_into(clause, index(child(path, junctor), i), ssv, False, False, errs,
+                          cel_errs)
     for name, sub in (s.get("definitions") or {}).items():
-        add(_openapi(sub, key(child(path, "definitions"), name), ssv, False, False))
-    list_type = s.get("x-kubernetes-list-type")
+        _openapi_into(sub, key(child(path, "definitions"), name), ssv, False, False, errs,
+                      cel_errs)
     if "items" in s:
         sub_ssv = ssv
-        if list_type != "map":
+        if s.get("x-kubernetes-list-type") != "map":
             sub_ssv = sub_ssv.forbid_old_self(path)
         items = s["items"]
-        add(_openapi(items_schema(s), child(path, "items"), sub_ssv, False, cel))
+        _openapi_into(items_schema(s), child(path, "items"), sub_ssv, False, cel, errs,
+                      cel_errs)
         if isinstance(items, list):
             for i, item in enumerate(items):
-                add(_openapi(item, index(child(path, "items"), i), sub_ssv, False, cel))
+                _openapi_into(item, index(child(path, "items"), i), sub_ssv, False, cel, errs,
+                              cel_errs)
     for name, dep in (s.get("dependencies") or {}).items():
         if isinstance(dep, dict):
-            add(_openapi(dep, key(child(path, "dependencies"), name), ssv, False, False))
+            _openapi_into(dep, key(child(path, "dependencies"), name), ssv, False, False,
+                          errs, cel_errs)
+    if _EXTENSION_KEYS.isdisjoint(s):
+        return
     errs.extend(_extensions(s, path))
     errs.extend(_map_list_keys_map_set(s, path))
     errs.extend(_rules(s, path))
-    if s.get("x-kubernetes-validations") and not errs and cel:
+    if s.get("x-kubernetes-validations") and len(errs) == start and cel:
         cel_errs.extend(_compile(s, path, ssv, is_root))
-    return errs, cel_errs
 
 
 def _standard(s: Mapping[str, Any], path: str, ssv: _SSV) -> list[CRDProblem]:

@@ -68,7 +68,7 @@ def new_structural_error(s: Mapping[str, Any] | None) -> str | None:
 
 
 def _value_validation_error(s: Mapping[str, Any]) -> str | None:
-    if isinstance(s.get("not"), Mapping):
+    if isinstance(s.get("not"), dict):
         err = _nested_error(s["not"])
         if err:
             return err
@@ -139,9 +139,11 @@ def _invariants(s: Mapping[str, Any] | None, lvl: str, path: str,
     if s is None:
         return
     items = items_schema(s)
-    if _type(s) == "array" and items is None:
-        errs.append(required(child(path, "items"), "must be specified"))
-    _invariants(items, _ITEM, child(path, "items"), errs)
+    if items is None:
+        if _type(s) == "array":
+            errs.append(required(child(path, "items"), "must be specified"))
+    else:
+        _invariants(items, _ITEM, child(path, "items"), errs)
     props: Mapping[str, Any] = s.get("properties") or {}
     for k, v in props.items():
         _invariants(v, _FIELD, key(child(path, "properties"), k), errs)
@@ -234,7 +236,7 @@ def _value_validation(v: Mapping[str, Any], skip_any_of: bool, skip_first_all_of
                 errs)
     for i, clause in enumerate(v.get("oneOf") or ()):
         _nested(clause, False, f"{child(path, 'oneOf')}[{i}]", errs)
-    if isinstance(v.get("not"), Mapping):
+    if isinstance(v.get("not"), dict):
         _nested(v["not"], False, child(path, "not"), errs)
     pattern = v.get("pattern")
     if pattern:
@@ -297,7 +299,7 @@ def _completeness_value(v: Mapping[str, Any], s: Mapping[str, Any] | None, s_pat
     if s is None:
         errs.append(required(s_path, f"because it is defined in {v_path}"))
         return
-    if isinstance(v.get("not"), Mapping):
+    if isinstance(v.get("not"), dict):
         _completeness_nested(v["not"], s, s_path, child(v_path, "not"), errs)
     for junctor in ("allOf", "anyOf", "oneOf"):
         for i, clause in enumerate(v.get(junctor) or ()):

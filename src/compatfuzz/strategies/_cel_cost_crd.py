@@ -129,6 +129,10 @@ class RuleCost:
         return f"{out}.x-kubernetes-validations[{self.index}].{self.key}"
 
 
+#: ``dict`` first: an ABC check per node was a tenth of the walk on a big CRD
+_MAP = (dict, Mapping)
+
+
 def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
                    max_nodes: int = 200_000) -> list[RuleCost]:
     """Every rule and ``messageExpression`` of a CRD version's schema with its estimate,
@@ -146,7 +150,7 @@ def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
     while stack and seen < max_nodes:
         raw_node, where, card, refs, is_root = stack.pop()
         seen += 1
-        if not isinstance(raw_node, Mapping):
+        if not isinstance(raw_node, _MAP):
             continue
         ref = raw_node.get("$ref")
         if isinstance(ref, str):
@@ -161,10 +165,10 @@ def crd_rule_costs(root: Mapping[str, Any], *, resolve: Any = None,
         child = card * factor_ if card is not None and factor_ is not None else None
         for key in ("additionalProperties", "items"):
             value = node.get(key)
-            if isinstance(value, Mapping):
+            if isinstance(value, _MAP):
                 stack.append((value, (where, (key,)), child, refs, False))
         props = node.get("properties")
-        if isinstance(props, Mapping):
+        if isinstance(props, _MAP):
             stack.extend((v, (where, ("properties", str(k))), child, refs, False)
                          for k, v in sorted(props.items(), reverse=True))
     return out
