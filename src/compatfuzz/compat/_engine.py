@@ -246,6 +246,16 @@ def _expand(paths: list[str], aliases: list[tuple[str, str]]) -> list[str]:
     return out
 
 
+def _warm(ctx: Any) -> None:
+    """Build both sides' validators before a finding's clock starts: the first build imports
+    jsonschema and its format checkers, a one-off that is no part of any search (1.5 s where
+    Python compiles them from source, e.g. with PYTHONDONTWRITEBYTECODE and an install that
+    wrote no bytecode) and would otherwise spend the first finding's seconds."""
+    for schema in (ctx.old_schema, ctx.new_schema):
+        if isinstance(schema, Schema):
+            schema.validator  # noqa: B018 (a cached property: building it is the point)
+
+
 def _seed(*parts: str) -> int:
     return zlib.crc32("\0".join(parts).encode())
 
@@ -297,6 +307,8 @@ class _Run:
         within the finding's share of the run's budget (``compat/_budget.py``): a search
         cut short leaves the finding *unwitnessed*, its static verdict unchanged."""
         ctx = f.context
+        if self.dynamic and ctx is not None:
+            _warm(ctx)
         if f.rule == "validations-changed" and ctx is not None:  # CEL: evaluated (issue 19)
             def judged() -> Finding:
                 return judge_rules(f, self.direction.sides(f.path), search=self.dynamic,
