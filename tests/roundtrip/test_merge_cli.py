@@ -288,13 +288,16 @@ def test_last_nights_report_is_a_missing_shard_not_its_old_verdict(
     write(tmp_path / "shard-3.json", old)
     out = tmp_path / "merged.json"
     done = merge(*sorted(tmp_path.glob("shard-*.json")), "--report", out)
+    assert done.returncode == 2 and "--night" in done.stderr  # a mix of nights: refused
+    assert not out.exists()
+    done = merge(*sorted(tmp_path.glob("shard-*.json")), "--report", out, "--night", "n2")
     assert done.returncode == 2, done.stdout + done.stderr  # a shard missing, no failure
     assert (f"shard 3/3: no report of night n2 ({tmp_path / 'shard-3.json'} is of night "
-            "n1: left from an earlier night, not merged)") in done.stdout
+            "n1: another night's, set aside)") in done.stdout
     doc = json.loads(out.read_text())
     assert doc["merge"]["nights"] == ["n2"] and doc["status"] == "incomplete"
     assert sorted(doc["not_run"]) == [u for u in JOB if u.startswith("t::roundtrip")]
-    assert any("left from an earlier night" in n for n in doc["notices"])
+    assert any("set aside: shard 3/3 of night 'n1'" in n for n in doc["notices"])
     assert "failed" not in {r["status"] for r in doc["units"]}  # the old failure is not in
 
 

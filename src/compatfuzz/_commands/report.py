@@ -4,12 +4,15 @@ report: every unit once, each failure once with its minimal counterexample, ever
 dead shard named with the units it left, and the exit code the job should have (0 every
 unit ran and holds, 1 a property failed, also when a shard is missing or dead, 2 an error,
 a missing or dead shard or units that did not run, 130 interrupted).  Reports of different
-jobs are refused (exit 2); a report an earlier night left is a missing shard.
+jobs are refused (exit 2), and so are reports of several nights unless ``--night`` picks one:
+the others are set aside, each printed, and their shards are missing (a report labelled
+with a later night must never turn the real shards' failure into a pass).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="write JUnit XML for the whole job")
     merge.add_argument("--html", metavar="report.html", type=Path,
                        help="write the HTML page for the whole job")
+    merge.add_argument("--night", metavar="LABEL",
+                       default=os.environ.get("COMPATFUZZ_NIGHT") or None,
+                       help="merge the reports of this night (the shards' --night) and set "
+                       "the others aside, each named; reports of several nights are refused "
+                       "without it (default: $COMPATFUZZ_NIGHT)")
     merge.add_argument("-q", "--quiet", action="store_true",
                        help="print only failures, missing or dead shards and the summary")
     parser.set_defaults(action_parser=parser)
@@ -100,12 +108,14 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
     nights = ", ".join(info["nights"]) or "not given"
     print(f"compatfuzz report merge: {count} shard{'s' if count > 1 else ''} "
           f"(night {nights}), {len(info['job_units'])} units", file=out)
+    for file, why in merged.set_aside:
+        print(f"set aside: {file}: {why}", file=out)
     missing = [line for line in merged.shards if line.state == ShardState.MISSING]
     for line in merged.shards:
         label = f"shard {line.number}/{line.count}"
         if line.state == ShardState.MISSING:
-            stale = (f" of night {nights} ({line.file} is of night {line.night}: left from "
-                     "an earlier night, not merged)" if line.file else "")
+            stale = (f" of night {nights} ({line.file} is of night {line.night}: another "
+                     "night's, set aside)" if line.file else "")
             print(f"{label}: no report{stale}", file=out)
             if info.get("owners") and len(missing) > 1:
                 print(f"  the {len(line.not_run)} units it owned did not run: "
@@ -181,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         print(f"compatfuzz report: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
-    merged = merge_reports([read_report(path) for path in args.files])
+    merged = merge_reports([read_report(path) for path in args.files], night=args.night)
     import json
 
     try:

@@ -426,6 +426,8 @@ class Merged:
     shards: list[ShardLine]
     failures: list[dict[str, Any]]
     exit_code: int
+    #: (file, why) for every report given but not merged: another night's, a duplicate
+    set_aside: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _unit_from_id(unit_id: str, kinds: Mapping[str, str]) -> Unit | None:
@@ -476,11 +478,13 @@ def _cx_file(recorded: Any, report: str) -> str | None:
     return recorded
 
 
-def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
-    """The shards with exact duplicates dropped, sorted by number; refuses reports that
-    are not of one job."""
+def _check_one_job(shards: Sequence[ShardReport]
+                   ) -> tuple[list[ShardReport], list[tuple[ShardReport, str]]]:
+    """The shards with exact duplicates dropped, sorted by number, and the duplicates
+    (with the report each repeats); refuses reports that are not of one job."""
     first = min(shards, key=lambda s: (s.number, s.path))
     by_number: dict[int, ShardReport] = {}
+    dupes: list[tuple[ShardReport, str]] = []
     unsharded = next((s.path for s in shards if not s.sharded), None)
     alone = ("" if unsharded is None or len(shards) == 1 else
              f"; {unsharded} has no \"shard\" object, so it is shard 1/1 of a job of its "
@@ -512,28 +516,78 @@ def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
         seen = by_number.get(s.number)
         if seen is None:
             by_number[s.number] = s
+        elif canonical_json(seen.doc) == canonical_json(s.doc):
+            if s.path != seen.path:
+                dupes.append((s, f"the same report as {seen.path}: counted once"))
         elif canonical_json(seen.doc) != canonical_json(s.doc):
             raise _bad(f"is shard {s.label}, and so is {seen.path}, with other contents",
                        s.path, "/shard/number",
                        "pass each shard's report once (a rerun of a shard replaces its old "
                        "report: merge the newer one)" + alone)
-    return [by_number[n] for n in sorted(by_number)]
+    return [by_number[n] for n in sorted(by_number)], dupes
 
 
-def _tonight(reports: Sequence[ShardReport]) -> tuple[list[ShardReport], list[ShardReport]]:
-    """The reports of the newest night, and the older nights' (stale) ones.
+def _night_name(night: str | None) -> str:
+    from compatfuzz.roundtrip._text import printable
 
-    A shard that did not run tonight leaves last night's report where the shards write
-    theirs (a volume kept between nights): it is that shard missing, never its old
-    verdict.  The newest night is the one of the report written last (``updated``)."""
-    nights = {s.night for s in reports if s.sharded}
-    if len(nights) < 2:
-        return list(reports), []
-    newest = max((s for s in reports if s.sharded),
-                 key=lambda s: (str(s.doc.get("updated") or s.doc.get("started") or ""),
-                                s.path)).night
-    return ([s for s in reports if not s.sharded or s.night == newest],
-            [s for s in reports if s.sharded and s.night != newest])
+    return "no night" if night is None else f"night {printable(night, newlines=False)!r}"
+
+
+def _failed_units(s: ShardReport) -> int:
+    return sum(1 for row in s.rows if row.get("status") == "failed")
+
+
+def _pick_night(reports: Sequence[ShardReport], night: str | None
+                ) -> tuple[list[ShardReport], list[tuple[ShardReport, str]]]:
+    """The reports of one night, and the reports set aside with why.
+
+    Reports of several nights are never merged, and the night is never guessed: a report
+    labelled with a later night (a rerun, a copy, an attacker's file) used to make the
+    real shards "stale", so one file could turn a failed job into a pass.  Without
+    ``night`` a mix of nights is refused; with it, the other nights' reports are set
+    aside and each is named (a shard that did not run tonight is then missing, never
+    passed on last night's verdict).
+
+    Raises:
+        SchemaLoadError: reports of several nights and no ``night``, or no report of
+            ``night``.
+    """
+    sharded = [s for s in reports if s.sharded]
+    nights: dict[str | None, list[ShardReport]] = {}
+    for s in sorted(sharded, key=lambda s: (s.number, s.path)):
+        nights.setdefault(s.night, []).append(s)
+    if night is None:
+        if len(nights) < 2:
+            return list(reports), []
+        listed = "; ".join(
+            f"{_night_name(n)}: " + ", ".join(s.path for s in group[:5])
+            + (f", ... ({len(group) - 5} more)" if len(group) > 5 else "")
+            for n, group in sorted(nights.items(), key=lambda kv: str(kv[0])))
+        choices = " or ".join(repr(n) for n in sorted(str(n) for n in nights if n))
+        raise SchemaLoadError(
+            f"the reports are of {len(nights)} nights, and a job is one night: {listed}",
+            source="<command line>",
+            hint=f"merge one night's reports: pass --night LABEL ({choices}); the reports "
+                 "of other nights are then set aside and listed, and a shard without a "
+                 "report of that night is missing")
+    if night not in nights:
+        have = ", ".join(_night_name(n) for n in sorted(nights, key=str)) or "none sharded"
+        raise SchemaLoadError(
+            f"no report is of {_night_name(night)} (--night); the reports are of: {have}",
+            source="<command line>",
+            hint="pass the label the shards ran with (fuzz --night, $COMPATFUZZ_NIGHT, "
+                 "else $GITHUB_RUN_ID), as their reports' shard.night says")
+    kept = [s for s in reports if not s.sharded or s.night == night]
+    aside = []
+    for s in sharded:
+        if s.night == night:
+            continue
+        failed = _failed_units(s)
+        aside.append((s, f"shard {s.label} of {_night_name(s.night)}, not of "
+                         f"{_night_name(night)} (--night)"
+                      + (f"; it reports {failed} failed unit{'s' if failed > 1 else ''}, "
+                         "not merged" if failed else "")))
+    return kept, aside
 
 
 def _state(s: ShardReport) -> str:
@@ -659,19 +713,23 @@ def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str], *,
     return why, notices
 
 
-def merge_reports(reports: Sequence[ShardReport]) -> Merged:
+def merge_reports(reports: Sequence[ShardReport], *, night: str | None = None) -> Merged:
     """The report of the whole job from its shards' reports (in any order; one report
-    given twice counts once).
+    given twice counts once).  ``night`` picks the night to merge when the reports are of
+    several; the others are set aside (:attr:`Merged.set_aside` says which and why).
 
     Raises:
-        SchemaLoadError: no reports, or reports that are not of one job (another shard
-            count, config digest or unit set; one shard twice with different contents).
+        SchemaLoadError: no reports, reports of several nights and no ``night`` (or none
+            of ``night``), or reports that are not of one job (another shard count,
+            config digest or unit set; one shard twice with different contents).
     """
     if not reports:
         raise SchemaLoadError("no report to merge", source="<command line>",
                               hint="pass the shards' report files: out/shard-*.json")
-    tonight, earlier = _tonight(reports)
-    shards = _check_one_job(tonight)
+    tonight, aside = _pick_night(reports, night)
+    earlier = [s for s, _ in aside]
+    shards, dupes = _check_one_job(tonight)
+    aside = [*aside, *dupes]
     count = shards[0].count
     job_units = shards[0].job_units
     present = {s.number: s for s in shards}
@@ -748,9 +806,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
         summary_all[str(result.status)] += 1
     not_run = [u.id for u in planned if u.id not in done]
     why, lost = _why_not_run(lines, not_run, attributed=bool(owners))
-    for s in earlier:
-        lost.append(f"{s.path} is shard {s.label}'s report of night {s.night!r}, not of "
-                    f"{shards[0].night!r}: left from an earlier night, so not merged")
+    for s, reason in aside:
+        lost.append(f"{s.path} set aside: {reason}")
     states = {line.state for line in lines}
     broken = states & {ShardState.MISSING, ShardState.DIED, ShardState.INCOMPLETE}
     if any(r.status is Status.FAILED for r in results):
@@ -804,6 +861,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
             "exit_code": code,
             "shards": [line.to_json() for line in lines],
             "failures": failures,
+            "set_aside": [{"file": s.path, "why": reason} for s, reason in aside],
         },
     }
-    return Merged(doc, planned, results, accept, files, why, lines, failures, code)
+    return Merged(doc, planned, results, accept, files, why, lines, failures, code,
+                  [(s.path, reason) for s, reason in aside])

@@ -1,0 +1,130 @@
+"""Hostile and mixed inputs to the nightly job's reports: ``report merge``, ``--shard``.
+
+* a report labelled with another night, merged with a job's shards, can never make the
+  real shards "stale" and pass a failed job: a mix of nights is refused (exit 2, each file
+  with its night) unless ``--night`` picks one, and every report set aside is printed;
+
+The reports are written by the real report writer (``_report.ReportWriter``) and given the
+``"shard"`` object ``fuzz --shard`` writes (``tests/roundtrip/_shards.py``); the commands
+run through ``compatfuzz.cli.main``, so a traceback fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compatfuzz.cli import main
+from compatfuzz.roundtrip import (
+    Counterexample,
+    Property,
+    RunFinished,
+    RunStarted,
+    Status,
+    StopReason,
+    Unit,
+    UnitFinished,
+    UnitResult,
+    UnitStarted,
+)
+from compatfuzz.roundtrip._report import ReportWriter
+from tests.roundtrip._shards import as_shard, write
+
+UNITS = [Unit("t", "T", Property.ROUNDTRIP, ("v1", "v2")),
+         Unit("t", "T", Property.ROUNDTRIP, ("v2", "v1")),
+         Unit("t", "T", Property.VALID, ("v1", "v2"))]
+JOB = sorted(u.id for u in UNITS)
+
+
+def _report(folder: Path, name: str, results: list[UnitResult]) -> dict[str, Any]:
+    """What the real writer leaves for a finished run of ``results``."""
+    report = folder / name
+    writer = ReportWriter(report, folder / "compatfuzz-counterexamples", min_interval=0)
+    writer.handle(RunStarted(tuple(r.unit for r in results), None, "default", 100, None, 1,
+                             "none"))
+    for result in results:
+        writer.handle(UnitStarted(result.unit))
+        writer.handle(UnitFinished(result))
+    writer.handle(RunFinished(StopReason.COMPLETED, tuple(results), 1.0))
+    return json.loads(report.read_text())  # type: ignore[no-any-return]
+
+
+def _passed(unit: Unit) -> UnitResult:
+    return UnitResult(unit, Status.PASSED, 100, 0.5)
+
+
+def _failed(unit: Unit) -> UnitResult:
+    cx = Counterexample(unit, {"spec": {"n": 1}}, "lost spec.n", "AssertionError", seed=1)
+    return UnitResult(unit, Status.FAILED, 7, 0.5, counterexample=cx)
+
+
+def _job(folder: Path, night: str = "n1") -> list[Path]:
+    """Shards 1..3 of a job of ``night``; shard 2 found a failure."""
+    files = []
+    for k, unit in enumerate(UNITS, start=1):
+        result = _failed(unit) if k == 2 else _passed(unit)
+        doc = _report(folder, f"s{k}.json", [result])
+        files.append(write(folder / f"s{k}.json",
+                           as_shard(doc, k, 3, JOB, units=[unit.id], night=night)))
+    return files
+
+
+def _other(folder: Path, night: str = "n2") -> Path:
+    """A passing report of a later night (another job of one shard)."""
+    unit = Unit("o", "O", Property.ROUNDTRIP, ("v1", "v2"))
+    doc = as_shard(_report(folder, "other.json", [_passed(unit)]), 1, 1, [unit.id],
+                   night=night)
+    doc["updated"] = "2099-01-01T00:00:00+00:00"
+    return write(folder / "other.json", doc)
+
+
+def _merge(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
+    code = main(["report", "merge", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_report_of_a_later_night_cannot_pass_a_failed_job(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path)
+    other = _other(tmp_path)
+    merged = tmp_path / "merged.json"
+    code, out, err = _merge(capsys, *files, other, "--report", merged)
+    # was: the three real shards dropped as stale, "passed", exit 0
+    assert code == 2, out + err
+    assert "passed" not in out and not merged.exists()
+    assert "Traceback" not in err and "2 nights" in err and "--night" in err
+    for f in files:
+        assert str(f) in err
+    assert str(other) in err and "'n1'" in err and "'n2'" in err
+
+
+def test_night_picks_the_reports_to_merge_and_names_every_one_set_aside(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path)
+    other = _other(tmp_path)
+    code, out, err = _merge(capsys, *files, other, "--night", "n1")
+    assert code == 1, out + err  # shard 2's failure stands
+    assert f"set aside: {other}: shard 1/1 of night 'n2', not of night 'n1'" in out
+    # picking the other night is the user's choice, and the failure it leaves is said
+    code, out, err = _merge(capsys, *files, other, "--night", "n2")
+    assert code == 0, out + err
+    assert f"set aside: {files[1]}: shard 2/3 of night 'n1'" in out
+    assert "it reports 1 failed unit, not merged" in out
+    # a night no report has is an error, not an empty pass
+    code, out, err = _merge(capsys, *files, "--night", "n9")
+    assert code == 2 and "no report is of night 'n9'" in err, out + err
+
+
+def test_the_same_report_twice_is_counted_once_and_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path)
+    copy = write(tmp_path / "copy" / "s2.json", json.loads(files[1].read_text()))
+    code, out, err = _merge(capsys, *files, copy)
+    assert code == 1, out + err
+    line = next(x for x in out.splitlines() if x.startswith("set aside: "))
+    assert line.endswith(": counted once") and "the same report as" in line
+    assert str(copy) in line and str(files[1]) in line
