@@ -128,3 +128,66 @@ def test_the_same_report_twice_is_counted_once_and_said(
     line = next(x for x in out.splitlines() if x.startswith("set aside: "))
     assert line.endswith(": counted once") and "the same report as" in line
     assert str(copy) in line and str(files[1]) in line
+
+
+# --- the shard count ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["--shard", "1/99999999999999999999"],
+    ["--shard", "1/1000000"],
+    ["--shard", "1/10001"],
+    ["--shard", "1/" + "9" * 5000],
+    ["--shards", "1000000"],
+    ["--shards", "9" * 5000],
+])
+def test_a_shard_count_over_the_bound_is_refused_at_once(
+        argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["fuzz", "--config", str(tmp_path / "none.toml"), *argv])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2, err
+    assert argv[0] in err and "Traceback" not in err and len(err) < 1000, err
+    if argv[1].count("9") < 5000 and argv[1] != "1/99999999999999999999":
+        assert "10,000" in err
+
+
+@pytest.mark.parametrize("index", ["9" * 5000, "10000000"])
+def test_a_huge_job_completion_index_is_refused(
+        index: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "compatfuzz.toml"
+    config.write_text("")
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", index)
+    code = main(["fuzz", "--config", str(config), "--shards", "4"])
+    err = capsys.readouterr().err
+    assert code == 2 and "JOB_COMPLETION_INDEX" in err and len(err) < 1000, err
+
+
+def test_a_report_of_a_million_shards_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path)
+    doc = json.loads(files[0].read_text())
+    doc["shard"]["count"] = 1_000_000
+    write(files[0], doc)
+    code, out, err = _merge(capsys, files[0])
+    assert code == 2 and "$.shard.count" in err and "10,000" in err, out + err
+
+
+def test_merging_one_report_of_ten_thousand_shards_is_a_few_lines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The missing shards are one line per run of them: the merge's work and size are
+    the reports', not N's (a line per missing shard made 1/1000000 an 800 MB merge)."""
+    unit = UNITS[0]
+    doc = as_shard(_report(tmp_path, "s.json", [_passed(unit)]), 1, 10_000, [unit.id],
+                   night="n1")
+    doc["shard"]["owners"] = {unit.id: 1}
+    report = write(tmp_path / "s.json", doc)
+    merged = tmp_path / "merged.json"
+    code, out, err = _merge(capsys, report, "--report", merged)
+    assert code == 2, out + err  # 9,999 shards missing
+    assert "shards 2-10000/10000: no report" in out
+    assert "9999 shards missing" in out and len(out.splitlines()) < 10, out
+    assert merged.stat().st_size < 20_000
+    lines = json.loads(merged.read_text())["merge"]["shards"]
+    assert [(x["number"], x.get("last"), x["state"]) for x in lines] == [
+        (1, None, "finished"), (2, 10_000, "missing")]

@@ -55,12 +55,26 @@ def parse_deadline(text: str) -> float | None:
 
 
 def _positive(text: str) -> int:
+    shown = repr(text[:40]) + ("..." if len(text) > 40 else "")
     try:
-        value = int(text)
+        value = int(text)  # over 4,300 digits is a ValueError too (sys.int_info)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {shown}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {shown}")
+    return value
+
+
+def _shard_count(text: str) -> int:
+    """``--shards N``: 1 <= N <= ``MAX_SHARDS``."""
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._shard import check_count
+
+    value = _positive(text)
+    try:
+        check_count(value, "--shards N")
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return value
 
 
@@ -119,11 +133,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Job (docs/roundtrip.md, Sharding)")
     which = sharding.add_mutually_exclusive_group()
     which.add_argument("--shard", type=_shard, metavar="K/N",
-                       help="run shard K of N (1-based, like 2/4): the same split of the "
-                       "job's units on every shard, balanced by their expected cost")
-    which.add_argument("--shards", type=_positive, metavar="N",
-                       help="run one of N shards, K from JOB_COMPLETION_INDEX (0-based, as "
-                       "a Kubernetes Indexed Job sets it)")
+                       help="run shard K of N (1-based, like 2/4; N <= 10,000): the same "
+                       "split of the job's units on every shard, balanced by their expected "
+                       "cost")
+    which.add_argument("--shards", type=_shard_count, metavar="N",
+                       help="run one of N shards (N <= 10,000), K from JOB_COMPLETION_INDEX "
+                       "(0-based, as a Kubernetes Indexed Job sets it)")
     sharding.add_argument("--night", metavar="LABEL",
                           help="the job's label, which with K/N gives each shard its seed "
                           "(default: $COMPATFUZZ_NIGHT, else $GITHUB_RUN_ID, else today's "

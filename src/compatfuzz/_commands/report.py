@@ -85,11 +85,10 @@ def _counts(summary: dict[str, int]) -> str:
 def _orphans(missing: list[Any], out: TextIO) -> None:
     """The units only the missing shards owned, together: reports written before they
     named every unit's owner (``shard.owners``) cannot say which missing shard had which."""
-    orphans = missing[0].not_run
-    if len(missing) == 1:
-        owners = f"shard {missing[0].number}/{missing[0].count}"
-    else:
-        owners = "shards " + ", ".join(f"{m.number}/{m.count}" for m in missing)
+    from compatfuzz.roundtrip._merge import shard_names
+
+    orphans: list[str] = next((m.not_run for m in missing if m.not_run), [])
+    owners = shard_names(missing)
     if orphans:
         print(f"  {len(orphans)} units only {owners} owned did not run: {_units(orphans)}",
               file=out)
@@ -112,15 +111,17 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
         print(f"set aside: {file}: {why}", file=out)
     missing = [line for line in merged.shards if line.state == ShardState.MISSING]
     for line in merged.shards:
-        label = f"shard {line.number}/{line.count}"
+        label = line.label
         if line.state == ShardState.MISSING:
             stale = (f" of night {nights} ({line.file} is of night {line.night}: another "
                      "night's, set aside)" if line.file else "")
             print(f"{label}: no report{stale}", file=out)
             if info.get("owners") and len(missing) > 1:
-                print(f"  the {len(line.not_run)} units it owned did not run: "
+                they = "it" if line.size == 1 else "they"
+                print(f"  the {len(line.not_run)} units {they} owned did not run: "
                       f"{_units(line.not_run)}" if line.not_run else
-                      "  every unit it owned was run by another shard (a copy)", file=out)
+                      f"  every unit {they} owned was run by another shard (a copy)",
+                      file=out)
             elif line is missing[-1]:
                 _orphans(missing, out)
             continue
@@ -171,7 +172,8 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
                                                                ShardState.INCOMPLETE)]
     problems = []
     if missing:
-        problems.append(f"{len(missing)} shard{'s' if len(missing) > 1 else ''} missing")
+        gone = sum(m.size for m in missing)
+        problems.append(f"{gone} shard{'s' if gone > 1 else ''} missing")
     if dead:
         problems.append(", ".join(f"shard {d.number}/{d.count} {d.state}" for d in dead))
     examples = sum(row["examples"] for row in doc["units"])

@@ -27,6 +27,7 @@ merging a report twice changes nothing.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +38,7 @@ from typing import Any
 from compatfuzz.errors import SchemaLoadError
 from compatfuzz.roundtrip._accept import accept_summary
 from compatfuzz.roundtrip._events import Counterexample, Property, Status, Unit, UnitResult
+from compatfuzz.roundtrip._shard import MAX_SHARDS
 
 __all__ = [
     "EXIT_FAILED",
@@ -299,6 +301,9 @@ def parse_report(doc: Any, path: str) -> ShardReport:
         raise _bad(f"expected a shard K/N with 1 <= K <= N but got {number!r:.20}/"
                    f"{count!r:.20}", path,
                    "/shard/count" if not (_count(count) and count >= 1) else "/shard/number")
+    if count > MAX_SHARDS:
+        raise _bad(f"is shard {number}/{count}, of more than {MAX_SHARDS:,} shards, the most "
+                   "a job may have (fuzz --shard refuses more)", path, "/shard/count")
     night = shard.get("night")
     if night is not None and not isinstance(night, str):
         raise _bad(f"expected a night label (a string) but got {_type(night)}", path,
@@ -402,13 +407,42 @@ class ShardLine:
     updated: str | None = None
     #: what the shard's run said once (its report's ``notices``: Redis went away, ...)
     notices: list[str] = field(default_factory=list)
+    #: a missing shard with nothing to say stands for the run ``number..last`` of them,
+    #: so a merge holds a line per report given, not per shard of the job
+    last: int | None = None
+
+    @property
+    def size(self) -> int:
+        """How many shards the line stands for."""
+        return 1 if self.last is None else self.last - self.number + 1
+
+    @property
+    def span(self) -> str:
+        """``3/9``, or ``3-9/9`` for a run of missing shards."""
+        if self.last is None or self.last == self.number:
+            return f"{self.number}/{self.count}"
+        return f"{self.number}-{self.last}/{self.count}"
+
+    @property
+    def label(self) -> str:
+        """``shard 3/9``, or ``shards 3-9/9`` for a run of missing shards."""
+        return ("shard " if self.size == 1 else "shards ") + self.span
+
 
     def to_json(self) -> dict[str, Any]:
-        return {"number": self.number, "count": self.count, "state": self.state,
+        return {"number": self.number, **({"last": self.last} if self.last else {}),
+                "count": self.count, "state": self.state,
                 "file": self.file, "night": self.night, "seed": self.seed,
                 "units": self.units, "summary": self.summary, "examples": self.examples,
                 "running": self.running, "not_run": self.not_run, "updated": self.updated,
                 "notices": self.notices}
+
+
+def shard_names(lines: Sequence[ShardLine]) -> str:
+    """``shard 3/9``, ``shards 3/9, 5-9/9``: the shards ``lines`` stand for."""
+    if len(lines) == 1:
+        return lines[0].label
+    return "shards " + ", ".join(line.span for line in lines)
 
 
 @dataclass
@@ -680,12 +714,12 @@ def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str], *,
     missing = [line for line in lines if line.state == ShardState.MISSING]
     if len(missing) > 1 and attributed:
         for m in missing:
-            notices.append(f"shard {m.number}/{m.count}: no report; the "
-                           f"{len(m.not_run)} units it owned did not run")
-    owners = ("shard " if len(missing) == 1 else "shards ") + ", ".join(
-        f"{m.number}/{m.count}" for m in missing)
+            notices.append(f"{m.label}: no report; the "
+                           f"{len(m.not_run)} units {'it' if m.size == 1 else 'they'} "
+                           "owned did not run")
+    owners = shard_names(missing)
     for line in lines:
-        label = f"shard {line.number}/{line.count}"
+        label = line.label
         if line.state == ShardState.MISSING:
             for unit in line.not_run:
                 if unit in left:
@@ -709,7 +743,8 @@ def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str], *,
     if missing and not (len(missing) > 1 and attributed):
         orphans = [u for u in missing[0].not_run if u in left]
         notices.insert(0, f"{owners}: no report; {len(orphans)} units only "
-                       f"{'it' if len(missing) == 1 else 'they'} owned did not run")
+                       f"{'it' if owners.startswith('shard ') else 'they'} owned did not "
+                       "run")
     return why, notices
 
 
@@ -768,16 +803,37 @@ def merge_reports(reports: Sequence[ShardReport], *, night: str | None = None) -
             failures.append(failure)
     done = {r.unit.id for r in results}
     lines: list[ShardLine] = []
-    for number in range(1, count + 1):
+    # Only the shards a report names, or that own a unit without a result, get a line of
+    # their own: the others missing are one line per run of them, so the work and the
+    # memory are the reports' and the units', never the shard count's.
+    left = [u for u in orphans if u not in done]
+    by_owner: dict[int, list[str]] = {}
+    for u in left:
+        by_owner.setdefault(owners.get(u, 0), []).append(u)
+    left_over = {s.number: s for s in sorted(earlier, key=lambda s: s.path, reverse=True)
+                 if s.count == count}
+    noted = sorted({*present, *left_over, *(n for n in by_owner if n)})
+    if 0 in by_owner:  # no owners recorded: the orphans go with the first missing shard
+        first = next((n for n in range(1, count + 1) if n not in present), None)
+        if first is not None:
+            noted = sorted({*noted, first})
+            by_owner.setdefault(first, []).extend(by_owner.pop(0))
+    edges = [0, *noted, count + 1]
+    numbers: list[tuple[int, int | None]] = []
+    for a, b in itertools.pairwise(edges):
+        if b - a > 1:  # the shards between two noted ones: missing, nothing to say
+            numbers.append((a + 1, b - 1 if b - 1 > a + 1 else None))
+        if b <= count:
+            numbers.append((b, None))
+    for number, last in numbers:
         got = present.get(number)
         if got is None:
-            old = next((s for s in earlier if s.number == number and s.count == count),
-                       None)
+            old = left_over.get(number) if last is None else None
             lines.append(ShardLine(number, count, ShardState.MISSING,
                                    file=None if old is None else old.path,
                                    night=None if old is None else old.night,
-                                   not_run=[u for u in orphans if u not in done
-                                            and owners.get(u, number) == number]))
+                                   not_run=sorted(by_owner.get(number, [])) if last is None
+                                   else [], last=last))
             continue
         s = got
         ran = {r["id"]: r for r in s.rows}
