@@ -191,3 +191,88 @@ def test_merging_one_report_of_ten_thousand_shards_is_a_few_lines(
     lines = json.loads(merged.read_text())["merge"]["shards"]
     assert [(x["number"], x.get("last"), x["state"]) for x in lines] == [
         (1, None, "finished"), (2, 10_000, "missing")]
+
+
+# --- text from reports and flags, printed commands --------------------------------------
+
+HOSTILE = "n1; touch PWNED #$(id)\x1b]0;owned\x07"
+
+
+def test_a_hostile_night_label_is_quoted_and_escaped_in_the_rerun_command(
+        tmp_path: Path) -> None:
+    from tests.faults._project import LOSSY, fuzz, project
+
+    config = project(tmp_path, LOSSY)
+    done = fuzz(config, "--property", "valid", "--max-examples", "2", "--shard", "1/2",
+                "--night", HOSTILE)
+    assert done.returncode in (0, 2), done.stderr
+    line = next(x for x in done.stderr.splitlines() if "rerun this shard with:" in x)
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    # pasted, the label is one word: no `touch`, no `$(id)`
+    assert "--night 'n1; touch PWNED #$(id)\\x1b]0;owned\\x07'" in line, line
+
+
+def test_a_reports_strings_are_escaped_and_its_replay_command_quoted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path, night=HOSTILE)
+    doc = json.loads(files[1].read_text())
+    cx = doc["units"][0]["counterexample_file"]
+    quoted = tmp_path / "compatfuzz-counterexamples" / "x; rm -rf ~ #.json"
+    Path(cx).rename(quoted)
+    doc["units"][0]["counterexample_file"] = str(quoted)
+    doc["notices"] = ["redis went away\x1b[2J"]
+    write(files[1], doc)
+    code, out, err = _merge(capsys, *files)
+    assert code == 1, out + err
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    assert "\\x1b]0;owned\\x07" in out  # the night, escaped
+    assert f"replay: compatfuzz fuzz --replay '{quoted}'" in out
+
+
+def test_a_counterexample_file_outside_the_reports_folder_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path)
+    doc = json.loads(files[1].read_text())
+    doc["units"][0]["counterexample_file"] = "/etc/passwd"
+    write(files[1], doc)
+    merged = tmp_path / "merged.json"
+    code, out, err = _merge(capsys, *files, "--report", merged)
+    assert code == 1, out + err
+    assert "--replay /etc/passwd" not in out
+    assert "replay: refused: the report names a counterexample file outside its folder " \
+           "(/etc/passwd)" in out
+    assert "/etc/passwd" not in json.dumps(json.loads(merged.read_text())["units"])
+
+
+@pytest.mark.parametrize(("where", "value", "words"), [
+    ("seconds", "NaN", "NaN is not JSON"),
+    ("seconds", "Infinity", "Infinity is not JSON"),
+    ("examples", "1" + "0" * 5000, "too long"),
+    ("examples", "10000000000000", "examples 0..1,000,000,000"),
+])
+def test_nan_huge_numbers_and_absurd_example_counts_in_a_report_are_refused(
+        where: str, value: str, words: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path)
+    text = files[0].read_text()
+    key = f'"{where}": '
+    at = text.index(key, text.index('"units"')) + len(key)
+    end = min(text.index(",", at), text.index("\n", at))
+    files[0].write_text(text[:at] + value + text[end:])
+    merged = tmp_path / "merged.json"
+    code, out, err = _merge(capsys, *files, "--report", merged)
+    assert code == 2 and words in err and str(files[0]) in err, out + err
+    assert "Traceback" not in err and len(err) < 2000 and not merged.exists()
+
+
+@pytest.mark.parametrize(("flag", "value", "words"), [
+    ("--seed", "9" * 5000, "at most 39 digits"),
+    ("--max-examples", "1000000000000", "at most 1,000,000,000 examples"),
+])
+def test_a_huge_seed_or_example_count_is_a_usage_error(
+        flag: str, value: str, words: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["fuzz", "--config", str(tmp_path / "none.toml"), flag, value])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and words in err and len(err) < 1000, err

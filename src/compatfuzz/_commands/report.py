@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -96,11 +97,28 @@ def _orphans(missing: list[Any], out: TextIO) -> None:
         print(f"  every unit {owners} owned was run by another shard (a copy)", file=out)
 
 
-def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
+class _Printable:
+    """``out`` with every control character escaped (``printable``): nights, file names,
+    unit ids and notices come from reports and the command line."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        from compatfuzz.roundtrip._text import printable
+
+        return self.out.write(printable(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def print_summary(merged: Any, out: Any, *, quiet: bool = False) -> None:
     """The merged job in a few lines: a line per shard, each failure once, the verdict."""
     from compatfuzz._commands.fuzz import _config_flag, _shown, printable_json
     from compatfuzz.roundtrip._merge import ShardState
 
+    out = _Printable(out)  # every string here is from a report, a file name or a flag
     doc = merged.doc
     info = doc["merge"]
     count = info["count"]
@@ -159,8 +177,13 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
             print(f"  ({failure['other_counterexamples']} other, larger counterexamples of "
                   "this unit from other shards left out)", file=out)
         if failure["counterexample_file"]:
-            print(f"  replay: compatfuzz fuzz --replay {failure['counterexample_file']}"
+            print(f"  replay: compatfuzz fuzz --replay "
+                  f"{shlex.quote(failure['counterexample_file'])}"
                   f"{_config_flag(failure['config'])}", file=out)
+        elif failure.get("counterexample_file_refused"):
+            print(f"  replay: refused: the report names a counterexample file outside its "
+                  f"folder ({failure['counterexample_file_refused']}); copy that file into "
+                  "the report's folder and merge again", file=out)
     for row in doc["units"]:
         if row["status"] == "error":
             print(f"ERROR {row['id']}: {_shown(str(row.get('message') or ''))}", file=out)
@@ -198,7 +221,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.report is not None:
-            atomic_write(args.report, json.dumps(merged.doc, indent=2) + "\n")
+            # NaN and Infinity are not JSON: refused in the reports, never written here
+            atomic_write(args.report, json.dumps(merged.doc, indent=2, allow_nan=False)
+                         + "\n")
         if args.junit is not None:
             write_junit(args.junit, merged.results, planned=merged.planned,
                         accept=merged.accept, files=merged.files, not_run=merged.not_run)

@@ -59,6 +59,8 @@ __all__ = [
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 REPORT_FORMAT = "compatfuzz-report/1"
+#: the most examples one unit's row may report (``fuzz --max-examples`` allows 10**9)
+MAX_UNIT_EXAMPLES = 1_000_000_000
 _FIX = ("pass the --report files the shards of one job wrote (compatfuzz fuzz --shard K/N "
         "--report FILE)")
 _RUN_STATUSES = {"running", "incomplete", *(str(s) for s in Status)}
@@ -210,9 +212,9 @@ def _check_row(row: Any, path: str, where: str) -> None:
     if not _one_of(row.get("status"), {str(s) for s in Status}):
         raise _bad(f"unknown unit status {row.get('status')!r:.80}; expected one of "
                    f"{', '.join(str(s) for s in Status)}", path, f"{where}/status")
-    if not _count(row.get("examples")):
-        raise _bad(f"expected a number of examples >= 0 but got {row.get('examples')!r:.80}",
-                   path, f"{where}/examples")
+    if not (_count(row.get("examples")) and row["examples"] <= MAX_UNIT_EXAMPLES):
+        raise _bad(f"expected a number of examples 0..{MAX_UNIT_EXAMPLES:,} but got "
+                   f"{str(row.get('examples'))[:40]}", path, f"{where}/examples")
     if row.get("seconds") is not None and not _number(row["seconds"]):
         raise _bad(f"expected a number of seconds but got {row['seconds']!r:.80}", path,
                    f"{where}/seconds")
@@ -309,7 +311,7 @@ def parse_report(doc: Any, path: str) -> ShardReport:
         raise _bad(f"expected a night label (a string) but got {_type(night)}", path,
                    "/shard/night")
     seed = shard.get("seed")
-    if seed is not None and not _count(seed):
+    if seed is not None and not (_count(seed) and seed < 2 ** 128):
         raise _bad(f"expected a seed (an integer) but got {seed!r:.40}", path, "/shard/seed")
     job = _strings(shard.get("job_units"), path, "/shard/job_units")
     known = set(job)
@@ -366,12 +368,19 @@ def read_report(path: str | os.PathLike[str]) -> ShardReport:
         raise _bad(f"not UTF-8 text (byte {exc.start}): not a report", name, "") from None
     except OSError as exc:
         raise _bad(f"cannot read it ({exc.strerror or exc})", name, "") from None
+    def no_constant(word: str) -> Any:
+        raise _bad(f"{word} is not JSON (fuzz never writes it): the file was edited after",
+                   name, "")
+
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
         raise _bad(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                    "fuzz writes its report atomically, so the file was cut or edited after",
                    name, "") from None
+    except ValueError as exc:  # an integer of over 4,300 digits (sys.int_info)
+        raise _bad(f"holds a number too long to be a report's ({str(exc)[:80]})", name,
+                   "") from None
     except RecursionError:
         raise _bad("nested too deeply to be a report", name, "") from None
     return parse_report(doc, name)
@@ -497,19 +506,31 @@ def _counterexample(unit: Unit, cx: Mapping[str, Any]) -> Counterexample:
         traceback=str(cx.get("traceback") or ""), output=str(cx.get("output") or ""))
 
 
-def _cx_file(recorded: Any, report: str) -> str | None:
-    """Where a counterexample file is now: as recorded, or, when the shard's files were
-    moved together (a CI artifact), by its name beside the report."""
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a symlink loop
+        return False
+
+
+def _cx_file(recorded: Any, report: str) -> tuple[str | None, str | None]:
+    """Where a counterexample file is now, and the recorded path when it was refused.
+
+    As recorded when that is in the report's folder (or below it), else by its name
+    beside the report (the shard's files moved together: a CI artifact).  A path outside
+    the report's folder is refused: the report is someone else's file, and the merge
+    prints a replay command with the path for the user to run."""
     if not isinstance(recorded, str) or not recorded:
-        return None
-    if Path(recorded).is_file():
-        return recorded
+        return None, None
     base = Path(report).parent
-    for candidate in (base / "compatfuzz-counterexamples" / Path(recorded).name,
-                      base / Path(recorded).name):
-        if candidate.is_file():
-            return str(candidate)
-    return recorded
+    if _inside(Path(recorded), base):
+        return recorded, None
+    name = Path(recorded).name
+    if name not in ("", ".", ".."):
+        for candidate in (base / "compatfuzz-counterexamples" / name, base / name):
+            if candidate.is_file() and _inside(candidate, base):
+                return str(candidate), None
+    return None, recorded
 
 
 def _check_one_job(shards: Sequence[ShardReport]
@@ -666,9 +687,10 @@ def _merge_rows(unit: Unit, found: list[tuple[ShardReport, Mapping[str, Any]]]
     merged = {**rep, "status": str(status), "examples": examples, "seconds": seconds,
               "accepted": [{"index": i, "count": n} for i, n in sorted(accepted.items())],
               "shards": [s.number for s, _ in found]}
-    cx_file = _cx_file(rep.get("counterexample_file"), rep_shard.path)
-    if cx_file is not None:
-        merged["counterexample_file"] = cx_file
+    cx_file, refused = _cx_file(rep.get("counterexample_file"), rep_shard.path)
+    merged["counterexample_file"] = cx_file
+    if cx_file is None:
+        merged.pop("counterexample_file")
     cx = rep.get("counterexample") if status is Status.FAILED else None
     if status is not Status.FAILED:
         merged["counterexample"] = None
@@ -688,6 +710,7 @@ def _merge_rows(unit: Unit, found: list[tuple[ShardReport, Mapping[str, Any]]]
                "object": cx.get("object") if cx else None,
                "error": (cx.get("error") if cx else rep.get("message")) or "",
                "counterexample_file": cx_file,
+               "counterexample_file_refused": refused,
                "config": cx.get("config") if cx else None,
                "found_by": same or [s.number for s, _ in failing],
                "failed_on": sorted(s.number for s, _ in failing),
