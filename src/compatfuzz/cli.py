@@ -175,7 +175,10 @@ def _main(argv: Sequence[str] | None) -> int:
             warnings.showwarning = show
             return int(module.run(args))  # type: ignore[attr-defined]
     except CompatfuzzError as exc:
-        print(f"compatfuzz {args.command}: error: {exc}", file=sys.stderr)
+        from compatfuzz.roundtrip._text import printable
+
+        # file names, labels and values in the message are the user's or a file's text
+        print(f"compatfuzz {args.command}: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except RecursionError:
         # a backstop: readers bound nesting themselves and name the file and path

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import threading
@@ -55,12 +56,53 @@ def parse_deadline(text: str) -> float | None:
 
 
 def _positive(text: str) -> int:
+    shown = repr(text[:40]) + ("..." if len(text) > 40 else "")
     try:
-        value = int(text)
+        value = int(text)  # over 4,300 digits is a ValueError too (sys.int_info)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {shown}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {shown}")
+    return value
+
+
+#: the most examples one unit may be asked for (``--max-examples``; a report's row)
+MAX_EXAMPLES = 1_000_000_000
+#: the most digits of a ``--seed`` (2**128 has 39)
+SEED_DIGITS = 39
+
+
+def _max_examples(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_EXAMPLES:
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_EXAMPLES:,} examples per unit, got {text[:40]!r}; for "
+            "a long run give a time budget instead (--duration 8h)")
+    return value
+
+
+def _seed(text: str) -> int:
+    digits = text.strip().lstrip("+-")
+    if len(digits) > SEED_DIGITS:
+        raise argparse.ArgumentTypeError(
+            f"expected a seed of at most {SEED_DIGITS} digits, got one of {len(digits)} "
+            f"({text[:20]!r}...); any integer below 2**128 replays a run")
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text[:40]!r}") from None
+
+
+def _shard_count(text: str) -> int:
+    """``--shards N``: 1 <= N <= ``MAX_SHARDS``."""
+    from compatfuzz.errors import InvalidArgument
+    from compatfuzz.roundtrip._shard import check_count
+
+    value = _positive(text)
+    try:
+        check_count(value, "--shards N")
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return value
 
 
@@ -97,7 +139,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "no_mutation, path_independent, default_idempotent, default_commutes, "
                         "encodings (protobuf)")
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--max-examples", type=_positive, metavar="N",
+    budget.add_argument("--max-examples", type=_max_examples, metavar="N",
                         help="examples per property and pair (default: the profile's)")
     budget.add_argument("--duration", type=parse_duration, metavar="30m",
                         help="the whole run's time budget, shared between the units "
@@ -108,7 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "'none' plans all)")
     parser.add_argument("--profile", choices=("default", "ci", "nightly"), default="default",
                         help="Hypothesis settings profile (default: %(default)s)")
-    parser.add_argument("--seed", type=int, metavar="S",
+    parser.add_argument("--seed", type=_seed, metavar="S",
                         help="seed for an exact replay of a run (default: random). "
                         "Unsharded it bypasses the example database, like Hypothesis's "
                         "@seed; with --shard/--shards the database is still read and "
@@ -119,11 +161,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Job (docs/roundtrip.md, Sharding)")
     which = sharding.add_mutually_exclusive_group()
     which.add_argument("--shard", type=_shard, metavar="K/N",
-                       help="run shard K of N (1-based, like 2/4): the same split of the "
-                       "job's units on every shard, balanced by their expected cost")
-    which.add_argument("--shards", type=_positive, metavar="N",
-                       help="run one of N shards, K from JOB_COMPLETION_INDEX (0-based, as "
-                       "a Kubernetes Indexed Job sets it)")
+                       help="run shard K of N (1-based, like 2/4; N <= 10,000): the same "
+                       "split of the job's units on every shard, balanced by their expected "
+                       "cost")
+    which.add_argument("--shards", type=_shard_count, metavar="N",
+                       help="run one of N shards (N <= 10,000), K from JOB_COMPLETION_INDEX "
+                       "(0-based, as a Kubernetes Indexed Job sets it)")
     sharding.add_argument("--night", metavar="LABEL",
                           help="the job's label, which with K/N gives each shard its seed "
                           "(default: $COMPATFUZZ_NIGHT, else $GITHUB_RUN_ID, else today's "
@@ -241,8 +284,8 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
     if cx_file:
         # the same judge as the run: --apiserver is the command line's, not the config's
         server = f" --apiserver {apiserver}" if apiserver else ""
-        print(f"  replay: compatfuzz fuzz --replay {cx_file}{_config_flag(cx.config)}{server}",
-              file=out)
+        print(_command(f"  replay: compatfuzz fuzz --replay {shlex.quote(cx_file)}"
+                       f"{_config_flag(cx.config)}{server}"), file=out)
     node = pytest_node(cx)
     if node is not None:
         # not @reproduce_failure: a config-declared API has no test function to decorate
@@ -251,13 +294,22 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
                 and not (saved_in or "").endswith(_FALLBACK)):  # saved there, not in Redis
             from compatfuzz.roundtrip._database import redact
 
-            server += f" --compatfuzz-database {redact(database)}"
+            server += f" --compatfuzz-database {shlex.quote(redact(database))}"
         if run_seed is not None:
-            print(f"  or: pytest '{node}' --compatfuzz-seed={run_seed}{server}", file=out)
+            print(_command(f"  or: pytest {shlex.quote(node)} --compatfuzz-seed={run_seed}"
+                           f"{server}"), file=out)
         elif saved_in is not None and cx.error_type != "TimeoutError" and saved is not False:
-            print(f"  or: pytest '{node}'{server}  (replays it from the example database)",
-                  file=out)
+            print(_command(f"  or: pytest {shlex.quote(node)}{server}  (replays it from the "
+                           "example database)"), file=out)
     print("", file=out)
+
+
+def _command(line: str) -> str:
+    """A printed command line, its words already ``shlex.quote``-d: control characters in
+    a path or label are shown escaped, never sent to the terminal."""
+    from compatfuzz.roundtrip._text import printable
+
+    return printable(line, newlines=False)
 
 
 def _config_flag(config: str | None) -> str:
@@ -274,7 +326,7 @@ def _config_flag(config: str | None) -> str:
         where = os.path.relpath(config)
     except ValueError:  # another drive on Windows
         where = config
-    return f" --config {where}"
+    return f" --config {shlex.quote(where)}"
 
 
 def pytest_node(cx: Any) -> str | None:
@@ -500,9 +552,11 @@ class _Progress:
     def _shard_header(self, shard: dict[str, Any], args: argparse.Namespace) -> None:
         """Which units of the job this shard runs, how to rerun it, what it replays."""
         from compatfuzz.roundtrip._database import redact
+        from compatfuzz.roundtrip._text import printable
 
         seeded = getattr(args, "seed", None) is not None
-        rerun = f"--seed {args.seed}" if seeded else f"--night {shard['night']}"
+        night = printable(str(shard["night"]), newlines=False)
+        rerun = f"--seed {args.seed}" if seeded else f"--night {shlex.quote(shard['night'])}"
         copies = shard["copies"]
         again = (f" (again, as copy {', '.join(map(str, sorted(set(copies.values()))))}: "
                  "fewer units than shards)" if copies else "")
@@ -510,13 +564,12 @@ class _Progress:
         database = getattr(args, "database", None)
         command = (f"compatfuzz fuzz{_config_flag(getattr(args, 'config', None))} "
                    f"--shard {shard['number']}/{shard['count']} {rerun}"
-                   + (f" --database {redact(database)}" if database else ""))
+                   + (f" --database {shlex.quote(redact(database))}" if database else ""))
         print(f"compatfuzz fuzz: shard {shard['number']}/{shard['count']} "
-              + (f"(seeds from --seed {args.seed})" if seeded else
-                 f"of night {shard['night']}")
+              + (f"(seeds from --seed {args.seed})" if seeded else f"of night {night}")
               + f": {len(shard['units'])} of the job's {len(shard['job_units'])} "
-              f"units{again}, seed {shard['seed']}; rerun this shard with: {command}",
-              file=self.out)
+              f"units{again}, seed {shard['seed']}; rerun this shard with: "
+              f"{_command(command)}", file=self.out)
         if shard["replayed"]:
             n = len(shard["replayed"])
             print(f"compatfuzz fuzz: first replaying the saved failures of {n} unit"

@@ -4,12 +4,16 @@ report: every unit once, each failure once with its minimal counterexample, ever
 dead shard named with the units it left, and the exit code the job should have (0 every
 unit ran and holds, 1 a property failed, also when a shard is missing or dead, 2 an error,
 a missing or dead shard or units that did not run, 130 interrupted).  Reports of different
-jobs are refused (exit 2); a report an earlier night left is a missing shard.
+jobs are refused (exit 2), and so are reports of several nights unless ``--night`` picks one:
+the others are set aside, each printed, and their shards are missing (a report labelled
+with a later night must never turn the real shards' failure into a pass).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,6 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="write JUnit XML for the whole job")
     merge.add_argument("--html", metavar="report.html", type=Path,
                        help="write the HTML page for the whole job")
+    merge.add_argument("--night", metavar="LABEL",
+                       default=os.environ.get("COMPATFUZZ_NIGHT") or None,
+                       help="merge the reports of this night (the shards' --night) and set "
+                       "the others aside, each named; reports of several nights are refused "
+                       "without it (default: $COMPATFUZZ_NIGHT)")
     merge.add_argument("-q", "--quiet", action="store_true",
                        help="print only failures, missing or dead shards and the summary")
     parser.set_defaults(action_parser=parser)
@@ -77,11 +86,10 @@ def _counts(summary: dict[str, int]) -> str:
 def _orphans(missing: list[Any], out: TextIO) -> None:
     """The units only the missing shards owned, together: reports written before they
     named every unit's owner (``shard.owners``) cannot say which missing shard had which."""
-    orphans = missing[0].not_run
-    if len(missing) == 1:
-        owners = f"shard {missing[0].number}/{missing[0].count}"
-    else:
-        owners = "shards " + ", ".join(f"{m.number}/{m.count}" for m in missing)
+    from compatfuzz.roundtrip._merge import shard_names
+
+    orphans: list[str] = next((m.not_run for m in missing if m.not_run), [])
+    owners = shard_names(missing)
     if orphans:
         print(f"  {len(orphans)} units only {owners} owned did not run: {_units(orphans)}",
               file=out)
@@ -89,28 +97,49 @@ def _orphans(missing: list[Any], out: TextIO) -> None:
         print(f"  every unit {owners} owned was run by another shard (a copy)", file=out)
 
 
-def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
+class _Printable:
+    """``out`` with every control character escaped (``printable``): nights, file names,
+    unit ids and notices come from reports and the command line."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        from compatfuzz.roundtrip._text import printable
+
+        return self.out.write(printable(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def print_summary(merged: Any, out: Any, *, quiet: bool = False) -> None:
     """The merged job in a few lines: a line per shard, each failure once, the verdict."""
     from compatfuzz._commands.fuzz import _config_flag, _shown, printable_json
     from compatfuzz.roundtrip._merge import ShardState
 
+    out = _Printable(out)  # every string here is from a report, a file name or a flag
     doc = merged.doc
     info = doc["merge"]
     count = info["count"]
     nights = ", ".join(info["nights"]) or "not given"
     print(f"compatfuzz report merge: {count} shard{'s' if count > 1 else ''} "
           f"(night {nights}), {len(info['job_units'])} units", file=out)
+    for file, why in merged.set_aside:
+        print(f"set aside: {file}: {why}", file=out)
     missing = [line for line in merged.shards if line.state == ShardState.MISSING]
     for line in merged.shards:
-        label = f"shard {line.number}/{line.count}"
+        label = line.label
         if line.state == ShardState.MISSING:
-            stale = (f" of night {nights} ({line.file} is of night {line.night}: left from "
-                     "an earlier night, not merged)" if line.file else "")
+            stale = (f" of night {nights} ({line.file} is of night {line.night}: another "
+                     "night's, set aside)" if line.file else "")
             print(f"{label}: no report{stale}", file=out)
             if info.get("owners") and len(missing) > 1:
-                print(f"  the {len(line.not_run)} units it owned did not run: "
+                they = "it" if line.size == 1 else "they"
+                print(f"  the {len(line.not_run)} units {they} owned did not run: "
                       f"{_units(line.not_run)}" if line.not_run else
-                      "  every unit it owned was run by another shard (a copy)", file=out)
+                      f"  every unit {they} owned was run by another shard (a copy)",
+                      file=out)
             elif line is missing[-1]:
                 _orphans(missing, out)
             continue
@@ -148,8 +177,13 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
             print(f"  ({failure['other_counterexamples']} other, larger counterexamples of "
                   "this unit from other shards left out)", file=out)
         if failure["counterexample_file"]:
-            print(f"  replay: compatfuzz fuzz --replay {failure['counterexample_file']}"
+            print(f"  replay: compatfuzz fuzz --replay "
+                  f"{shlex.quote(failure['counterexample_file'])}"
                   f"{_config_flag(failure['config'])}", file=out)
+        elif failure.get("counterexample_file_refused"):
+            print(f"  replay: refused: the report names a counterexample file outside its "
+                  f"folder ({failure['counterexample_file_refused']}); copy that file into "
+                  "the report's folder and merge again", file=out)
     for row in doc["units"]:
         if row["status"] == "error":
             print(f"ERROR {row['id']}: {_shown(str(row.get('message') or ''))}", file=out)
@@ -161,7 +195,8 @@ def print_summary(merged: Any, out: TextIO, *, quiet: bool = False) -> None:
                                                                ShardState.INCOMPLETE)]
     problems = []
     if missing:
-        problems.append(f"{len(missing)} shard{'s' if len(missing) > 1 else ''} missing")
+        gone = sum(m.size for m in missing)
+        problems.append(f"{gone} shard{'s' if gone > 1 else ''} missing")
     if dead:
         problems.append(", ".join(f"shard {d.number}/{d.count} {d.state}" for d in dead))
     examples = sum(row["examples"] for row in doc["units"])
@@ -181,12 +216,14 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         print(f"compatfuzz report: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
-    merged = merge_reports([read_report(path) for path in args.files])
+    merged = merge_reports([read_report(path) for path in args.files], night=args.night)
     import json
 
     try:
         if args.report is not None:
-            atomic_write(args.report, json.dumps(merged.doc, indent=2) + "\n")
+            # NaN and Infinity are not JSON: refused in the reports, never written here
+            atomic_write(args.report, json.dumps(merged.doc, indent=2, allow_nan=False)
+                         + "\n")
         if args.junit is not None:
             write_junit(args.junit, merged.results, planned=merged.planned,
                         accept=merged.accept, files=merged.files, not_run=merged.not_run)

@@ -27,6 +27,7 @@ merging a report twice changes nothing.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +38,7 @@ from typing import Any
 from compatfuzz.errors import SchemaLoadError
 from compatfuzz.roundtrip._accept import accept_summary
 from compatfuzz.roundtrip._events import Counterexample, Property, Status, Unit, UnitResult
+from compatfuzz.roundtrip._shard import MAX_SHARDS
 
 __all__ = [
     "EXIT_FAILED",
@@ -57,6 +59,8 @@ __all__ = [
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 REPORT_FORMAT = "compatfuzz-report/1"
+#: the most examples one unit's row may report (``fuzz --max-examples`` allows 10**9)
+MAX_UNIT_EXAMPLES = 1_000_000_000
 _FIX = ("pass the --report files the shards of one job wrote (compatfuzz fuzz --shard K/N "
         "--report FILE)")
 _RUN_STATUSES = {"running", "incomplete", *(str(s) for s in Status)}
@@ -208,9 +212,9 @@ def _check_row(row: Any, path: str, where: str) -> None:
     if not _one_of(row.get("status"), {str(s) for s in Status}):
         raise _bad(f"unknown unit status {row.get('status')!r:.80}; expected one of "
                    f"{', '.join(str(s) for s in Status)}", path, f"{where}/status")
-    if not _count(row.get("examples")):
-        raise _bad(f"expected a number of examples >= 0 but got {row.get('examples')!r:.80}",
-                   path, f"{where}/examples")
+    if not (_count(row.get("examples")) and row["examples"] <= MAX_UNIT_EXAMPLES):
+        raise _bad(f"expected a number of examples 0..{MAX_UNIT_EXAMPLES:,} but got "
+                   f"{str(row.get('examples'))[:40]}", path, f"{where}/examples")
     if row.get("seconds") is not None and not _number(row["seconds"]):
         raise _bad(f"expected a number of seconds but got {row['seconds']!r:.80}", path,
                    f"{where}/seconds")
@@ -299,12 +303,15 @@ def parse_report(doc: Any, path: str) -> ShardReport:
         raise _bad(f"expected a shard K/N with 1 <= K <= N but got {number!r:.20}/"
                    f"{count!r:.20}", path,
                    "/shard/count" if not (_count(count) and count >= 1) else "/shard/number")
+    if count > MAX_SHARDS:
+        raise _bad(f"is shard {number}/{count}, of more than {MAX_SHARDS:,} shards, the most "
+                   "a job may have (fuzz --shard refuses more)", path, "/shard/count")
     night = shard.get("night")
     if night is not None and not isinstance(night, str):
         raise _bad(f"expected a night label (a string) but got {_type(night)}", path,
                    "/shard/night")
     seed = shard.get("seed")
-    if seed is not None and not _count(seed):
+    if seed is not None and not (_count(seed) and seed < 2 ** 128):
         raise _bad(f"expected a seed (an integer) but got {seed!r:.40}", path, "/shard/seed")
     job = _strings(shard.get("job_units"), path, "/shard/job_units")
     known = set(job)
@@ -361,12 +368,19 @@ def read_report(path: str | os.PathLike[str]) -> ShardReport:
         raise _bad(f"not UTF-8 text (byte {exc.start}): not a report", name, "") from None
     except OSError as exc:
         raise _bad(f"cannot read it ({exc.strerror or exc})", name, "") from None
+    def no_constant(word: str) -> Any:
+        raise _bad(f"{word} is not JSON (fuzz never writes it): the file was edited after",
+                   name, "")
+
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
         raise _bad(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                    "fuzz writes its report atomically, so the file was cut or edited after",
                    name, "") from None
+    except ValueError as exc:  # an integer of over 4,300 digits (sys.int_info)
+        raise _bad(f"holds a number too long to be a report's ({str(exc)[:80]})", name,
+                   "") from None
     except RecursionError:
         raise _bad("nested too deeply to be a report", name, "") from None
     return parse_report(doc, name)
@@ -402,13 +416,42 @@ class ShardLine:
     updated: str | None = None
     #: what the shard's run said once (its report's ``notices``: Redis went away, ...)
     notices: list[str] = field(default_factory=list)
+    #: a missing shard with nothing to say stands for the run ``number..last`` of them,
+    #: so a merge holds a line per report given, not per shard of the job
+    last: int | None = None
+
+    @property
+    def size(self) -> int:
+        """How many shards the line stands for."""
+        return 1 if self.last is None else self.last - self.number + 1
+
+    @property
+    def span(self) -> str:
+        """``3/9``, or ``3-9/9`` for a run of missing shards."""
+        if self.last is None or self.last == self.number:
+            return f"{self.number}/{self.count}"
+        return f"{self.number}-{self.last}/{self.count}"
+
+    @property
+    def label(self) -> str:
+        """``shard 3/9``, or ``shards 3-9/9`` for a run of missing shards."""
+        return ("shard " if self.size == 1 else "shards ") + self.span
+
 
     def to_json(self) -> dict[str, Any]:
-        return {"number": self.number, "count": self.count, "state": self.state,
+        return {"number": self.number, **({"last": self.last} if self.last else {}),
+                "count": self.count, "state": self.state,
                 "file": self.file, "night": self.night, "seed": self.seed,
                 "units": self.units, "summary": self.summary, "examples": self.examples,
                 "running": self.running, "not_run": self.not_run, "updated": self.updated,
                 "notices": self.notices}
+
+
+def shard_names(lines: Sequence[ShardLine]) -> str:
+    """``shard 3/9``, ``shards 3/9, 5-9/9``: the shards ``lines`` stand for."""
+    if len(lines) == 1:
+        return lines[0].label
+    return "shards " + ", ".join(line.span for line in lines)
 
 
 @dataclass
@@ -426,6 +469,8 @@ class Merged:
     shards: list[ShardLine]
     failures: list[dict[str, Any]]
     exit_code: int
+    #: (file, why) for every report given but not merged: another night's, a duplicate
+    set_aside: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _unit_from_id(unit_id: str, kinds: Mapping[str, str]) -> Unit | None:
@@ -461,26 +506,40 @@ def _counterexample(unit: Unit, cx: Mapping[str, Any]) -> Counterexample:
         traceback=str(cx.get("traceback") or ""), output=str(cx.get("output") or ""))
 
 
-def _cx_file(recorded: Any, report: str) -> str | None:
-    """Where a counterexample file is now: as recorded, or, when the shard's files were
-    moved together (a CI artifact), by its name beside the report."""
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a symlink loop
+        return False
+
+
+def _cx_file(recorded: Any, report: str) -> tuple[str | None, str | None]:
+    """Where a counterexample file is now, and the recorded path when it was refused.
+
+    As recorded when that is in the report's folder (or below it), else by its name
+    beside the report (the shard's files moved together: a CI artifact).  A path outside
+    the report's folder is refused: the report is someone else's file, and the merge
+    prints a replay command with the path for the user to run."""
     if not isinstance(recorded, str) or not recorded:
-        return None
-    if Path(recorded).is_file():
-        return recorded
+        return None, None
     base = Path(report).parent
-    for candidate in (base / "compatfuzz-counterexamples" / Path(recorded).name,
-                      base / Path(recorded).name):
-        if candidate.is_file():
-            return str(candidate)
-    return recorded
+    if _inside(Path(recorded), base):
+        return recorded, None
+    name = Path(recorded).name
+    if name not in ("", ".", ".."):
+        for candidate in (base / "compatfuzz-counterexamples" / name, base / name):
+            if candidate.is_file() and _inside(candidate, base):
+                return str(candidate), None
+    return None, recorded
 
 
-def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
-    """The shards with exact duplicates dropped, sorted by number; refuses reports that
-    are not of one job."""
+def _check_one_job(shards: Sequence[ShardReport]
+                   ) -> tuple[list[ShardReport], list[tuple[ShardReport, str]]]:
+    """The shards with exact duplicates dropped, sorted by number, and the duplicates
+    (with the report each repeats); refuses reports that are not of one job."""
     first = min(shards, key=lambda s: (s.number, s.path))
     by_number: dict[int, ShardReport] = {}
+    dupes: list[tuple[ShardReport, str]] = []
     unsharded = next((s.path for s in shards if not s.sharded), None)
     alone = ("" if unsharded is None or len(shards) == 1 else
              f"; {unsharded} has no \"shard\" object, so it is shard 1/1 of a job of its "
@@ -512,28 +571,78 @@ def _check_one_job(shards: Sequence[ShardReport]) -> list[ShardReport]:
         seen = by_number.get(s.number)
         if seen is None:
             by_number[s.number] = s
+        elif canonical_json(seen.doc) == canonical_json(s.doc):
+            if s.path != seen.path:
+                dupes.append((s, f"the same report as {seen.path}: counted once"))
         elif canonical_json(seen.doc) != canonical_json(s.doc):
             raise _bad(f"is shard {s.label}, and so is {seen.path}, with other contents",
                        s.path, "/shard/number",
                        "pass each shard's report once (a rerun of a shard replaces its old "
                        "report: merge the newer one)" + alone)
-    return [by_number[n] for n in sorted(by_number)]
+    return [by_number[n] for n in sorted(by_number)], dupes
 
 
-def _tonight(reports: Sequence[ShardReport]) -> tuple[list[ShardReport], list[ShardReport]]:
-    """The reports of the newest night, and the older nights' (stale) ones.
+def _night_name(night: str | None) -> str:
+    from compatfuzz.roundtrip._text import printable
 
-    A shard that did not run tonight leaves last night's report where the shards write
-    theirs (a volume kept between nights): it is that shard missing, never its old
-    verdict.  The newest night is the one of the report written last (``updated``)."""
-    nights = {s.night for s in reports if s.sharded}
-    if len(nights) < 2:
-        return list(reports), []
-    newest = max((s for s in reports if s.sharded),
-                 key=lambda s: (str(s.doc.get("updated") or s.doc.get("started") or ""),
-                                s.path)).night
-    return ([s for s in reports if not s.sharded or s.night == newest],
-            [s for s in reports if s.sharded and s.night != newest])
+    return "no night" if night is None else f"night {printable(night, newlines=False)!r}"
+
+
+def _failed_units(s: ShardReport) -> int:
+    return sum(1 for row in s.rows if row.get("status") == "failed")
+
+
+def _pick_night(reports: Sequence[ShardReport], night: str | None
+                ) -> tuple[list[ShardReport], list[tuple[ShardReport, str]]]:
+    """The reports of one night, and the reports set aside with why.
+
+    Reports of several nights are never merged, and the night is never guessed: a report
+    labelled with a later night (a rerun, a copy, an attacker's file) used to make the
+    real shards "stale", so one file could turn a failed job into a pass.  Without
+    ``night`` a mix of nights is refused; with it, the other nights' reports are set
+    aside and each is named (a shard that did not run tonight is then missing, never
+    passed on last night's verdict).
+
+    Raises:
+        SchemaLoadError: reports of several nights and no ``night``, or no report of
+            ``night``.
+    """
+    sharded = [s for s in reports if s.sharded]
+    nights: dict[str | None, list[ShardReport]] = {}
+    for s in sorted(sharded, key=lambda s: (s.number, s.path)):
+        nights.setdefault(s.night, []).append(s)
+    if night is None:
+        if len(nights) < 2:
+            return list(reports), []
+        listed = "; ".join(
+            f"{_night_name(n)}: " + ", ".join(s.path for s in group[:5])
+            + (f", ... ({len(group) - 5} more)" if len(group) > 5 else "")
+            for n, group in sorted(nights.items(), key=lambda kv: str(kv[0])))
+        choices = " or ".join(repr(n) for n in sorted(str(n) for n in nights if n))
+        raise SchemaLoadError(
+            f"the reports are of {len(nights)} nights, and a job is one night: {listed}",
+            source="<command line>",
+            hint=f"merge one night's reports: pass --night LABEL ({choices}); the reports "
+                 "of other nights are then set aside and listed, and a shard without a "
+                 "report of that night is missing")
+    if night not in nights:
+        have = ", ".join(_night_name(n) for n in sorted(nights, key=str)) or "none sharded"
+        raise SchemaLoadError(
+            f"no report is of {_night_name(night)} (--night); the reports are of: {have}",
+            source="<command line>",
+            hint="pass the label the shards ran with (fuzz --night, $COMPATFUZZ_NIGHT, "
+                 "else $GITHUB_RUN_ID), as their reports' shard.night says")
+    kept = [s for s in reports if not s.sharded or s.night == night]
+    aside = []
+    for s in sharded:
+        if s.night == night:
+            continue
+        failed = _failed_units(s)
+        aside.append((s, f"shard {s.label} of {_night_name(s.night)}, not of "
+                         f"{_night_name(night)} (--night)"
+                      + (f"; it reports {failed} failed unit{'s' if failed > 1 else ''}, "
+                         "not merged" if failed else "")))
+    return kept, aside
 
 
 def _state(s: ShardReport) -> str:
@@ -578,9 +687,10 @@ def _merge_rows(unit: Unit, found: list[tuple[ShardReport, Mapping[str, Any]]]
     merged = {**rep, "status": str(status), "examples": examples, "seconds": seconds,
               "accepted": [{"index": i, "count": n} for i, n in sorted(accepted.items())],
               "shards": [s.number for s, _ in found]}
-    cx_file = _cx_file(rep.get("counterexample_file"), rep_shard.path)
-    if cx_file is not None:
-        merged["counterexample_file"] = cx_file
+    cx_file, refused = _cx_file(rep.get("counterexample_file"), rep_shard.path)
+    merged["counterexample_file"] = cx_file
+    if cx_file is None:
+        merged.pop("counterexample_file")
     cx = rep.get("counterexample") if status is Status.FAILED else None
     if status is not Status.FAILED:
         merged["counterexample"] = None
@@ -600,6 +710,7 @@ def _merge_rows(unit: Unit, found: list[tuple[ShardReport, Mapping[str, Any]]]
                "object": cx.get("object") if cx else None,
                "error": (cx.get("error") if cx else rep.get("message")) or "",
                "counterexample_file": cx_file,
+               "counterexample_file_refused": refused,
                "config": cx.get("config") if cx else None,
                "found_by": same or [s.number for s, _ in failing],
                "failed_on": sorted(s.number for s, _ in failing),
@@ -626,12 +737,12 @@ def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str], *,
     missing = [line for line in lines if line.state == ShardState.MISSING]
     if len(missing) > 1 and attributed:
         for m in missing:
-            notices.append(f"shard {m.number}/{m.count}: no report; the "
-                           f"{len(m.not_run)} units it owned did not run")
-    owners = ("shard " if len(missing) == 1 else "shards ") + ", ".join(
-        f"{m.number}/{m.count}" for m in missing)
+            notices.append(f"{m.label}: no report; the "
+                           f"{len(m.not_run)} units {'it' if m.size == 1 else 'they'} "
+                           "owned did not run")
+    owners = shard_names(missing)
     for line in lines:
-        label = f"shard {line.number}/{line.count}"
+        label = line.label
         if line.state == ShardState.MISSING:
             for unit in line.not_run:
                 if unit in left:
@@ -655,23 +766,28 @@ def _why_not_run(lines: Sequence[ShardLine], not_run: Sequence[str], *,
     if missing and not (len(missing) > 1 and attributed):
         orphans = [u for u in missing[0].not_run if u in left]
         notices.insert(0, f"{owners}: no report; {len(orphans)} units only "
-                       f"{'it' if len(missing) == 1 else 'they'} owned did not run")
+                       f"{'it' if owners.startswith('shard ') else 'they'} owned did not "
+                       "run")
     return why, notices
 
 
-def merge_reports(reports: Sequence[ShardReport]) -> Merged:
+def merge_reports(reports: Sequence[ShardReport], *, night: str | None = None) -> Merged:
     """The report of the whole job from its shards' reports (in any order; one report
-    given twice counts once).
+    given twice counts once).  ``night`` picks the night to merge when the reports are of
+    several; the others are set aside (:attr:`Merged.set_aside` says which and why).
 
     Raises:
-        SchemaLoadError: no reports, or reports that are not of one job (another shard
-            count, config digest or unit set; one shard twice with different contents).
+        SchemaLoadError: no reports, reports of several nights and no ``night`` (or none
+            of ``night``), or reports that are not of one job (another shard count,
+            config digest or unit set; one shard twice with different contents).
     """
     if not reports:
         raise SchemaLoadError("no report to merge", source="<command line>",
                               hint="pass the shards' report files: out/shard-*.json")
-    tonight, earlier = _tonight(reports)
-    shards = _check_one_job(tonight)
+    tonight, aside = _pick_night(reports, night)
+    earlier = [s for s, _ in aside]
+    shards, dupes = _check_one_job(tonight)
+    aside = [*aside, *dupes]
     count = shards[0].count
     job_units = shards[0].job_units
     present = {s.number: s for s in shards}
@@ -710,16 +826,37 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
             failures.append(failure)
     done = {r.unit.id for r in results}
     lines: list[ShardLine] = []
-    for number in range(1, count + 1):
+    # Only the shards a report names, or that own a unit without a result, get a line of
+    # their own: the others missing are one line per run of them, so the work and the
+    # memory are the reports' and the units', never the shard count's.
+    left = [u for u in orphans if u not in done]
+    by_owner: dict[int, list[str]] = {}
+    for u in left:
+        by_owner.setdefault(owners.get(u, 0), []).append(u)
+    left_over = {s.number: s for s in sorted(earlier, key=lambda s: s.path, reverse=True)
+                 if s.count == count}
+    noted = sorted({*present, *left_over, *(n for n in by_owner if n)})
+    if 0 in by_owner:  # no owners recorded: the orphans go with the first missing shard
+        first = next((n for n in range(1, count + 1) if n not in present), None)
+        if first is not None:
+            noted = sorted({*noted, first})
+            by_owner.setdefault(first, []).extend(by_owner.pop(0))
+    edges = [0, *noted, count + 1]
+    numbers: list[tuple[int, int | None]] = []
+    for a, b in itertools.pairwise(edges):
+        if b - a > 1:  # the shards between two noted ones: missing, nothing to say
+            numbers.append((a + 1, b - 1 if b - 1 > a + 1 else None))
+        if b <= count:
+            numbers.append((b, None))
+    for number, last in numbers:
         got = present.get(number)
         if got is None:
-            old = next((s for s in earlier if s.number == number and s.count == count),
-                       None)
+            old = left_over.get(number) if last is None else None
             lines.append(ShardLine(number, count, ShardState.MISSING,
                                    file=None if old is None else old.path,
                                    night=None if old is None else old.night,
-                                   not_run=[u for u in orphans if u not in done
-                                            and owners.get(u, number) == number]))
+                                   not_run=sorted(by_owner.get(number, [])) if last is None
+                                   else [], last=last))
             continue
         s = got
         ran = {r["id"]: r for r in s.rows}
@@ -748,9 +885,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
         summary_all[str(result.status)] += 1
     not_run = [u.id for u in planned if u.id not in done]
     why, lost = _why_not_run(lines, not_run, attributed=bool(owners))
-    for s in earlier:
-        lost.append(f"{s.path} is shard {s.label}'s report of night {s.night!r}, not of "
-                    f"{shards[0].night!r}: left from an earlier night, so not merged")
+    for s, reason in aside:
+        lost.append(f"{s.path} set aside: {reason}")
     states = {line.state for line in lines}
     broken = states & {ShardState.MISSING, ShardState.DIED, ShardState.INCOMPLETE}
     if any(r.status is Status.FAILED for r in results):
@@ -804,6 +940,8 @@ def merge_reports(reports: Sequence[ShardReport]) -> Merged:
             "exit_code": code,
             "shards": [line.to_json() for line in lines],
             "failures": failures,
+            "set_aside": [{"file": s.path, "why": reason} for s, reason in aside],
         },
     }
-    return Merged(doc, planned, results, accept, files, why, lines, failures, code)
+    return Merged(doc, planned, results, accept, files, why, lines, failures, code,
+                  [(s.path, reason) for s, reason in aside])

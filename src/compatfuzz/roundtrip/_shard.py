@@ -29,13 +29,37 @@ from typing import TypeVar
 
 from compatfuzz.errors import InvalidArgument
 
-__all__ = ["ENV_INDEX", "Shard", "assign", "parse_shard", "shard_from_env", "shard_seed",
-           "split"]
+__all__ = ["ENV_INDEX", "MAX_SHARDS", "Shard", "assign", "check_count", "parse_shard",
+           "shard_from_env", "shard_seed", "split"]
 
 #: The variable a Kubernetes Indexed Job sets in each pod (0-based).
 ENV_INDEX = "JOB_COMPLETION_INDEX"
 
+#: The most shards a job may have (``--shard K/N``, ``--shards N``, a report's
+#: ``shard.count``).  A job of more shards than this is a typo or an attack: a report of
+#: ``1/1000000`` made ``report merge`` build a line per missing shard (800 MB).
+MAX_SHARDS = 10_000
+
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
+def _digits(text: str) -> str:
+    return text if len(text) <= 30 else f"{text[:30]}... ({len(text)} digits)"
+
+
+def check_count(count: int | str, option: str) -> None:
+    """Refuse a shard count above :data:`MAX_SHARDS` (``option`` names where it was read).
+
+    Raises:
+        InvalidArgument: ``count > MAX_SHARDS``.
+    """
+    # compared as digits: int() of 5,000 digits is a ValueError (sys.int_info)
+    text = str(count).lstrip("0") or "0"
+    if len(text) > len(str(MAX_SHARDS)) or int(text) > MAX_SHARDS:
+        raise InvalidArgument(
+            f"Expected {option} with N <= {MAX_SHARDS:,} shards but got N = "
+            f"{_digits(text)}; a job has at most {MAX_SHARDS:,} shards (use fewer, bigger "
+            "shards)")
 
 T = TypeVar("T")
 
@@ -49,7 +73,7 @@ class Shard:
 
     def __post_init__(self) -> None:
         if not (isinstance(self.number, int) and isinstance(self.count, int)
-                and 1 <= self.number <= self.count):
+                and 1 <= self.number <= self.count <= MAX_SHARDS):
             raise InvalidArgument(
                 f"Expected a shard K/N with 1 <= K <= N but got {self.number}/{self.count}; "
                 "shards are numbered from 1, as in --shard 1/4 ... --shard 4/4"
@@ -76,9 +100,14 @@ def parse_shard(text: str, *, option: str = "--shard") -> Shard:
     """
     match = _SHARD.fullmatch(text or "")
     if match is None:
+        shown = repr(text[:40]) + ("..." if len(text or "") > 40 else "")
         raise InvalidArgument(
-            f"Expected {option} K/N (like 2/4: the second of four shards) but got {text!r}"
+            f"Expected {option} K/N (like 2/4: the second of four shards) but got {shown}"
         )
+    check_count(match.group(2), f"{option} K/N")
+    if len(match.group(1).lstrip("0")) > len(str(MAX_SHARDS)):
+        raise InvalidArgument(f"Expected {option} K/N with 1 <= K <= N but got K = "
+                              f"{_digits(match.group(1))}")
     number, count = int(match.group(1)), int(match.group(2))
     if not 1 <= number <= count:
         raise InvalidArgument(
@@ -98,6 +127,7 @@ def shard_from_env(count: int, environ: Mapping[str, str] | None = None) -> Shar
     env = os.environ if environ is None else environ
     if not isinstance(count, int) or count < 1:
         raise InvalidArgument(f"Expected --shards N >= 1 but got {count!r}")
+    check_count(count, "--shards N")
     raw = env.get(ENV_INDEX)
     if raw is None:
         raise InvalidArgument(
@@ -105,9 +135,9 @@ def shard_from_env(count: int, environ: Mapping[str, str] | None = None) -> Shar
             f"run it in a Kubernetes Indexed Job (completionMode: Indexed) or pass "
             f"--shard K/{count} instead"
         )
-    if not raw.strip().isdigit():
+    if not raw.strip().isdigit() or len(raw.strip()) > len(str(MAX_SHARDS)):
         raise InvalidArgument(f"Expected {ENV_INDEX} to be a number 0..{count - 1} but got "
-                              f"{raw!r}")
+                              f"{raw[:40]!r}{'...' if len(raw) > 40 else ''}")
     index = int(raw)
     if index >= count:
         raise InvalidArgument(
