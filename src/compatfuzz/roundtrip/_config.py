@@ -818,7 +818,7 @@ def _empty_is_absent(value: Any) -> Any:
 def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> Any:
     """``webhook = URL`` (plus ``webhook_ca``, ``webhook_insecure``, ``webhook_timeout``):
     the CRD's real conversion webhook as the ``convert`` function."""
-    from compatfuzz.roundtrip._webhook import webhook_converter
+    from compatfuzz.roundtrip._webhook import ca_context, webhook_converter
 
     clash = [k for k in ("convert", "to_hub", "from_hub") if k in entry]
     if clash:
@@ -836,9 +836,20 @@ def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> A
             pointer=f"{where}/webhook_insecure",
             hint="write webhook_insecure = true (a TOML boolean, without quotes)",
         )
+    ca_file = None if ca is None else base / str(ca)
+    if ca_file is not None and not insecure and str(entry["webhook"]).startswith("https://"):
+        try:
+            ca_context(ca_file)  # exit 2 naming webhook_ca and the file, before any unit
+        except CompatfuzzError as exc:
+            raise SchemaLoadError(
+                str(exc).replace("ca_file ", "webhook_ca ", 1), source=source,
+                pointer=f"{where}/webhook_ca",
+                hint="webhook_ca is relative to the config file's folder and names the "
+                     "PEM CA bundle that signed the webhook's certificate (the CRD's "
+                     "caBundle, base64-decoded)") from None
     try:
         return webhook_converter(
-            str(entry["webhook"]), ca_file=None if ca is None else base / str(ca),
+            str(entry["webhook"]), ca_file=ca_file,
             insecure=insecure,
             timeout=entry.get("webhook_timeout", 10.0),
         )
