@@ -226,8 +226,9 @@ _NOTICES = pytest.StashKey[list[str]]()
 
 
 def _database_notices(config: pytest.Config) -> list[str]:
-    """What this process's ``--compatfuzz-database`` has to say: a shared database that
-    stopped answering mid-run (``roundtrip._database.FallbackDatabase``)."""
+    """What this process's example databases have to say: a shared database that
+    stopped answering mid-run (``roundtrip._database.FallbackDatabase``), an entry that
+    was skipped (``GuardedDirectoryDatabase``)."""
     return [db.notice for db in config.stash.get(_DATABASES, {}).values()
             if getattr(db, "notice", None)]
 
@@ -874,9 +875,14 @@ def _item_database(item: PropertyItem, base: Any) -> Any:
     db = _database_of(base)
     if not is_hypothesis_default(db):
         return db
-    from hypothesis.database import DirectoryBasedExampleDatabase
+    from compatfuzz.roundtrip._database import GuardedDirectoryDatabase
 
-    return DirectoryBasedExampleDatabase(default_database_path(home))
+    # one per folder, kept with the option's so its notice (a skipped entry) is told once
+    opened = item.config.stash.setdefault(_DATABASES, {})
+    key = f"default:{home}"
+    if key not in opened:
+        opened[key] = GuardedDirectoryDatabase(default_database_path(home))
+    return opened[key]
 
 
 class PropertyItem(pytest.Item):

@@ -116,6 +116,24 @@ def test_webhook_insecure_must_be_a_boolean(tmp_path: Path, value: str,
     assert "webhook_insecure must be true or false" in err and "$.api[0].webhook_insecure" in err
 
 
+@pytest.mark.parametrize("content", ["root:x:0:0:root:/root:/bin/bash\n", "\x00\x01DER?",
+                                     "", "-----BEGIN CERTIFICATE-----\nnot base64\n"])
+def test_a_webhook_ca_that_is_not_pem_is_exit_2_naming_key_and_file(
+        tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``webhook_ca = "/etc/passwd"`` (or any file without a PEM certificate) used to be an
+    ``ssl.SSLError`` traceback and exit 1."""
+    crd = Path(__file__).resolve().parents[2] / "examples" / "frobber" / "crd.yaml"
+    (tmp_path / "passwd").write_text(content)
+    config = tmp_path / "compatfuzz.toml"
+    config.write_text(f'[[api]]\nname = "f"\ncrd = "{crd}"\n'
+                      'webhook = "https://127.0.0.1:1/c"\nwebhook_ca = "passwd"\n')
+    assert main(["fuzz", "--config", str(config), "--database", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "webhook_ca" in err and "$.api[0].webhook_ca" in err
+    assert str(tmp_path / "passwd") in err and "is not a PEM CA bundle" in err
+    assert "Traceback" not in err and "root:x" not in err
+
+
 # -- issue 22, item 3: an answer that closes the connection and drips its body ----------
 
 #: Headers a webhook might answer with that make http.client drop ``conn.sock`` (the

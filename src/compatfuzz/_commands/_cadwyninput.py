@@ -7,7 +7,8 @@ comparison is the *same* version in two revisions of the service; the old revisi
 checkout of the previous release (a git worktree), imported from its folder with
 ``--old-path DIR`` (``--new-path DIR`` likewise; default: the working directory).  Both
 revisions usually have the same module path (``shop.versions``), so each is imported with
-its folder first on ``sys.path`` and its top-level package forgotten again afterwards
+its folder on ``sys.path`` (appended: never ahead of the standard library or
+site-packages) and its top-level package forgotten again afterwards
 (``sys.modules``), which lets the second import load the other folder's files; Cadwyn has
 generated every version's models by then (``cadwyn.generate_versioned_models``), so
 nothing is imported lazily later.  Two versions of one bundle compare too
@@ -74,7 +75,7 @@ def _load(target: str, spec: str, folder: Path | None) -> Any:
         raise _error(f"Cadwyn support is not installed ({exc.name} is missing)", spec,
                      "pip install 'compatfuzz[cadwyn]'") from None
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._config import resolve_object
+    from compatfuzz.roundtrip._config import _protected, forget_folder, resolve_object
 
     module = target.partition(":")[0]
     base = Path.cwd() if folder is None else folder
@@ -88,6 +89,12 @@ def _load(target: str, spec: str, folder: Path | None) -> Any:
             raise _error(f"{folder} has no {top}/ or {top}.py to import {module!r} from",
                          spec, "give the folder that holds the package (the checkout's "
                                "root, or its src/ folder in a src layout)")
+        why = _protected(top)
+        if why is not None:  # never evicted, not even for the time of the import
+            raise _error(f"{folder / top} has the name of {why}; compatfuzz does not "
+                         "import a module of yours in its place", spec,
+                         f"rename {top} (e.g. to my_{top}) and write the spec with the new "
+                         "name")
         saved = {m: sys.modules.pop(m) for m in _top_modules(module)}
     try:
         source = resolve_object(target, base, source=spec)
@@ -101,8 +108,7 @@ def _load(target: str, spec: str, folder: Path | None) -> Any:
             for name in _top_modules(module):
                 del sys.modules[name]
             sys.modules.update(saved)
-            if str(base.resolve()) in sys.path:
-                sys.path.remove(str(base.resolve()))
+            forget_folder(base)
 
 
 def _version(api: Any, version: str, spec: str) -> str:

@@ -8,6 +8,11 @@ v2.json).  Without --convert a starter converter module is written next to the c
 (never over an existing file): edit it to do the real conversion.  The written config is
 loaded before this command returns, so a mistake shows now, with its fix.  Exit status:
 0 written, 2 usage or input error.
+
+Every file is written to a temporary file in its folder and renamed over its path
+(:func:`_replace`): ``--force`` over a ``compatfuzz.toml`` that is a symbolic link
+replaces the link itself, never the file it points to (a link into ``~/.bashrc`` or a
+shared config must not be overwritten by a starter config).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +46,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: write a starter module to edit)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite an existing config")
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder renamed over
+    it: a symbolic link at ``path`` is replaced, its target left as it was."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0600
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _rel(path: Path, folder: Path) -> str:
@@ -329,16 +351,18 @@ def run(args: argparse.Namespace) -> int:
         "",
     ]
     folder.mkdir(parents=True, exist_ok=True)
-    config.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+    _replace(config, "\n".join(header + lines) + "\n")
     wrote = [str(config)]
+    if stub is not None and stub.is_symlink():
+        stub = None  # never over an existing file, a dangling link's target included
     if stub is not None and not stub.exists() and pydantic:
-        stub.write_text(_STUB_PYDANTIC.format(what=name), encoding="utf-8")
+        _replace(stub, _STUB_PYDANTIC.format(what=name))
         wrote.append(f"{stub} (a starter converter: edit it)")
     elif stub is not None and not stub.exists():
-        stub.write_text(_STUB.format(
+        _replace(stub, _STUB.format(
             what="objects" if not is_crd else name,
             typed=("    out[\"apiVersion\"] = desired_api_version  # the API server needs it\n"
-                   if typed else "")), encoding="utf-8")
+                   if typed else "")))
         wrote.append(f"{stub} (a starter converter: edit it)")
     try:
         apis: list[Any] = load_config(config)
@@ -375,7 +399,7 @@ def _init_cadwyn(args: argparse.Namespace, config: Path) -> int:
         "",
     ]
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+    _replace(config, "\n".join(header + lines) + "\n")
     try:
         (suite,) = load_config(config)
     except SchemaLoadError as exc:

@@ -22,7 +22,6 @@ migration or instruction) is Cadwyn's own.
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +60,14 @@ def load_bundle(spec: str, *, root: str | Path | None = None) -> CadwynAPI:
             f"Expected cadwyn = \"module.path:attribute\" but got {spec!r}; "
             "e.g. cadwyn = \"shop.versions:version_bundle\""
         )
-    if root is not None and str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    if root is not None:
+        from compatfuzz.errors import SchemaLoadError
+        from compatfuzz.roundtrip._config import _put_first_on_path
+
+        try:  # appended, never first: a json.py there must not replace the real one
+            _put_first_on_path(module_name, Path(root).resolve(), source=spec)
+        except SchemaLoadError as exc:
+            raise InvalidArgument(str(exc)) from None
     module = importlib.import_module(module_name)
     try:
         value = getattr(module, attr)

@@ -104,9 +104,11 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
                  "the module relative to the config file's folder",
         )
     base = base.resolve()
-    _put_first_on_path(module_name, base)
     try:
+        _put_first_on_path(module_name, base, source=source, pointer=pointer)
         module = importlib.import_module(module_name)
+    except SchemaLoadError:
+        raise
     except ModuleNotFoundError as exc:
         if not sep and _module_file(spec, base) is not None:
             # 'pkg.conversion' without ':': the module itself was meant, with no function
@@ -149,15 +151,86 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
     return obj
 
 
-def _put_first_on_path(module_name: str, base: Path) -> None:
-    """Make ``base`` (the config's folder) the first place imports look, forgetting a
-    module of the same name another config loaded from elsewhere."""
+#: Top-level modules compatfuzz and its dependencies import (now or lazily, later in the
+#: run): a user's module of one of these names is refused, never imported in its place.
+#: Any module already imported from the standard library or site-packages is protected
+#: too (:func:`_protected`).
+_NEEDED = frozenset({
+    "hypothesis", "deepdiff", "jsonschema", "referencing", "rpds", "attrs", "attr", "yaml",
+    "celpy", "lark", "re2", "fqdn", "idna", "isoduration", "jsonpointer",
+    "rfc3339_validator", "rfc3986_validator", "uri_template", "sortedcontainers",
+    "pytest", "_pytest", "pluggy", "compatfuzz", "redis", "google", "grpc_tools",
+    "cryptography", "pydantic", "pydantic_core", "cadwyn", "fastapi", "starlette",
+    "kubernetes_validate", "typing_extensions", "exceptiongroup",
+})
+#: The config folders :func:`_put_first_on_path` appended to ``sys.path``, last used first.
+_USER_PATHS: list[str] = []
+
+
+@functools.cache
+def _installed_roots() -> tuple[Path, ...]:
+    """The standard library's and site-packages' folders."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    roots = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    roots += [*site.getsitepackages(), site.getusersitepackages()]
+    return tuple(dict.fromkeys(Path(r).resolve() for r in roots if r))
+
+
+def _installed(file: str | None) -> bool:
+    """Whether ``file`` (a module's ``__file__``; ``None`` for a built-in module) lives in
+    the standard library or site-packages."""
+    if file is None:
+        return True
+    where = Path(file).resolve()
+    return any(where.is_relative_to(root) for root in _installed_roots())
+
+
+def _protected(name: str) -> str | None:
+    """Why the top-level module ``name`` must never be evicted or shadowed by a user's
+    file of that name (``None`` when it may be)."""
+    if name in sys.stdlib_module_names:
+        return f"the standard library's {name!r}"
+    if name in _NEEDED:
+        return f"{name!r}, which compatfuzz imports"
+    loaded = sys.modules.get(name)
+    if loaded is not None and _installed(getattr(loaded, "__file__", None)):
+        return f"the installed module {name!r} (already imported)"
+    return None
+
+
+def _put_first_on_path(module_name: str, base: Path, *, source: str = "<config>",
+                       pointer: str = "") -> None:
+    """Make the config's folder ``base`` the place ``module_name`` is imported from,
+    without letting anything in it replace a module of the standard library or
+    site-packages.
+
+    A module this folder defines that another config's folder loaded (two
+    ``conversion.py``) is forgotten, so this folder's wins; ``base`` is appended to
+    ``sys.path`` (ahead of other config folders, after the standard library and
+    site-packages), never prepended: a ``json.py`` beside the config used to evict the
+    standard ``json`` and be run in its place.  ``module_name``'s own top-level module
+    is imported from its file, so an installed module of the same name compatfuzz does
+    not need does not win over it.
+
+    Raises:
+        SchemaLoadError: ``module_name`` is a module in ``base`` whose name is one
+            compatfuzz needs (:func:`_protected`).
+    """
     top = module_name.split(".", maxsplit=1)[0]
-    if not ((base / f"{top}.py").is_file() or (base / top).is_dir()):
+    file = _module_file(top, base)
+    if file is None and not (base / top).is_dir():
         return  # an installed module
-    # Another config's module of the same name (e.g. two 'conversion.py') must not win,
-    # nor one that the named module imports in turn ('lossy.py' doing `from conversion
-    # import ...`): every module this folder defines and another folder loaded is forgotten.
+    why = _protected(top)
+    file = file or base / top  # a namespace package: imported through sys.path
+    if why is not None:
+        raise SchemaLoadError(
+            f"{file} has the name of {why}; compatfuzz does not import a module of yours in "
+            "its place", source=source, pointer=pointer,
+            hint=f"rename {top} (e.g. to my_{top}) and write {module_name!r} with the new "
+                 "name")
     try:
         local = {p.stem if p.suffix == ".py" else p.name for p in base.iterdir()
                  if p.suffix == ".py" or (p / "__init__.py").is_file()}
@@ -166,18 +239,53 @@ def _put_first_on_path(module_name: str, base: Path) -> None:
     stale = set()
     for mod in local | {top}:
         loaded = sys.modules.get(mod)
-        if loaded is None:
+        if loaded is None or _protected(mod) is not None:
             continue
-        file = getattr(loaded, "__file__", None)
-        if file is None or not Path(file).resolve().is_relative_to(base):
+        where = getattr(loaded, "__file__", None)
+        if where is not None and not Path(where).resolve().is_relative_to(base):
             stale.add(mod)
     if stale:
         for name in [m for m in sys.modules if m.split(".", maxsplit=1)[0] in stale]:
             del sys.modules[name]
         importlib.invalidate_caches()
-    if str(base) in sys.path:
-        sys.path.remove(str(base))
-    sys.path.insert(0, str(base))
+    for entry in [str(base), *_USER_PATHS]:
+        if entry in sys.path:
+            sys.path.remove(entry)
+    if str(base) in _USER_PATHS:
+        _USER_PATHS.remove(str(base))
+    _USER_PATHS.insert(0, str(base))
+    sys.path.extend(_USER_PATHS)
+    if top not in sys.modules and file.is_file():
+        _import_from_file(top, file)
+
+
+def forget_folder(base: Path) -> None:
+    """Take the config folder ``base`` off ``sys.path`` again (:func:`_put_first_on_path`
+    put it there)."""
+    for entry in (str(base), str(base.resolve())):
+        while entry in sys.path:
+            sys.path.remove(entry)
+        if entry in _USER_PATHS:
+            _USER_PATHS.remove(entry)
+
+
+def _import_from_file(name: str, file: Path) -> None:
+    """Import the top-level module ``name`` from ``file`` (a ``.py`` or a package's
+    ``__init__.py``), as ``import name`` would from the file's folder."""
+    import importlib.util
+
+    package = file.name == "__init__.py"
+    spec = importlib.util.spec_from_file_location(
+        name, file, submodule_search_locations=[str(file.parent)] if package else None)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has one
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
 
 
 def _module_file(dotted: str, base: Path) -> Path | None:
@@ -467,7 +575,8 @@ class ConfigEntry:
 
     def import_module(self, key: str, name: str) -> Any:
         """Import module ``name``, looking first in the config's folder."""
-        _put_first_on_path(name, self.base.resolve())
+        _put_first_on_path(name, self.base.resolve(), source=self.source,
+                           pointer=f"{self.pointer}/{key}")
         try:
             return importlib.import_module(name)
         except ImportError as exc:
@@ -818,7 +927,7 @@ def _empty_is_absent(value: Any) -> Any:
 def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> Any:
     """``webhook = URL`` (plus ``webhook_ca``, ``webhook_insecure``, ``webhook_timeout``):
     the CRD's real conversion webhook as the ``convert`` function."""
-    from compatfuzz.roundtrip._webhook import webhook_converter
+    from compatfuzz.roundtrip._webhook import ca_context, webhook_converter
 
     clash = [k for k in ("convert", "to_hub", "from_hub") if k in entry]
     if clash:
@@ -836,9 +945,20 @@ def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> A
             pointer=f"{where}/webhook_insecure",
             hint="write webhook_insecure = true (a TOML boolean, without quotes)",
         )
+    ca_file = None if ca is None else base / str(ca)
+    if ca_file is not None and not insecure and str(entry["webhook"]).startswith("https://"):
+        try:
+            ca_context(ca_file)  # exit 2 naming webhook_ca and the file, before any unit
+        except CompatfuzzError as exc:
+            raise SchemaLoadError(
+                str(exc).replace("ca_file ", "webhook_ca ", 1), source=source,
+                pointer=f"{where}/webhook_ca",
+                hint="webhook_ca is relative to the config file's folder and names the "
+                     "PEM CA bundle that signed the webhook's certificate (the CRD's "
+                     "caBundle, base64-decoded)") from None
     try:
         return webhook_converter(
-            str(entry["webhook"]), ca_file=None if ca is None else base / str(ca),
+            str(entry["webhook"]), ca_file=ca_file,
             insecure=insecure,
             timeout=entry.get("webhook_timeout", 10.0),
         )

@@ -17,15 +17,26 @@ Hypothesis swallows the ``OSError`` of a directory database it cannot write (a p
 is a file, a read-only folder, a full disk), so :class:`NamespacedDatabase` remembers the
 keys it was asked to save and :meth:`NamespacedDatabase.kept` looks them up afterwards:
 the CLI says "saved in the example database" only when it was (issue 22, item 7).
+
+Hypothesis's directory database reads each entry with ``Path.read_bytes()``, following
+links and without a bound, so one entry that is a link to ``/dev/zero`` read 3.8 GB and
+ended the run with ``MemoryError``.  :class:`GuardedDirectoryDatabase` reads entries
+opened with ``O_NOFOLLOW`` and ``O_NONBLOCK`` (a link, a FIFO or a device is never read),
+only regular files, at most :data:`MAX_FILE_BYTES` each; what it skips it names once, in
+``notice``.  It finds a key's folder where Hypothesis puts it (the first 16 hex digits of
+the key's SHA-384), a layout ``tests/security/test_hostile_links.py`` pins (a saved entry
+is fetched back).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +53,7 @@ from compatfuzz.errors import InvalidArgument
 
 __all__ = [
     "FallbackDatabase",
+    "GuardedDirectoryDatabase",
     "database_label",
     "default_database_path",
     "forget_failing_unit",
@@ -67,6 +79,9 @@ MAX_KNOWN = 100
 #: Entries in a unit's primary key that compatfuzz did not save are replayed only when it
 #: saved none itself, and then at most this many, shortest first.
 MAX_FOREIGN = 10
+#: A file in a directory database larger than this is not an entry anyone saved (a sealed
+#: entry is :data:`MAX_ENTRY_BYTES` plus its 12-byte tag and checksum).
+MAX_FILE_BYTES = MAX_ENTRY_BYTES + 64
 _TAG = b"cf1:"
 #: The key listing the units that saved a failure (each value a sealed unit id), so a
 #: shard can replay every unit of a job that has one without building every unit's test
@@ -212,6 +227,80 @@ class NamespacedDatabase(ExampleDatabase):
             self.inner.delete(self._known + src, _seal(value))
         if not dest.endswith(_SUB_KEYS):
             self.inner.save(self._known + dest, _seal(value))
+
+
+class GuardedDirectoryDatabase(DirectoryBasedExampleDatabase):
+    """Hypothesis's directory database, whose entries are read without following links
+    and with a size bound: a link, a device, a FIFO, a folder or a file over
+    :data:`MAX_FILE_BYTES` among a key's entries is skipped, and ``notice`` (set on the
+    first one, for the runner to report once) names it and the fix."""
+
+    def __init__(self, path: os.PathLike[str] | str) -> None:
+        super().__init__(path)
+        self.notice: str | None = None
+        self.skipped = 0
+
+    def __repr__(self) -> str:
+        return f"GuardedDirectoryDatabase({str(self.path)!r})"
+
+    def _skip(self, where: Path, why: str) -> None:
+        self.skipped += 1
+        if self.notice is None:
+            self.notice = (
+                f"skipped the example-database entry {str(where)!r} ({why}): Hypothesis "
+                "writes each entry as a small regular file, so this one is not an example; "
+                "delete it (the run reads no link, device, FIFO or file over "
+                f"{MAX_FILE_BYTES:,} bytes there)")
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        folder = Path(self.path) / hashlib.sha384(key).hexdigest()[:16]
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            dir_fd = os.open(folder, flags | os.O_DIRECTORY)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                self._skip(folder, "a symbolic link or a file where a folder belongs")
+            return
+        try:
+            names = os.listdir(dir_fd)
+        except OSError:
+            os.close(dir_fd)
+            return
+        try:
+            for name in names:
+                value = self._read_entry(dir_fd, folder / name, name, flags)
+                if value is not None:
+                    yield value
+        finally:
+            os.close(dir_fd)
+
+    def _read_entry(self, dir_fd: int, where: Path, name: str, flags: int) -> bytes | None:
+        try:
+            fd = os.open(name, flags, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self._skip(where, "a symbolic link")
+            return None  # gone since listed, or unreadable: as Hypothesis does
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                self._skip(where, "not a regular file")
+                return None
+            if info.st_size > MAX_FILE_BYTES:
+                self._skip(where, f"{info.st_size:,} bytes")
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+            if len(data) > MAX_FILE_BYTES:  # grew since fstat
+                self._skip(where, f"over {MAX_FILE_BYTES:,} bytes")
+                return None
+            return data
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
 
 class FallbackDatabase(ExampleDatabase):
@@ -398,8 +487,11 @@ def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatab
         # The plugin uses the same folder, and both follow HYPOTHESIS_STORAGE_DIRECTORY,
         # so the CLI and pytest replay each other's failures.
         if home is not None:
-            return DirectoryBasedExampleDatabase(default_database_path(home))
-        return settings.get_profile("default").database
+            return GuardedDirectoryDatabase(default_database_path(home))
+        default = settings.get_profile("default").database
+        if type(default) is DirectoryBasedExampleDatabase:
+            return GuardedDirectoryDatabase(default.path)
+        return default
     if spec.lower() == "none":
         return None
     if spec == ":memory:":
@@ -435,7 +527,7 @@ def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatab
             local_label=database_label("", home=home),
             errors=(redis.exceptions.RedisError, OSError),
         )
-    return DirectoryBasedExampleDatabase(Path(spec))
+    return GuardedDirectoryDatabase(Path(spec))
 
 
 def database_label(spec: str, *, home: Path | None = None) -> str:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from compatfuzz.errors import ConverterError, InvalidArgument
 from compatfuzz.roundtrip._deadline import ExampleDeadline
 
-__all__ = ["WebhookError", "WebhookUnavailable", "webhook_converter"]
+__all__ = ["WebhookError", "WebhookUnavailable", "ca_context", "webhook_converter"]
 
 REVIEW_API_VERSION = "apiextensions.k8s.io/v1"
 #: Larger answers are refused: a ConversionReview of one object is kilobytes.
@@ -53,6 +53,29 @@ class WebhookUnavailable(WebhookError):
     as an error instead of blaming, and shrinking, the object that was being sent."""
 
     setup_error = True
+
+
+def ca_context(ca_file: str | Path) -> ssl.SSLContext:
+    """Return a TLS context trusting the PEM CA bundle ``ca_file``.
+
+    Raises:
+        InvalidArgument: ``ca_file`` is not a file, cannot be read, or holds no PEM
+            certificate (``/etc/passwd``, a DER file, a key): OpenSSL's ``SSLError`` is
+            never what the user sees.
+    """
+    path = str(ca_file)
+    if not Path(path).is_file():
+        raise InvalidArgument(f"ca_file {path!r} is not a file; pass the "
+                              "PEM CA bundle that signed the webhook's certificate")
+    try:
+        return ssl.create_default_context(cafile=path)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or type(exc).__name__
+        raise InvalidArgument(
+            f"ca_file {path!r} is not a PEM CA bundle ({reason}); pass the CA "
+            "certificate that signed the webhook's certificate, in PEM "
+            "(-----BEGIN CERTIFICATE-----; openssl x509 -inform der -in ca.der -out "
+            "ca.pem converts a DER file)") from None
 
 
 def webhook_converter(
@@ -94,10 +117,7 @@ def webhook_converter(
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
         elif ca_file is not None:
-            if not Path(ca_file).is_file():
-                raise InvalidArgument(f"ca_file {str(ca_file)!r} is not a file; pass the "
-                                      "PEM CA bundle that signed the webhook's certificate")
-            context = ssl.create_default_context(cafile=str(ca_file))
+            context = ca_context(ca_file)
         else:
             context = ssl.create_default_context()
 
