@@ -367,6 +367,11 @@ def run_unit(
     shrunk = True
     try:
         with alarm:
+            # the first example's draw runs user code too (a pydantic validator filters
+            # what is drawn): under the deadline, and watched by the worker's parent
+            alarm.arm()
+            if heartbeat is not None:
+                heartbeat.value = time.monotonic()
             try:
                 test()
                 alarm.check()  # the last example's deadline, if it fired and was dropped
@@ -391,8 +396,10 @@ def run_unit(
         else:
             status = Status.ERROR
             message = (f"generating one example took longer than the {example_deadline:g}s "
-                       f"per-example deadline{stuck}: the schema asks for very large values "
-                       f"(minLength, minItems, minProperties) or deep nesting ({knob})")
+                       f"per-example deadline{stuck}: code of yours run while drawing (a "
+                       f"pydantic validator) sleeps, loops or waits, or the schema asks for "
+                       f"very large values (minLength, minItems, minProperties) or deep "
+                       f"nesting ({knob})")
         shrunk = False
     except _SetupFailed:
         assert recorder.setup_error is not None
