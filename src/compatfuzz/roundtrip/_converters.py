@@ -26,21 +26,24 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
+from compatfuzz.roundtrip._text import captured
 
 __all__ = ["Converters", "call_user", "check_callable", "describe", "interrupts_are_faults",
            "plain_json", "safe_str", "short_repr"]
 
 
 def safe_str(exc: BaseException) -> str:
-    """``str(exc)``, or what went wrong making it: an exception whose ``__str__`` raises
-    must still fail its unit with a message, not end it as an error (issue 22, item 11)."""
+    """``str(exc)``, cut to ``CAPTURE_TEXT_LIMIT`` characters, or what went wrong making
+    it: an exception whose ``__str__`` raises must still fail its unit with a message, not
+    end it as an error (issue 22, item 11), and a 50 MB message must not be copied into
+    every error, traceback and pipe message after it."""
     try:
         text = str(exc)
     except BaseException as inner:  # anything the user's __str__ does
         if _ours(inner):
             raise
         return f"<its __str__ raised {type(inner).__name__}>"
-    return text
+    return captured(text)
 
 
 def describe(exc: BaseException) -> str:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
+from compatfuzz.roundtrip._converters import safe_str
 from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
 from compatfuzz.roundtrip._events import (
     Counterexample,
@@ -232,9 +233,10 @@ class _Watch(Recorder):
         try:
             shown = example_to_json(self.api, self.unit, obj)
         except Exception as exc:  # an example its own API cannot write out: say so
-            shown = f"{obj!r:.2000} (not representable as JSON: {type(exc).__name__}: {exc})"
+            shown = (f"{obj!r:.2000} (not representable as JSON: {type(exc).__name__}: "
+                     f"{safe_str(exc)})")
         return Counterexample(
-            unit=self.unit, object=shown, error=str(failure),
+            unit=self.unit, object=shown, error=safe_str(failure),
             error_type=type(failure).__name__,
             diff=diff_to_json(getattr(failure, "diff", None)), seed=self.seed,
             reproduce=reproduce, shrunk=shrunk, config=self.api.source,
@@ -330,7 +332,7 @@ def run_unit(
                 check_rules(kind.schema(version))
     except Exception as exc:
         return UnitResult(unit, Status.ERROR, 0, time.monotonic() - start, seed, None,
-                          f"{type(exc).__name__}: {exc}")
+                          f"{type(exc).__name__}: {safe_str(exc)}")
     warm_up()  # Hypothesis's one-time set-up is not the first example's time
     alarm = Alarm(example_deadline)
     recorder = _Watch(unit=unit, api=api, seed=seed, coverage=coverage, stop=stop,
@@ -365,6 +367,11 @@ def run_unit(
     shrunk = True
     try:
         with alarm:
+            # the first example's draw runs user code too (a pydantic validator filters
+            # what is drawn): under the deadline, and watched by the worker's parent
+            alarm.arm()
+            if heartbeat is not None:
+                heartbeat.value = time.monotonic()
             try:
                 test()
                 alarm.check()  # the last example's deadline, if it fired and was dropped
@@ -389,8 +396,10 @@ def run_unit(
         else:
             status = Status.ERROR
             message = (f"generating one example took longer than the {example_deadline:g}s "
-                       f"per-example deadline{stuck}: the schema asks for very large values "
-                       f"(minLength, minItems, minProperties) or deep nesting ({knob})")
+                       f"per-example deadline{stuck}: code of yours run while drawing (a "
+                       f"pydantic validator) sleeps, loops or waits, or the schema asks for "
+                       f"very large values (minLength, minItems, minProperties) or deep "
+                       f"nesting ({knob})")
         shrunk = False
     except _SetupFailed:
         assert recorder.setup_error is not None
@@ -425,7 +434,7 @@ def run_unit(
                 status = Status.FAILED
             else:
                 status = Status.ERROR
-            message = f"{type(first).__name__}: {first}"
+            message = f"{type(first).__name__}: {safe_str(first)}"
     seconds = time.monotonic() - start
     counterexample = None
     if recorder.failure is not None and status is not Status.PASSED:

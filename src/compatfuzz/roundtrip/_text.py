@@ -8,6 +8,13 @@ for people or CI therefore goes through :func:`clip` (with a note saying how muc
 and where the full text is: the counterexample file keeps it all), and through
 :func:`printable` (terminals) or :func:`xml_safe` (JUnit).  The limits are documented in
 ``docs/security.md``.
+
+Before any of that, a message is cut where it is captured (:func:`captured`), in the
+process that ran the converter, at :data:`CAPTURE_TEXT_LIMIT`: a 50 MB message was copied
+into the error, its traceback, each failure update piped to the parent and each rewrite of
+the counterexample file, so every failing example cost seconds and the run answered
+SIGTERM late or not at all.  The counterexample file keeps the cut
+text, which says how much was dropped.
 """
 
 from __future__ import annotations
@@ -15,17 +22,24 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "CAPTURE_TEXT_LIMIT",
     "MESSAGE_VALUE_LIMIT",
     "REPORT_DIFF_ROWS",
     "REPORT_TEXT_LIMIT",
     "REPORT_VALUE_LIMIT",
     "TERMINAL_TEXT_LIMIT",
+    "captured",
     "clip",
     "human_size",
     "printable",
     "xml_safe",
 ]
 
+#: characters of one exception message or traceback kept where it is captured (what the
+#: counterexample file holds at most)
+CAPTURE_TEXT_LIMIT = 1_000_000
+#: characters a captured text may exceed the limit by (the wording around a cut message)
+_CAPTURE_SLACK = 4_000
 #: characters of one text (message, traceback, output) shown on the terminal
 TERMINAL_TEXT_LIMIT = 8_000
 #: characters of one text field in report.json, the JUnit file and the HTML page
@@ -63,6 +77,17 @@ def clip(text: str, limit: int, full: str | None = None) -> str:
         return text
     where = f"; the full text is in {full}" if full else ""
     return f"{text[:limit]}\n... {human_size(len(text) - limit)} more{where}"
+
+
+def captured(text: str, limit: int = CAPTURE_TEXT_LIMIT) -> str:
+    """``text`` as kept where user code's message or traceback is captured: whole, or its
+    first ``limit`` characters and a note saying how much was dropped there.  A text up
+    to :data:`_CAPTURE_SLACK` over ``limit`` stays whole: it wraps one cut already
+    (``convert() raised ValueError: <cut message>``), whose note must survive."""
+    if len(text) <= limit + _CAPTURE_SLACK:
+        return text
+    return (f"{text[:limit]}\n... {human_size(len(text) - limit)} more, cut where it was "
+            f"captured (compatfuzz keeps {human_size(limit)} of one message)")
 
 
 def _escape(match: re.Match[str]) -> str:

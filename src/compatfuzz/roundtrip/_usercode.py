@@ -20,6 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from compatfuzz.roundtrip._text import CAPTURE_TEXT_LIMIT, captured
+
 __all__ = ["Capture", "find_user_traceback", "user_traceback"]
 
 
@@ -56,8 +58,26 @@ def user_traceback(exc: BaseException, *, full: bool = False) -> str:
         if not frames:
             return ""
     head = "Traceback (most recent call last" + ("" if full else "; your code only") + "):\n"
-    return head + "".join(traceback.format_list(frames)) + "".join(
-        traceback.format_exception_only(type(exc), exc))
+    return captured(head + "".join(traceback.format_list(frames)) + _last_line(exc))
+
+
+def _last_line(exc: BaseException) -> str:
+    """``ValueError: message``, as Python ends a traceback, with a message too long to
+    keep cut before it is copied (``safe_str``): formatted whole, a 50 MB message was
+    copied into every traceback piped to the parent."""
+    from compatfuzz.roundtrip._converters import safe_str
+
+    try:
+        long = len(str(exc)) > CAPTURE_TEXT_LIMIT
+    except Exception:  # the user's __str__ raised: Python's formatting says so
+        long = False
+    if not long:
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    name = type(exc).__qualname__
+    module = type(exc).__module__
+    if module not in ("builtins", "__main__"):
+        name = f"{module}.{name}"
+    return f"{name}: {safe_str(exc)}\n"
 
 
 def find_user_traceback(exc: BaseException | None) -> str:
