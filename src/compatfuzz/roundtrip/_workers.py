@@ -306,6 +306,7 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
     sources = sorted({a.source for a in api_list if a.source})
     if forkable:
         _WORKER["apis"] = {a.name: a for a in api_list}
+        _prewarm(selected)
     spec = database if isinstance(database, str) or database is None else db_obj
     parent = os.getpid()
     # at least the second the worker's alarm may put the deadline off (in a finalizer,
@@ -372,6 +373,30 @@ def run_pool(api_list: list[API | Suite], selected: list[tuple[API | Suite, Unit
         for w in running.values():
             w.stop()
         _WORKER.pop("apis", None)
+
+
+def _prewarm(selected: Sequence[tuple[API | Suite, Unit]]) -> None:
+    """Do once, in the parent, the set-up each forked worker would otherwise repeat: every
+    worker is a fork of this process and inherits it. Hypothesis's one-time set-up
+    (``strategies._warm``), importing jsonschema and the semantic comparators and loading
+    their plugins cost a cold worker about 1 s; paid in each of 930 units of a CRD with 15 versions, that was most of a 20-minute run. No user
+    code runs here: converters, pydantic validators and webhooks run only in the workers."""
+    from compatfuzz.semantic._api import compiled
+    from compatfuzz.strategies._warm import warm_up
+
+    warm_up()
+    seen: set[int] = set()
+    for api, unit in selected:
+        if not isinstance(api, API):
+            continue
+        with contextlib.suppress(Exception):  # a unit that cannot load says so itself
+            kind = api.kind(unit.kind)
+            for version in unit.versions:
+                schema = kind.schema(version)
+                if id(schema) not in seen:
+                    seen.add(id(schema))
+                    schema.validator  # noqa: B018 (a cached property: building it is the point)
+                    compiled(schema)  # semantic equality: its plugins and comparator tree
 
 
 def _replay_main(api: Any, unit: Unit, example: Any, conn: Any) -> None:
