@@ -112,3 +112,32 @@ def test_a_hung_run_still_stops_on_a_second_sigterm(tmp_path: Path) -> None:
         for pid in workers:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+@linux_only
+def test_one_sigterm_ends_a_hung_run_after_the_grace_period(tmp_path: Path) -> None:
+    """Kubernetes sends SIGTERM once, then SIGKILL 30 s later: one SIGTERM must do. With
+    ``--example-deadline none`` nothing else ends an example stuck in a converter."""
+    from compatfuzz._commands.fuzz import STOP_GRACE
+
+    config = project(tmp_path, SPIN)
+    proc = _start(config)
+    workers: list[int] = []
+    try:
+        workers = _two_workers(proc, tmp_path / "report.json")
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)  # once
+        proc.wait(STOP_GRACE + 20)  # a safety net: it used to need SIGKILL
+        took = time.monotonic() - sent
+        stderr = (tmp_path / "stderr.txt").read_text()
+        assert proc.returncode == 130, stderr
+        assert took >= STOP_GRACE - 0.5, stderr  # the units were given their grace
+        assert f"did not stop within {STOP_GRACE:g}s of SIGTERM; ending them" in stderr
+        assert _all_gone(workers)
+        doc = wait_for(tmp_path / "report.json", lambda d: d["status"] != "running")
+        assert doc["status"] == "interrupted"
+    finally:
+        proc.kill()
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -16,6 +16,7 @@ with no failure.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import contextlib
 import json
@@ -68,6 +69,11 @@ def _positive(text: str) -> int:
 
 #: the most examples one unit may be asked for (``--max-examples``; a report's row)
 MAX_EXAMPLES = 1_000_000_000
+#: After the first Ctrl-C or SIGTERM, the seconds running units get to reach their next
+#: example before the run ends them itself: an example stuck with ``--example-deadline
+#: none`` would otherwise hold the run until SIGKILL, which Kubernetes sends 30 s after
+#: SIGTERM (``terminationGracePeriodSeconds``), with the report still ``running``.
+STOP_GRACE = 10.0
 #: the most digits of a ``--seed`` (2**128 has 39)
 SEED_DIGITS = 39
 
@@ -854,13 +860,26 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signals = {"count": 0}
 
+    grace: list[threading.Timer] = []
+
+    def out_of_grace(name: str) -> None:
+        print(f"compatfuzz fuzz: the running units did not stop within {STOP_GRACE:g}s of "
+              f"{name}; ending them", file=sys.stderr)
+        signals["count"] += 1  # the handler then aborts, as on a second signal
+        _thread.interrupt_main(signal.SIGTERM)
+
     def on_signal(signum: int, frame: Any) -> None:
         signals["count"] += 1
         stop.set()
         if signals["count"] > 1 or planning["now"]:
             raise KeyboardInterrupt
-        print(f"\ncompatfuzz fuzz: {signal.Signals(signum).name}, finishing the running "
-              "examples (send again to abort)", file=sys.stderr)
+        name = signal.Signals(signum).name
+        print(f"\ncompatfuzz fuzz: {name}, finishing the running examples (at most "
+              f"{STOP_GRACE:g}s; send again to abort)", file=sys.stderr)
+        timer = threading.Timer(STOP_GRACE, out_of_grace, args=(name,))
+        timer.daemon = True
+        timer.start()
+        grace.append(timer)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     finished: RunFinished | None = None
@@ -894,6 +913,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"compatfuzz fuzz: aborted after {time.monotonic() - started:.1f}s; "
               "report written", file=sys.stderr)
     finally:
+        for timer in grace:
+            timer.cancel()
         server.close()
         progress.stop_ticking()
         for s, handler in previous.items():
