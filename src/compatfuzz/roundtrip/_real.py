@@ -34,8 +34,8 @@ from typing import Any
 
 from compatfuzz.apiserver._real._backend import RealKind, comparable, crd_document, install
 from compatfuzz.apiserver._real._client import Client, ServerError
-from compatfuzz.apiserver._real._process import Endpoint
-from compatfuzz.apiserver._real._webhook import ConversionWebhook, webhook_url
+from compatfuzz.apiserver._real._process import Endpoint, StartError
+from compatfuzz.apiserver._real._webhook import ConversionWebhook, listen, webhook_url
 from compatfuzz.errors import (
     CompatfuzzError,
     ConverterError,
@@ -65,7 +65,10 @@ class ServerUnavailable(CompatfuzzError):
 
 # -- one control plane per run -------------------------------------------------------
 
-_state: dict[str, Any] = {"endpoint": None, "pid": 0, "webhook": None, "backends": {}}
+#: ``listener``: the webhook's socket, bound by the process that started the control plane
+#: and inherited by its forks, which serve it one at a time (``_webhook.listen``)
+_state: dict[str, Any] = {"endpoint": None, "pid": 0, "webhook": None, "backends": {},
+                          "listener": None}
 
 
 def attach(endpoint: Endpoint | None) -> None:
@@ -98,7 +101,8 @@ def backend_for(api: API) -> RealBackend:
     if backend is None:
         if _state["webhook"] is None and user_webhook(api) is None:
             _state["webhook"] = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
-                                                  endpoint.webhook_key, {})
+                                                  endpoint.webhook_key, {},
+                                                  listener=_state["listener"])
         backend = RealBackend(api, endpoint, install=False, webhook=_state["webhook"])
         _state["backends"][id(api)] = backend
     else:
@@ -160,6 +164,11 @@ class RunServer:
             plane = ControlPlane(assets, start_timeout=self.start_timeout)
             self.endpoint = plane.start()
             self._plane = plane
+            try:
+                _state["listener"] = listen(self.endpoint.webhook_port)
+            except OSError as exc:  # taken since it was picked: say so, stop what started
+                self.stop()
+                raise StartError(str(exc)) from None
             if self.on_start is not None:
                 self.on_start(f"kube-apiserver and etcd started at {self.endpoint.url}")
         if id(api) not in self._installed:
@@ -175,6 +184,9 @@ class RunServer:
     def stop(self) -> None:
         """Stop kube-apiserver and etcd and remove their files (idempotent)."""
         attach(None)
+        listener, _state["listener"] = _state["listener"], None
+        if listener is not None:
+            listener.close()
         plane, self._plane, self.endpoint = self._plane, None, None
         if plane is not None:
             plane.stop()
@@ -265,7 +277,8 @@ class RealBackend:
         ours = user_webhook(api) is None  # else the server calls the user's webhook
         if ours and webhook is None:
             webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
-                                        endpoint.webhook_key, {})
+                                        endpoint.webhook_key, {},
+                                        listener=_state["listener"])
             self._own_webhook = True
         self.webhook = webhook if ours else None
         self.serve()

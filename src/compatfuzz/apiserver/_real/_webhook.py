@@ -9,9 +9,22 @@ its own ``apiVersion`` to ``desiredAPIVersion``. A converter that raises answers
 ``result.status: Failure`` with its message, which the server passes to the client as a
 conversion error, as a Go webhook's error would be.
 
-The server listens with ``SO_REUSEADDR`` and ``SO_REUSEPORT`` on the port the control
-plane picked: a CRD names one URL, and each process that runs examples (a worker per
-unit) serves it in turn.
+The port is bound once for the run (:func:`listen`, in the process that started the control
+plane) and every process that runs examples (a worker per unit) serves it in turn on a
+copy of that socket: without ``SO_REUSEPORT``, so no other process can listen on it beside
+us and take a share of the API server's connections, nor take the port between two units.
+The TLS handshake runs in the connection's own thread, with a deadline, and at most
+:data:`MAX_HANDLERS` connections are served at once (the others wait in the backlog): a
+client that connects and says nothing, or a converter that hangs, ties up one thread,
+not the server nor an unbounded number of threads.
+
+The API server presents no client certificate to a conversion webhook: apiextensions-
+apiserver builds its webhook clients with ``NewDefaultAuthenticationInfoResolver("")``
+(``pkg/apiserver/conversion/webhook_converter.go``), no kubeconfig and so no credentials,
+and kube-apiserver's wrapper (``k8s.io/apiserver/pkg/util/webhook/authentication.go``)
+adds credentials only for ``kubernetes.default.svc``. So the webhook cannot ask for one;
+what it converts is only what the caller sends, and what it answers is checked by the
+server that called it.
 """
 
 from __future__ import annotations
@@ -25,7 +38,8 @@ from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["WEBHOOK_PATH", "ConversionWebhook", "webhook_url"]
+__all__ = ["MAX_HANDLERS", "WEBHOOK_PATH", "ConversionWebhook", "WebhookPortTaken", "listen",
+           "webhook_url"]
 
 WEBHOOK_PATH = "/convert/"
 #: what the handler may read (a ConversionReview of one object is kilobytes; the server
@@ -36,14 +50,68 @@ MAX_REQUEST_BYTES = 64 * 1024 * 1024
 Convert = Callable[[dict[str, Any], str, str], Any]
 
 
+#: connections served at once; more wait in the listen backlog until one ends (the run
+#: checks one unit at a time through the server, which converts one request at a time)
+MAX_HANDLERS = 8
+#: seconds a connection may stay silent (in the handshake, between requests) before it is
+#: dropped: the API server waits at most 30 s for a conversion (``timeoutSeconds``)
+IDLE_TIMEOUT = 60.0
+
+
+class WebhookPortTaken(OSError):
+    """Another process listens on the webhook's port."""
+
+
+def listen(port: int) -> socket.socket:
+    """The webhook's listening socket on ``127.0.0.1:port``, bound once for the run.
+
+    ``SO_REUSEADDR`` only (a port in TIME_WAIT can be bound again), never ``SO_REUSEPORT``:
+    with it, any process of the same user could listen on the same port and be handed a
+    share of the API server's connections.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise WebhookPortTaken(
+            exc.errno, f"compatfuzz's conversion webhook cannot listen on 127.0.0.1:{port}: "
+            f"{exc.strerror} (another process listens there; stop it, or run again to "
+            "have other ports picked)") from None
+    sock.listen(128)
+    return sock
+
+
 class _Server(ThreadingHTTPServer):
-    allow_reuse_address = True
     daemon_threads = True
 
-    def server_bind(self) -> None:
-        if hasattr(socket, "SO_REUSEPORT"):
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        super().server_bind()
+    def __init__(self, listener: socket.socket, handler: Any) -> None:
+        super().__init__(listener.getsockname(), handler, bind_and_activate=False)
+        self.socket.close()  # the unbound one the constructor made
+        self.socket = listener
+        self.slots = threading.BoundedSemaphore(MAX_HANDLERS)
+        self.closing = False
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        while not self.slots.acquire(timeout=0.2):  # all busy: wait, as the backlog does
+            if self.closing:
+                self.shutdown_request(request)
+                return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hangs up or fails its handshake is no concern of the run
 
 
 def webhook_url(port: int, crd: str) -> str:
@@ -61,7 +129,8 @@ class ConversionWebhook:
     """
 
     def __init__(self, port: int, cert: str, key: str,
-                 converters: Mapping[str, Convert]) -> None:
+                 converters: Mapping[str, Convert],
+                 listener: socket.socket | None = None) -> None:
         self.converters = dict(converters)
         self.errors: dict[str, BaseException] = {}
         self.calls = 0
@@ -76,12 +145,14 @@ class ConversionWebhook:
             # benchmarks/bench_apiserver.py). Go's net/http sets it on every TCP
             # connection (net/tcpsock.go newTCPConn: setNoDelay(fd, true)).
             disable_nagle_algorithm = True
+            timeout = IDLE_TIMEOUT  # the handshake and each read (StreamRequestHandler)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def setup(self) -> None:
                 super().setup()
+                self.connection.do_handshake()  # here, not in the thread that accepts
                 webhook._open.add(self.connection)
 
             def finish(self) -> None:
@@ -106,10 +177,16 @@ class ConversionWebhook:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = _Server(("127.0.0.1", port), Handler)
+        # the run's socket when there is one (a copy: closing it leaves the run's open)
+        sock = listener.dup() if listener is not None else listen(port)
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ctx.load_cert_chain(cert, key)
-        self._server.socket = ctx.wrap_socket(self._server.socket, server_side=True)
+        try:
+            ctx.load_cert_chain(cert, key)
+            tls = ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        except BaseException:
+            sock.close()
+            raise
+        self._server = _Server(tls, Handler)
         self.port = port
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="compatfuzz-webhook", daemon=True)
@@ -154,6 +231,7 @@ class ConversionWebhook:
     def close(self) -> None:
         """Stop listening and end the kept-alive connections too: the API server reuses
         them, and would otherwise go on talking to this (closed) webhook's converters."""
+        self._server.closing = True
         self._server.shutdown()
         self._server.server_close()
         for sock in list(self._open):
