@@ -100,6 +100,69 @@ def test_the_namespace_exists(started: tuple[ControlPlane, Endpoint, list[int], 
     assert ns["metadata"]["name"] == endpoint.namespace
 
 
+def test_etcd_answers_only_the_api_servers_certificate(
+        started: tuple[ControlPlane, Endpoint, list[int], Path]) -> None:
+    """etcd listened on plain HTTP without auth: any local process could rewrite what the
+    server stored, and so a verdict. Now TLS with a client certificate of etcd's own CA."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    plane, _, _, folder = started
+    [url] = [a.split("=", 1)[1] for a in plane._procs[0].argv
+             if a.startswith("--listen-client-urls=")]
+    assert url.startswith("https://127.0.0.1:")
+    pki = folder / "pki"
+
+    def health(ctx: ssl.SSLContext | None, scheme_url: str = url) -> bool:
+        try:
+            with urllib.request.urlopen(f"{scheme_url}/health", context=ctx,
+                                        timeout=5) as answer:
+                return bool(answer.status == 200)
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def ctx(cert: str | None) -> ssl.SSLContext:
+        c = ssl.create_default_context(cafile=str(pki / "etcd-ca.crt"))
+        if cert is not None:
+            c.load_cert_chain(str(pki / f"{cert}.crt"), str(pki / f"{cert}.key"))
+        return c
+
+    assert health(ctx("apiserver-etcd-client"))  # kube-apiserver's certificate
+    assert not health(ctx(None))  # no certificate
+    assert not health(ctx("admin"))  # system:masters of the other CA: not etcd's
+    assert not health(None, url.replace("https://", "http://"))  # plain HTTP
+
+
+def test_a_killed_runs_folder_is_swept_at_the_next_start(tmp_path: Path) -> None:
+    from compatfuzz.apiserver._real._process import OWNER_FILE, sweep_stale
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    folders = {}
+    for name, owner in (("dead", {"pid": dead.pid, "started": "1"}),
+                        ("live", {"pid": os.getpid(),
+                                  "started": _stat_start(os.getpid())}),
+                        ("reused", {"pid": os.getpid(), "started": "not-its-start"}),
+                        ("unknown", None)):
+        folder = tmp_path / f"compatfuzz-apiserver-{name}"
+        (folder / "pki").mkdir(parents=True)
+        (folder / "pki" / "admin.key").write_text("secret")
+        if owner is not None:
+            (folder / OWNER_FILE).write_text(json.dumps(owner))
+        folders[name] = folder
+    other = tmp_path / "someone-elses"
+    other.mkdir()
+    removed = sweep_stale(tmp_path)
+    assert sorted(removed) == sorted([folders["dead"], folders["reused"]])
+    assert folders["live"].is_dir() and folders["unknown"].is_dir() and other.is_dir()
+    assert not folders["dead"].exists() and not folders["reused"].exists()
+
+
+def _stat_start(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19]
+
+
 def test_stop_ends_both_processes_and_removes_the_folder(
         started: tuple[ControlPlane, Endpoint, list[int], Path]) -> None:
     plane, endpoint, pids, folder = started

@@ -170,7 +170,10 @@ class RunServer:
                 self.stop()
                 raise StartError(str(exc)) from None
             if self.on_start is not None:
-                self.on_start(f"kube-apiserver and etcd started at {self.endpoint.url}")
+                swept = (f"; removed {len(plane.swept)} control-plane folder"
+                         f"{'s' if len(plane.swept) != 1 else ''} that killed runs left in "
+                         f"{plane.swept[0].parent}" if plane.swept else "")
+                self.on_start(f"kube-apiserver and etcd started at {self.endpoint.url}{swept}")
         if id(api) not in self._installed:
             client = Client(self.endpoint)
             try:

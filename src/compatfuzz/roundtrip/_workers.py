@@ -379,8 +379,9 @@ def _prewarm(selected: Sequence[tuple[API | Suite, Unit]]) -> None:
     """Do once, in the parent, the set-up each forked worker would otherwise repeat: every
     worker is a fork of this process and inherits it. Hypothesis's one-time set-up
     (``strategies._warm``), importing jsonschema and the semantic comparators and loading
-    their plugins cost a cold worker about 1 s; paid in each of 930 units of a CRD with 15 versions, that was most of a 20-minute run. No user
-    code runs here: converters, pydantic validators and webhooks run only in the workers."""
+    their plugins cost a cold worker about 1 s; paid in each of the 930 units of a CRD
+    with 15 versions, that was most of a 20-minute run. No user code runs here:
+    converters, pydantic validators and webhooks run only in the workers."""
     from compatfuzz.semantic._api import compiled
     from compatfuzz.strategies._warm import warm_up
 

@@ -15,6 +15,7 @@ import datetime
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compatfuzz.errors import InvalidArgument
 
@@ -46,6 +47,11 @@ class CA:
     serving: Pair  # kube-apiserver's serving certificate
     webhook: Pair  # compatfuzz's conversion webhook's serving certificate
     client: Pair  # the admin client (O=system:masters)
+    # etcd's own CA: etcd trusts only it, and only kube-apiserver holds a client
+    # certificate of it (a certificate of the CA above, the admin's, cannot reach etcd)
+    etcd_ca: Path
+    etcd: Pair  # etcd's serving (and peer) certificate
+    etcd_client: Pair  # kube-apiserver's client certificate for etcd
     sa_key: Path  # service-account signing key (and its public half in sa_pub)
     sa_pub: Path
 
@@ -82,41 +88,48 @@ def mint(directory: Path) -> CA:
         path.write_bytes(c.public_bytes(serialization.Encoding.PEM))
         return path
 
-    ca_key = key()
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "compatfuzz-ca")])
-    ca_cert = (
-        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(start).not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True,
-                                     crl_sign=True, content_commitment=False,
-                                     key_encipherment=False, data_encipherment=False,
-                                     key_agreement=False, encipher_only=False,
-                                     decipher_only=False), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
+    def authority(common: str) -> tuple[Any, Any, x509.Certificate]:
+        k = key()
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+        cert = (
+            x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(k.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(start).not_valid_after(end)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True,
+                                         crl_sign=True, content_commitment=False,
+                                         key_encipherment=False, data_encipherment=False,
+                                         key_agreement=False, encipher_only=False,
+                                         decipher_only=False), critical=True)
+            .sign(k, hashes.SHA256())
+        )
+        return k, name, cert
 
-    def leaf(name: str, *, common: str, org: str | None, server: bool) -> Pair:
+    ca_key, ca_name, ca_cert = authority("compatfuzz-ca")
+    etcd_ca_key, etcd_ca_name, etcd_ca_cert = authority("compatfuzz-etcd-ca")
+
+    def leaf(name: str, *, common: str, org: str | None, server: bool,
+             client: bool = False, etcd: bool = False) -> Pair:
         k = key()
         attrs = [x509.NameAttribute(NameOID.COMMON_NAME, common)]
         if org:
             attrs.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, org))
+        usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + (
+            [ExtendedKeyUsageOID.CLIENT_AUTH] if client or not server else [])
         builder = (
-            x509.CertificateBuilder().subject_name(x509.Name(attrs)).issuer_name(ca_name)
+            x509.CertificateBuilder().subject_name(x509.Name(attrs))
+            .issuer_name(etcd_ca_name if etcd else ca_name)
             .public_key(k.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(start).not_valid_after(end)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]),
-                critical=False)
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         )
         if server:
             builder = builder.add_extension(x509.SubjectAlternativeName([
                 x509.DNSName("localhost"),
                 x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
             ]), critical=False)
-        cert = builder.sign(ca_key, hashes.SHA256())
+        cert = builder.sign(etcd_ca_key if etcd else ca_key, hashes.SHA256())
         return Pair(write_cert(cert, f"{name}.crt"), write_key(k, f"{name}.key"))
 
     sa = key()
@@ -128,6 +141,10 @@ def mint(directory: Path) -> CA:
         serving=leaf("apiserver", common="kube-apiserver", org=None, server=True),
         webhook=leaf("webhook", common="compatfuzz-webhook", org=None, server=True),
         client=leaf("admin", common="compatfuzz-admin", org="system:masters", server=False),
+        etcd_ca=write_cert(etcd_ca_cert, "etcd-ca.crt"),
+        etcd=leaf("etcd", common="etcd", org=None, server=True, client=True, etcd=True),
+        etcd_client=leaf("apiserver-etcd-client", common="kube-apiserver", org=None,
+                         server=False, etcd=True),
         sa_key=write_key(sa, "sa.key"),
         sa_pub=sa_pub,
     )

@@ -139,6 +139,50 @@ class _Proc:
         return any(p in text for p in _PORT_IN_USE)
 
 
+#: in a control plane's folder: which process made it (pid and start time), so that a
+#: later run can tell a folder a killed run left from one a live run uses
+OWNER_FILE = "owner.json"
+_PREFIX = "compatfuzz-apiserver-"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (``/proc/<pid>/stat`` field 22), which a reused pid lacks."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def _owner_alive(owner: dict[str, Any]) -> bool:
+    pid = int(owner["pid"])
+    if not alive(pid):
+        return False
+    started = _start_time(pid)
+    return started is None or started == owner.get("started")
+
+
+def sweep_stale(base: Path) -> list[Path]:
+    """Remove the control-plane folders under ``base`` that runs killed with SIGKILL left:
+    ours (this user's, named ``compatfuzz-apiserver-*``, with an owner file) whose owner
+    process is gone. They hold etcd's data and the ``system:masters`` client key. A folder
+    without an owner file, or another user's, is left alone."""
+    removed = []
+    for folder in sorted(base.glob(_PREFIX + "*")):
+        try:
+            info = folder.lstat()
+            if not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid():
+                continue
+            owner = json.loads((folder / OWNER_FILE).read_text())
+            if _owner_alive(owner):
+                continue
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            continue  # not ours to judge
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 class ControlPlane:
     """One etcd and one kube-apiserver, started by :meth:`start`, stopped by :meth:`stop`
     (or the ``with`` block): one per run, shared by every unit.
@@ -163,6 +207,8 @@ class ControlPlane:
         self.endpoint: Endpoint | None = None
         self.started_in: float | None = None
         self.dir: Path | None = None
+        #: folders of killed runs that :meth:`start` removed
+        self.swept: list[Path] = []
 
     # -- life cycle --------------------------------------------------------------
 
@@ -180,7 +226,11 @@ class ControlPlane:
         takes one between the pick and the bind.
         """
         began = time.monotonic()
-        self.dir = Path(tempfile.mkdtemp(prefix="compatfuzz-apiserver-", dir=self._workdir))
+        base = self._workdir if self._workdir is not None else Path(tempfile.gettempdir())
+        self.swept = sweep_stale(base)
+        self.dir = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=base))
+        (self.dir / OWNER_FILE).write_text(json.dumps(
+            {"pid": os.getpid(), "started": _start_time(os.getpid())}))
         atexit.register(self.stop)
         try:
             pki = mint(self.dir / "pki")
@@ -213,24 +263,41 @@ class ControlPlane:
 
     def _start_processes(self, ports: tuple[int, int, int, int], pki: Any) -> None:
         assert self.dir is not None
-        etcd_url = f"http://127.0.0.1:{ports[0]}"
+        # etcd speaks TLS only and asks for a client certificate of its own CA, which only
+        # kube-apiserver holds: on plain HTTP any local process could rewrite the stored
+        # objects, and so a verdict (etcd's --client-cert-auth, --peer-client-cert-auth;
+        # kube-apiserver's --etcd-cafile/--etcd-certfile/--etcd-keyfile)
+        etcd_url = f"https://127.0.0.1:{ports[0]}"
+        peer_url = f"https://127.0.0.1:{ports[1]}"
         etcd = _Proc("etcd", [
             str(self.assets.etcd),
             f"--data-dir={self.dir / 'etcd'}",
             f"--listen-client-urls={etcd_url}",
             f"--advertise-client-urls={etcd_url}",
-            f"--listen-peer-urls=http://127.0.0.1:{ports[1]}",
-            f"--initial-advertise-peer-urls=http://127.0.0.1:{ports[1]}",
-            f"--initial-cluster=default=http://127.0.0.1:{ports[1]}",
+            f"--listen-peer-urls={peer_url}",
+            f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=default={peer_url}",
+            f"--cert-file={pki.etcd.cert}",
+            f"--key-file={pki.etcd.key}",
+            f"--trusted-ca-file={pki.etcd_ca}",
+            "--client-cert-auth=true",
+            f"--peer-cert-file={pki.etcd.cert}",
+            f"--peer-key-file={pki.etcd.key}",
+            f"--peer-trusted-ca-file={pki.etcd_ca}",
+            "--peer-client-cert-auth=true",
             "--unsafe-no-fsync=true",
             "--log-level=warn",
         ], self.dir / "etcd.log")
         self._procs.append(etcd)
-        self._wait(etcd, lambda: _http_ok(f"{etcd_url}/health", None))
+        etcd_ctx = client_context(pki.etcd_ca, pki.etcd_client.cert, pki.etcd_client.key)
+        self._wait(etcd, lambda: _http_ok(f"{etcd_url}/health", etcd_ctx))
         secure = ports[2]
         server = _Proc("kube-apiserver", [
             str(self.assets.kube_apiserver),
             f"--etcd-servers={etcd_url}",
+            f"--etcd-cafile={pki.etcd_ca}",
+            f"--etcd-certfile={pki.etcd_client.cert}",
+            f"--etcd-keyfile={pki.etcd_client.key}",
             f"--cert-dir={self.dir / 'pki'}",
             f"--tls-cert-file={pki.serving.cert}",
             f"--tls-private-key-file={pki.serving.key}",
