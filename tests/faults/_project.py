@@ -100,3 +100,20 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def sigterm_when(proc: subprocess.Popen[bytes], ready: Any, within: float) -> None:
+    """Send ``proc`` one SIGTERM once ``ready()`` holds (or ``within`` seconds passed,
+    or it ended), then wait for it to end; 120 s is only a safety net (such runs used to
+    need SIGKILL). Kills it whatever happens."""
+    import signal
+
+    try:
+        end = time.monotonic() + within
+        while proc.poll() is None and time.monotonic() < end and not ready():
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    finally:
+        proc.kill()
+        proc.wait(10)

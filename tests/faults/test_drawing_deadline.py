@@ -12,13 +12,13 @@ bound the test.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.faults._project import sigterm_when
 
 MODELS = """
 import time
@@ -61,16 +61,14 @@ def test_a_validator_that_never_returns_fails_at_the_deadline(
     with (tmp_path / "stderr.txt").open("wb") as err:
         proc = subprocess.Popen(_project(tmp_path), stdout=subprocess.DEVNULL, stderr=err,
                                 cwd=tmp_path)
-    try:
-        if sigterm:
-            end = time.monotonic() + 60
-            while proc.poll() is None and time.monotonic() < end and not report.is_file():
-                time.sleep(0.05)
-            proc.send_signal(signal.SIGTERM)
-        proc.wait(120)  # a safety net: it used to need SIGKILL
-    finally:
-        proc.kill()
-        proc.wait(10)
+    if sigterm:
+        sigterm_when(proc, report.is_file, within=60)
+    else:
+        try:
+            proc.wait(120)  # a safety net: it used to need SIGKILL
+        finally:
+            proc.kill()
+            proc.wait(10)
     stderr = (tmp_path / "stderr.txt").read_text(errors="replace")
     doc = json.loads(report.read_text())
     assert doc["status"] != "running", stderr[-3000:]

@@ -10,14 +10,12 @@ much was dropped, and the run stops when asked.  Subprocess timeouts only bound 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.faults._project import command, project
+from tests.faults._project import command, project, sigterm_when
 
 HUGE = 50_000_000
 #: ``_text.CAPTURE_TEXT_LIMIT``, what is kept of one message
@@ -44,18 +42,9 @@ def test_a_50_mb_message_is_cut_in_the_worker_and_sigterm_is_honoured(
             command(config, "--property", "roundtrip", "--workers", workers,
                     "--max-examples", "1000"),
             stdout=subprocess.DEVNULL, stderr=err, cwd=tmp_path)
-    try:
-        # the first failure is on disk the moment it is found: the unit is shrinking
-        found = tmp_path / "compatfuzz-counterexamples"
-        end = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < end and not (
-                found.is_dir() and any(found.iterdir())):
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(120)  # a safety net: it used to take SIGKILL
-    finally:
-        proc.kill()
-        proc.wait(10)
+    # the first failure is on disk the moment it is found: the unit is shrinking
+    found = tmp_path / "compatfuzz-counterexamples"
+    sigterm_when(proc, lambda: found.is_dir() and any(found.iterdir()), within=120)
     stderr = (tmp_path / "stderr.txt").read_text(errors="replace")
     assert proc.returncode == 1, stderr[-3000:]
     doc = json.loads(report.read_text())
