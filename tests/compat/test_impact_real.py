@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,19 @@ def test_the_real_server_refuses_what_the_impact_says(client: Client, tmp_path: 
                                 "metadata": {"name": name}}
         if stored_spec is not None:
             body["spec"] = copy.deepcopy(stored_spec)
-        client.request("POST", base, body)
+        # OLD takes this body, so a 422 is NEW's schema still in force: the server serves
+        # a replaced CRD once its informer has seen it (apiextensions-apiserver's
+        # crdHandler), a moment after the PUT returned; upstream's integration tests
+        # poll the same way
+        end = time.monotonic() + 20
+        while True:
+            try:
+                client.request("POST", base, body)
+                break
+            except ServerError as exc:
+                if exc.code != 422 or time.monotonic() > end:
+                    raise
+                time.sleep(0.2)
         install(client, new, source="NEW")
 
     def accepted(name: str, change: Callable[[dict[str, Any]], None]) -> bool:
