@@ -113,20 +113,14 @@ def test_the_real_server_refuses_what_the_impact_says(client: Client, tmp_path: 
                                 "metadata": {"name": name}}
         if stored_spec is not None:
             body["spec"] = copy.deepcopy(stored_spec)
-        # OLD takes this body, so a 422 is NEW's schema still in force: the server serves
-        # a replaced CRD once its informer has seen it (apiextensions-apiserver's
-        # crdHandler), a moment after the PUT returned; upstream's integration tests
-        # poll the same way
-        end = time.monotonic() + 20
-        while True:
-            try:
-                client.request("POST", base, body)
-                break
-            except ServerError as exc:
-                if exc.code != 422 or time.monotonic() > end:
-                    raise
-                time.sleep(0.2)
+        # the server serves a replaced CRD once its informer has seen it (apiextensions-
+        # apiserver's crdHandler), a moment after the PUT returned: wait until the body
+        # is judged by the schema just installed (OLD takes it, NEW refuses it), as
+        # upstream's integration tests poll
+        _in_force(client, base, body, taken=True)
+        client.request("POST", base, body)
         install(client, new, source="NEW")
+        _in_force(client, base, body, taken=False)
 
     def accepted(name: str, change: Callable[[dict[str, Any]], None]) -> bool:
         current = client.request("GET", f"{base}/{name}")
@@ -162,6 +156,24 @@ def test_the_real_server_refuses_what_the_impact_says(client: Client, tmp_path: 
         for what, ok in answers.items():
             touches = what == scope or what.startswith(scope + ".")
             assert ok is not touches, (what, scope, answers)
+
+
+def _in_force(client: Client, base: str, body: dict[str, Any], *, taken: bool) -> None:
+    """Wait (20 s at most) until a dry-run create of ``body`` is taken, or refused."""
+    probe = {**body, "metadata": {"name": "probe"}}
+    end = time.monotonic() + 20
+    while True:
+        try:
+            client.request("POST", f"{base}?dryRun=All", probe)
+            now = True
+        except ServerError as exc:
+            if exc.code != 422:
+                raise
+            now = False
+        if now is taken:
+            return
+        assert time.monotonic() < end, f"the installed CRD is not in force after 20 s ({taken=})"
+        time.sleep(0.2)
 
 
 def test_a_removed_field_is_lost_to_any_update_as_the_impact_says(client: Client,

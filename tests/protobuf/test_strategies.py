@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 from google.protobuf import json_format
-from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import HealthCheck, Phase, find, given, seed, settings
 from hypothesis import strategies as st
 
 from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning
@@ -77,19 +77,29 @@ EDGES = [
 
 
 def test_edges_are_reachable() -> None:
-    """One generate-only run of 400 messages meets every edge (no shrinking: fast)."""
+    """Generate-only runs of 400 messages (no shrinking: fast) meet every edge.
+
+    Not one derandomized run: which values a run draws also depends on the constants
+    Hypothesis harvests from the project's modules imported so far (under pytest-xdist,
+    whatever the worker's earlier tests imported), so a fixed run met every edge in one
+    CI run and missed ``int64 min`` in another. Up to five seeded runs of 400, stopping
+    once every edge is met: an edge drawn at 1 in 400 is then missed with probability
+    about 0.7%, one at 1 in 100 practically never.
+    """
     seen: set[str] = set()
+    edges = {label for label, _ in EDGES}
+    for attempt in range(5):
+        @seed(attempt)
+        @settings(max_examples=400, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(from_message("demo.v1.Sink", schema=SINK))
+        def draw(msg: object) -> None:
+            seen.update(label for label, condition in EDGES if condition(msg))
 
-    # derandomized: whether 400 random draws meet every edge is a matter of luck (NaN was
-    # missed once in a loaded full run); the fixed sequence meets them all
-    @settings(max_examples=400, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), derandomize=True)
-    @given(from_message("demo.v1.Sink", schema=SINK))
-    def draw(msg: object) -> None:
-        seen.update(label for label, condition in EDGES if condition(msg))
-
-    draw()
-    assert seen == {label for label, _ in EDGES}, sorted({e[0] for e in EDGES} - seen)
+        draw()
+        if seen == edges:
+            break
+    assert seen == edges, sorted(edges - seen)
 
 
 def test_closed_enums_and_proto2_presence() -> None:
