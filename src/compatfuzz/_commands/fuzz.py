@@ -865,8 +865,7 @@ def run(args: argparse.Namespace) -> int:
     def out_of_grace(name: str) -> None:
         print(f"compatfuzz fuzz: the running units did not stop within {STOP_GRACE:g}s of "
               f"{name}; ending them", file=sys.stderr)
-        signals["count"] += 1  # the handler then aborts, as on a second signal
-        _thread.interrupt_main(signal.SIGTERM)
+        _thread.interrupt_main(signal.SIGTERM)  # the handler's second count: it aborts
 
     def on_signal(signum: int, frame: Any) -> None:
         signals["count"] += 1
