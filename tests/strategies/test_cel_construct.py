@@ -276,3 +276,27 @@ def test_a_null_is_never_forced_where_the_schema_refuses_it(
                  static=OBJ)
     for value in _draw_unfiltered(monkeypatch, schema):
         assert None not in value.values(), value
+
+
+def test_a_repair_keeps_list_map_items_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubeflow-trainer OptimizationJob: ``!has(self.searchAlgorithm.grid) ||
+    self.parameters.all(p, has(p.searchSpace.categorical))`` replaces the items that break
+    it; a replacement must not repeat another item's list-map key (a CI run drew two
+    parameters named the same; the API server refuses such an object)."""
+    item = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "enum": ["a", "b", "c"]}, "categorical": OBJ,
+        "uniform": OBJ}}
+    params = {"type": "array", "minItems": 1, "maxItems": 3, "items": item,
+              "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
+    tags = {"type": "array", "maxItems": 3, "x-kubernetes-list-type": "set",
+            "items": {"type": "string", "enum": ["x1", "x2", "x3", "y"]}}
+    schema = obj("!has(self.grid) || self.params.all(p, has(p.categorical))",
+                 "!has(self.grid) || self.tags.all(t, t.startsWith('x'))",
+                 grid=OBJ, params=params, tags=tags)
+    values = _draw_unfiltered(monkeypatch, schema, n=150)
+    repaired = [v for v in values if "grid" in v and len(v.get("params", ())) > 1]
+    assert len(repaired) >= 5, values[:5]
+    for v in values:
+        names = [p["name"] for p in v.get("params", ())]
+        assert len(names) == len(set(names)), v
+        assert len(v.get("tags", ())) == len(set(v.get("tags", ()))), v

@@ -50,14 +50,15 @@ from compatfuzz.strategies._cel_shapes import (
     dnf,
     recognise,
 )
+from compatfuzz.strategies._identity import UNIQUE_BY, item_key
 
 __all__ = ["Construction", "Repair", "construction", "refine"]
 
 Resolver = Callable[[str], Mapping[str, Any]]
 Path = tuple[str | int, ...]
-UNIQUE_BY = "x-compatfuzz-unique-by"
 
 _PASSES = 4
+_REDRAWS = 3
 _PICK = st.integers(min_value=0, max_value=255)
 _SMALL = st.integers(min_value=0, max_value=7)
 _META = frozenset(".^$|?*+()[]{}\\")
@@ -282,6 +283,7 @@ class _Forcer:
     gen_at: Callable[[Path], Gen | None]
     schema_at: Callable[[Path], Mapping[str, Any] | None]
     variant: Callable[..., tuple[Gen, Callable[[Any], bool]] | None]
+    resolve: Resolver | None = None
 
     def fresh(self, path: Path) -> Any:
         gen = self.gen_at(path)
@@ -400,9 +402,23 @@ class _Forcer:
         if found is None:
             raise _Error
         gen, check = found
+        # a list whose items must stay apart (list-map keys, a set): a replacement that
+        # repeats another item is drawn again, and failing that the old item stays (the
+        # rule then rejects the value rather than the list holding a repeat)
+        key = item_key(self.schema_at(atom.path), self.resolve) if atom.over == "items" \
+            else None
         for slot in slots:
-            if not check(value[slot]):
-                value[slot] = gen(self.draw, self.ex)
+            if check(value[slot]):
+                continue
+            others: set[tuple[int, str]] = set() if key is None else {
+                part for i, item in enumerate(value) if i != slot
+                for part in enumerate(key(item))}
+            for _ in range(_REDRAWS):
+                new = gen(self.draw, self.ex)
+                if key is None or not others & set(enumerate(key(new))):
+                    value[slot] = new
+                    self.ctx.deep = True
+                    break
 
     def unique(self, atom: Unique) -> None:
         value = self.raw(atom.path)
@@ -530,6 +546,8 @@ class _Forcer:
         elif isinstance(current, list):
             del current[target:]
             self.put(path, current)
+            # new items may repeat old ones: the repaired value's lists are checked again
+            self.ctx.deep = self.ctx.deep or len(current) < target
             while len(current) < target:
                 current.append(self.fresh((*path, len(current))))
         elif isinstance(current, dict):
@@ -627,6 +645,7 @@ class Repair:
     opaque: Callable[[str, bool, Any], bool]
     #: (generator, check) for the item (value, key) at a path under one more rule
     variant: Callable[..., tuple[Gen, Callable[[Any], bool]] | None]
+    resolve: Resolver | None = None
     _choices: dict[str, list[tuple[Lit, ...]]] = field(default_factory=dict)
 
     def __call__(self, value: Any, draw: Any, ex: Any) -> tuple[Any, bool]:
@@ -662,7 +681,8 @@ class Repair:
         # a quarter of the time (and where it shrinks) the cheapest conjunction, else any
         pick = draw(_PICK)
         _, index = usable[0] if pick < 64 else usable[pick % len(usable)]
-        forcer = _Forcer(ctx, draw, ex, self.gen_at, self.schema_at, self.variant)
+        forcer = _Forcer(ctx, draw, ex, self.gen_at, self.schema_at, self.variant,
+                         self.resolve)
         for lit in sorted(conjunctions[index], key=_order):
             if _atom(ctx, lit.atom, lit.positive) is True:
                 continue

@@ -32,7 +32,6 @@ from compatfuzz.schema._check import never_valid
 from compatfuzz.schema._formats import out_of_format_bound
 from compatfuzz.strategies import _edges, _scalars
 from compatfuzz.strategies import _kubernetes as k8s
-from compatfuzz.strategies._cel_construct import UNIQUE_BY
 from compatfuzz.strategies._compile_cel import (
     RETRIES,
     CelCompiling,
@@ -41,6 +40,7 @@ from compatfuzz.strategies._compile_cel import (
     path_text,
 )
 from compatfuzz.strategies._edges import Family, edged
+from compatfuzz.strategies._identity import item_key
 from compatfuzz.strategies._overrides import Override, Overrides
 from compatfuzz.strategies._regex import compile_pattern, refusal
 
@@ -111,22 +111,6 @@ class Options:
     max_list_extra: int
     extra_properties: bool
     null_rate: int
-
-
-def _json_equal_form(value: Any) -> Any:
-    """``value`` with integral floats as ints: JSON Schema's uniqueItems (and Kubernetes'
-    set lists) count ``1`` and ``1.0`` as the same item, but ``true`` and ``1`` not."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_json_equal_form(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _json_equal_form(v) for k, v in value.items()}
-    return value
-
-
-def _canonical_key(value: Any) -> str:
-    return json.dumps(_json_equal_form(value), sort_keys=True, separators=(",", ":"))
 
 
 class Compiler(CelCompiling):
@@ -851,29 +835,7 @@ class Compiler(CelCompiling):
         )
         list_type = node.get("x-kubernetes-list-type")
         map_keys = node.get("x-kubernetes-list-map-keys") or []
-        unique: Callable[[Any], Any] | None = None
-        if list_type == "map" and map_keys:
-            # The API server validates key uniqueness after defaulting (listtype validation
-            # runs on the defaulted object), so {port: 53} and {port: 53, protocol: TCP}
-            # collide when protocol defaults to TCP: compare keys with defaults filled in.
-            key_defaults = self.key_defaults(items, map_keys)
-
-            def unique(v: Any) -> Any:
-                if isinstance(v, Mapping):
-                    return _canonical_key([v.get(k, key_defaults.get(k)) for k in map_keys])
-                return _canonical_key(v)
-        elif list_type == "set" or node.get("uniqueItems") is True:
-            unique = _canonical_key
-        if isinstance(node.get(UNIQUE_BY), list):
-            # unique by a CEL rule (self.all(x, self.exists_one(y, x.name == y.name))),
-            # and by the list-map keys too where they are not the same
-            by = [k for k in node[UNIQUE_BY] if isinstance(k, str)]
-            also = unique
-
-            def unique(v: Any) -> Any:
-                mine = _canonical_key([v.get(k) for k in by] if by and isinstance(
-                    v, Mapping) else v)
-                return mine if also is None else (mine, also(v))
+        unique = item_key(node, self.schema.resolve)
         contains = node.get("contains")
         contains_gen: Gen | None = None
         contains_ok: Callable[[Any], bool] | None = None
@@ -905,7 +867,7 @@ class Compiler(CelCompiling):
             hot = bool(ex.hot & Family.LIST)
             n = draw(hot_size if hot else size)
             out: list[Any] = []
-            seen: set[Any] = set()
+            seen: set[tuple[int, str]] = set()
             misses = 0
             while len(out) < n:
                 i = len(out)
@@ -920,14 +882,13 @@ class Compiler(CelCompiling):
                 else:
                     break
                 if unique is not None:
-                    key = unique(value)
-                    parts = key if isinstance(key, tuple) else (key,)
-                    if any(part in seen for part in parts):
+                    parts = set(enumerate(unique(value)))
+                    if parts & seen:
                         misses += 1
                         if misses > RETRIES:
                             break
                         continue
-                    seen.update(parts)
+                    seen |= parts
                 out.append(value)
             assume(len(out) >= min_items)
             if contains_ok is not None:
@@ -937,26 +898,6 @@ class Compiler(CelCompiling):
             return out
 
         return gen_array
-
-    def key_defaults(self, items: Any, map_keys: Sequence[str]) -> dict[str, Any]:
-        """The ``default`` of each list-map key field of ``items`` that declares one."""
-        node = items
-        seen = 0
-        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and seen < 32:
-            node = self.schema.resolve(node["$ref"])
-            seen += 1
-        props = node.get("properties") if isinstance(node, Mapping) else None
-        if not isinstance(props, Mapping):
-            return {}
-        out = {}
-        for key in map_keys:
-            sub = props.get(key)
-            while isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str) and seen < 64:
-                sub = self.schema.resolve(sub["$ref"])
-                seen += 1
-            if isinstance(sub, Mapping) and "default" in sub:
-                out[key] = sub["default"]
-        return out
 
     def near_duplicate(
         self, items: Mapping[str, Any], map_keys: list[str] | None, unique: bool

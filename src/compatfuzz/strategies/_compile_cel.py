@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from compatfuzz.errors import UnsupportedRuleWarning
 from compatfuzz.schema import Schema
 from compatfuzz.strategies._cel_shapes import deref
+from compatfuzz.strategies._identity import item_key, repeated
 
 __all__ = ["GENERATION_COST_LIMIT", "GENERATION_COST_STRIKES", "RETRIES", "CelCompiling",
            "CelFilterStats", "Gen", "path_text"]
@@ -138,7 +139,7 @@ class CelCompiling:
                               give_up_after=GENERATION_COST_STRIKES).check)
             return variants[(rel, rule, keys)]
 
-        repair = Repair(repairs, gen_at, schema_at, holds, variant)
+        repair = Repair(repairs, gen_at, schema_at, holds, variant, resolve)
 
         def repaired(draw: st.DrawFn, ex: Any) -> Any:
             for _ in range(RETRIES):
@@ -151,8 +152,9 @@ class CelCompiling:
         return repaired
 
     def rules_below_hold(self, node: Any, value: Any, depth: int = 0) -> bool:
-        """Whether the CEL rules of the nodes below ``node`` hold on ``value``'s parts
-        (a repair that set a field deep inside a child may break one of them)."""
+        """Whether the CEL rules of the nodes below ``node`` hold on ``value``'s parts,
+        and its lists (``node`` itself included) hold no repeated item (a repair that set
+        a field deep inside a child, or replaced a list's item, may break one of them)."""
         from compatfuzz.strategies._cel import compile_rules
 
         seen = 0  # the $ref's target itself (not a merged copy): its compiled rules are kept
@@ -179,8 +181,12 @@ class CelCompiling:
                     extra if isinstance(extra, Mapping) else None)
                 if sub is not None and not self.rules_below_hold(sub, v, depth + 1):
                     return False
-        elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
-            return all(self.rules_below_hold(node["items"], v, depth + 1) for v in value)
+        elif isinstance(value, list):
+            same = item_key(node, self.schema.resolve)
+            if same is not None and repeated(same, value):
+                return False
+            if isinstance(node.get("items"), Mapping):
+                return all(self.rules_below_hold(node["items"], v, depth + 1) for v in value)
         return True
 
     def with_cel(self, gen: Gen, node: Mapping[str, Any], path: tuple[str | int, ...],
