@@ -5,6 +5,7 @@ answer's body waited for the API server's delayed ACK, ~40 ms a conversion."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -19,9 +20,11 @@ import pytest
 from compatfuzz.apiserver._real._pki import mint
 from compatfuzz.apiserver._real._process import free_port
 from compatfuzz.apiserver._real._webhook import (
+    MAX_ABANDONED,
     MAX_HANDLERS,
     ConversionWebhook,
     WebhookPortTaken,
+    _server_timeout,
     listen,
 )
 
@@ -119,3 +122,87 @@ def test_silent_clients_tie_up_at_most_the_handler_bound(tmp_path: Path) -> None
         for s in silent:
             s.close()
         webhook.close()
+
+
+def _post(pki: Any, port: int, query: str, desired: str = "example.com/v2",
+          timeout: float = 10) -> dict[str, Any]:
+    ctx = ssl.create_default_context(cafile=str(pki.ca))
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=timeout)
+    try:
+        conn.request("POST", f"/convert/gadgets.example.com{query}",
+                     body=_review([{"apiVersion": "example.com/v1"}], desired))
+        answer: dict[str, Any] = json.loads(conn.getresponse().read())
+        return answer
+    finally:
+        conn.close()
+
+
+def test_converters_that_outlive_the_server_s_timeout_give_their_place_back(
+        tmp_path: Path) -> None:
+    """A converter that never returns held its handler's place forever: after
+    MAX_HANDLERS of them the API server's next conversions met a 'TLS handshake timeout'
+    and failed innocent examples. Past the timeout the server sends (``?timeout=``), the
+    place is given back and the call is named; past MAX_ABANDONED, conversions are
+    refused with a message instead of starting more threads."""
+    pki = mint(tmp_path / "pki")
+    release = threading.Event()
+
+    def convert(obj: dict[str, Any], a: str, b: str) -> dict[str, Any]:
+        if b == "hang":
+            release.wait(60)
+        return {**obj, "apiVersion": f"example.com/{b}"}
+
+    webhook = ConversionWebhook(free_port(), str(pki.webhook.cert), str(pki.webhook.key),
+                                {"gadgets.example.com": convert})
+    try:
+        callers = [threading.Thread(target=lambda: _hang_up(pki, webhook.port))
+                   for _ in range(MAX_HANDLERS)]
+        for t in callers:
+            t.start()
+        for t in callers:
+            t.join()
+        deadline = time.monotonic() + 10
+        while len(webhook.abandoned) < MAX_HANDLERS and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(webhook.abandoned) == MAX_HANDLERS
+        hung = webhook.hung("gadgets.example.com")
+        assert hung is not None and hung.due - hung.started == pytest.approx(0.5)
+        frame = hung.frame()
+        assert frame is not None and frame.f_code.co_name in ("wait", "convert")
+        del frame
+        # every handler is stuck, yet the webhook still converts
+        answer = _post(pki, webhook.port, "?timeout=30s")
+        assert answer["response"]["convertedObjects"] == [{"apiVersion": "example.com/v2"}]
+        # past MAX_ABANDONED stuck calls it refuses, saying why, and starts no thread
+        for _ in range(MAX_ABANDONED - MAX_HANDLERS):  # one at a time: each finds a place
+            _hang_up(pki, webhook.port)
+        while len(webhook.abandoned) < MAX_ABANDONED and time.monotonic() < deadline + 10:
+            time.sleep(0.1)
+        assert len(webhook.abandoned) == MAX_ABANDONED
+        answer = _post(pki, webhook.port, "?timeout=30s")
+        assert answer["response"]["uid"] == "u-1"
+        assert answer["response"]["result"]["status"] == "Failure"
+        assert "converter calls never returned" in answer["response"]["result"]["message"]
+        # once they return, nothing is counted against the webhook
+        release.set()
+        while webhook.abandoned and time.monotonic() < deadline + 20:
+            time.sleep(0.1)
+        assert not webhook.abandoned and not webhook.inflight()
+        answer = _post(pki, webhook.port, "")
+        assert answer["response"]["result"] == {"status": "Success"}
+    finally:
+        release.set()
+        webhook.close()
+
+
+def _hang_up(pki: Any, port: int) -> None:
+    """A caller that, like the API server, gives up after its own timeout (0.5 s)."""
+    with contextlib.suppress(OSError):
+        _post(pki, port, "?timeout=500ms", desired="example.com/hang", timeout=0.5)
+
+
+@pytest.mark.parametrize(("query", "seconds"), [
+    ("timeout=30s", 30.0), ("timeout=500ms", 0.5), ("a=b&timeout=2m", 120.0),
+    ("", 30.0), ("timeout=banana", 30.0), ("xtimeout=5s", 30.0)])
+def test_the_server_s_timeout_is_read_from_its_query(query: str, seconds: float) -> None:
+    assert _server_timeout(query) == seconds

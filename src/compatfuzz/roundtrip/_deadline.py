@@ -43,7 +43,7 @@ import traceback
 from types import FrameType
 from typing import Any
 
-__all__ = ["PUT_OFF", "Alarm", "ExampleDeadline", "run_queue_wait"]
+__all__ = ["PUT_OFF", "Alarm", "ExampleDeadline", "run_queue_wait", "where"]
 
 
 class ExampleDeadline(KeyboardInterrupt):
@@ -57,6 +57,12 @@ class ExampleDeadline(KeyboardInterrupt):
     """
 
     unavailable: BaseException | None = None
+    #: where the example was stuck when that is not in its own thread (a converter run
+    #: by the conversion webhook, while the example waited on the API server)
+    where: str | None = None
+    #: why it stopped when no per-example deadline did (the API server gave up on a
+    #: converter call): the unit's failure message, shrinking stopped all the same
+    reason: str | None = None
 
 
 _RETRY = 0.05
@@ -91,6 +97,12 @@ def _where(frame: FrameType | None) -> tuple[str, bool]:
     last = stack[-1] if stack else None
     where = f"{os.path.basename(last.filename)}:{last.lineno} in {last.name}()" if last else ""
     return where, checking
+
+
+def where(frame: FrameType | None) -> str:
+    """The innermost frame of the user's code in ``frame``'s stack, as ``file:line in
+    fn()`` (the last frame when none is the user's)."""
+    return _where(frame)[0]
 
 
 def _unraisable_here(frame: FrameType | None) -> bool:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from compatfuzz.errors import (
     InvalidArgument,
     NotEquivalent,
 )
+from compatfuzz.roundtrip._deadline import ExampleDeadline, where
 from compatfuzz.roundtrip._events import Property, Unit
 from compatfuzz.roundtrip._model import API, Kind
 from compatfuzz.roundtrip._suite import Suite
@@ -316,7 +318,23 @@ class RealBackend:
         self.client.close()
 
     def _fault(self, kind: Kind, exc: ServerError, step: str) -> BaseException:
-        """A conversion error with the converter's own exception, else the server's."""
+        """A conversion error with the converter's own exception, else the server's; a
+        converter call that outlived the server's timeout stops the unit (each shrink
+        step would wait out the server's timeout again)."""
+        hung = self.webhook.hung(_crd_name(kind)) if self.webhook is not None else None
+        if hung is not None:
+            frame = hung.frame()
+            stuck = (f"; it is stuck in {where(frame)}" if frame is not None else
+                     f"; it returned {time.monotonic() - hung.started:.0f}s after the call")
+            del frame
+            stop = ExampleDeadline()
+            stop.reason = (
+                f"{self.api.name}: {step}: the converter did not answer the API server "
+                f"within the {hung.due - hung.started:g}s the server waits for a "
+                f"conversion webhook{stuck}; a converter that sleeps, loops or waits "
+                f"fails the property (shrinking stopped: the counterexample is not "
+                f"minimal)\n  ({exc.describe()})")
+            return stop
         converter = (self.webhook.errors.pop(_crd_name(kind), None)
                      if self.webhook is not None else None)
         if converter is not None:
@@ -340,6 +358,17 @@ class RealBackend:
         steps = _Steps(self, kind, model, unit.versions[0])
         try:
             self._check(unit, obj, kind, real, steps)
+        except ExampleDeadline as exc:
+            # the example waited on the server, which waited on a converter: name the
+            # converter's frame, not the socket read this thread was in
+            calls = self.webhook.inflight() if self.webhook is not None else []
+            if calls and exc.where is None:
+                frame = calls[0].frame()
+                if frame is not None:
+                    exc.where = (f"{where(frame)}, in the converter the API server called "
+                                 "through compatfuzz's conversion webhook")
+                del frame
+            raise
         except OSError as exc:  # refused, reset: the server is gone, no object is to blame
             raise ServerUnavailable(
                 f"{self.api.name}: the kube-apiserver at {self.client.endpoint.url} cannot "

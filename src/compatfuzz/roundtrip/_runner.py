@@ -379,16 +379,18 @@ def run_unit(
                 alarm.disarm()
     except ExampleDeadline as exc:
         where, checking = alarm.fired_at or ("", True)
+        where = exc.where or where
         stuck = f" (stuck in {where})" if where else ""
         knob = "--example-deadline, or example_deadline= in Python; 'none' disables it"
         if exc.unavailable is not None:  # waiting on a webhook: a setup error
             status, message = Status.ERROR, _setup_message(api, unit, exc.unavailable)
             recorder.failure = None
-        elif checking:
+        elif checking or exc.reason is not None:
             status = Status.FAILED
-            message = (f"an example took longer than the {example_deadline:g}s per-example "
-                       f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
-                       f"server fails the property (raise the deadline with {knob})")
+            message = exc.reason or (
+                f"an example took longer than the {example_deadline:g}s per-example "
+                f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
+                f"server fails the property (raise the deadline with {knob})")
             if recorder.failure is None:
                 recorder.failure = (recorder.current, TimeoutError(message))
             else:  # a shrink step hung: keep the failure found, not minimal

@@ -16,7 +16,12 @@ us and take a share of the API server's connections, nor take the port between t
 The TLS handshake runs in the connection's own thread, with a deadline, and at most
 :data:`MAX_HANDLERS` connections are served at once (the others wait in the backlog): a
 client that connects and says nothing, or a converter that hangs, ties up one thread,
-not the server nor an unbounded number of threads.
+not the server nor an unbounded number of threads. A converter call that outlives the API
+server's own timeout for it (``?timeout=30s``, which the server adds to every call) gives
+its place back, since the server has already given up on it: a converter that hangs
+forever costs the run a thread, not the webhook (after :data:`MAX_ABANDONED` of them it
+refuses to convert, saying where they are stuck), and :meth:`ConversionWebhook.hung` tells
+the run where it hangs.
 
 The API server presents no client certificate to a conversion webhook: apiextensions-
 apiserver builds its webhook clients with ``NewDefaultAuthenticationInfoResolver("")``
@@ -31,15 +36,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import ssl
+import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
 from typing import Any
 
-__all__ = ["MAX_HANDLERS", "WEBHOOK_PATH", "ConversionWebhook", "WebhookPortTaken", "listen",
-           "webhook_url"]
+__all__ = ["MAX_ABANDONED", "MAX_HANDLERS", "SERVER_TIMEOUT", "WEBHOOK_PATH", "Call",
+           "ConversionWebhook", "WebhookPortTaken", "listen", "webhook_url"]
 
 WEBHOOK_PATH = "/convert/"
 #: what the handler may read (a ConversionReview of one object is kilobytes; the server
@@ -56,6 +66,36 @@ MAX_HANDLERS = 8
 #: seconds a connection may stay silent (in the handshake, between requests) before it is
 #: dropped: the API server waits at most 30 s for a conversion (``timeoutSeconds``)
 IDLE_TIMEOUT = 60.0
+#: seconds the API server waits for a conversion when its request does not say: what
+#: apiextensions-apiserver's webhook converter sets (``webhook_converter.go``) and sends
+#: as ``?timeout=30s``
+SERVER_TIMEOUT = 30.0
+#: converter calls left running past the server's timeout (their threads cannot be
+#: stopped) after which the webhook refuses further conversions instead of starting more
+MAX_ABANDONED = 16
+_DURATION = re.compile(r"(?:^|&)timeout=(\d+(?:\.\d+)?)(ms|s|m)(?:&|$)")
+
+
+def _server_timeout(query: str) -> float:
+    """The API server's timeout for one call, from its ``?timeout=`` (a Go duration)."""
+    found = _DURATION.search(query)
+    if found is None:
+        return SERVER_TIMEOUT
+    return float(found.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0}[found.group(2)]
+
+
+@dataclass
+class Call:
+    """One converter call in flight: the CRD, when it began, when the server gives up."""
+
+    crd: str
+    started: float
+    due: float
+    thread: int  # threading.get_ident() of the handler running the converter
+
+    def frame(self) -> FrameType | None:
+        """Where the converter is now (``None`` once it returned)."""
+        return sys._current_frames().get(self.thread)
 
 
 class WebhookPortTaken(OSError):
@@ -92,6 +132,20 @@ class _Server(ThreadingHTTPServer):
         self.socket = listener
         self.slots = threading.BoundedSemaphore(MAX_HANDLERS)
         self.closing = False
+        self._freed: set[int] = set()  # handler threads whose slot was given back early
+        self._lock = threading.Lock()
+
+    def free(self, thread: int, *, ending: bool = False) -> None:
+        """Give back the slot of handler ``thread``: once, early (a converter call the
+        server has given up on) or when the thread ends."""
+        with self._lock:
+            if thread in self._freed:
+                if ending:
+                    self._freed.discard(thread)
+                return
+            if not ending:
+                self._freed.add(thread)
+        self.slots.release()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         while not self.slots.acquire(timeout=0.2):  # all busy: wait, as the backlog does
@@ -108,7 +162,7 @@ class _Server(ThreadingHTTPServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.slots.release()
+            self.free(threading.get_ident(), ending=True)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hangs up or fails its handshake is no concern of the run
@@ -135,6 +189,13 @@ class ConversionWebhook:
         self.errors: dict[str, BaseException] = {}
         self.calls = 0
         self._open: set[socket.socket] = set()
+        self._inflight: dict[int, Call] = {}
+        #: calls still running past the server's timeout, by handler thread
+        self.abandoned: dict[int, Call] = {}
+        #: per CRD, the last call that outlived the server's timeout (see :meth:`hung`)
+        self._hung: dict[str, Call] = {}
+        self._calls_lock = threading.Lock()
+        self._closed = threading.Event()
         webhook = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -165,9 +226,11 @@ class ConversionWebhook:
                     self._send(413, {"message": "request too large"})
                     return
                 body = self.rfile.read(length)
-                path = self.path.split("?", 1)[0]  # the server adds ?timeout=30s
+                path, _, query = self.path.partition("?")  # the server adds ?timeout=30s
                 crd = path[len(WEBHOOK_PATH):] if path.startswith(WEBHOOK_PATH) else ""
-                self._send(200, webhook.review(crd, body))
+                answer = webhook.review(crd, body, timeout=_server_timeout(query))
+                with contextlib.suppress(OSError):  # the server may have given up on it
+                    self._send(200, answer)
 
             def _send(self, code: int, answer: Any) -> None:
                 data = json.dumps(answer).encode()
@@ -191,13 +254,62 @@ class ConversionWebhook:
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="compatfuzz-webhook", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._reap, name="compatfuzz-webhook-reaper",
+                         daemon=True).start()
+
+    def _reap(self) -> None:
+        """Give back the place of each converter call the server has given up on."""
+        while not self._closed.wait(0.25):
+            now = time.monotonic()
+            with self._calls_lock:
+                late = [c for t, c in self._inflight.items()
+                        if c.due <= now and t not in self.abandoned]
+                for call in late:
+                    self.abandoned[call.thread] = call
+                    self._hung[call.crd] = call
+            for call in late:
+                self._server.free(call.thread)
+
+    def inflight(self) -> list[Call]:
+        """The converter calls running now, oldest first."""
+        with self._calls_lock:
+            return sorted(self._inflight.values(), key=lambda c: c.started)
+
+    def hung(self, crd: str) -> Call | None:
+        """The call converting ``crd`` that the server gave up on: the last one that
+        outlived the server's timeout, else one still running (asked when the server has
+        answered with an error, so it no longer waits for it; the server's clock starts
+        before ours, so it can give up before :meth:`_reap` sees the call late)."""
+        with self._calls_lock:
+            late = self._hung.pop(crd, None)
+            running = [c for c in self._inflight.values() if c.crd == crd]
+        return late or min(running, key=lambda c: c.started, default=None)
 
     def url(self, crd: str) -> str:
         return webhook_url(self.port, crd)
 
-    def review(self, crd: str, body: bytes) -> dict[str, Any]:
-        """The ConversionReview answer for one request body."""
+    def review(self, crd: str, body: bytes, *, timeout: float = SERVER_TIMEOUT
+               ) -> dict[str, Any]:
+        """The ConversionReview answer for one request body, which the server waits for
+        ``timeout`` seconds."""
         self.calls += 1
+        if len(self.abandoned) >= MAX_ABANDONED:
+            stuck = next(iter(self.abandoned.values()))
+            return _failure(_uid(body), f"compatfuzz's conversion webhook converts no more: "
+                            f"{len(self.abandoned)} converter calls never returned "
+                            f"(the first for {stuck.crd})")
+        now = time.monotonic()
+        thread = threading.get_ident()
+        with self._calls_lock:
+            self._inflight[thread] = Call(crd, now, now + timeout, thread)
+        try:
+            return self._review(crd, body)
+        finally:
+            with self._calls_lock:
+                self._inflight.pop(thread, None)
+                self.abandoned.pop(thread, None)
+
+    def _review(self, crd: str, body: bytes) -> dict[str, Any]:
         try:
             review = json.loads(body)
             request = review["request"]
@@ -205,9 +317,7 @@ class ConversionWebhook:
             desired = request["desiredAPIVersion"]
             objects = request["objects"]
         except (ValueError, KeyError, TypeError):
-            return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-                    "response": {"uid": "", "result": {
-                        "status": "Failure", "message": "not a ConversionReview"}}}
+            return _failure("", "not a ConversionReview")
         out: dict[str, Any] = {"uid": uid}
         convert = self.converters.get(crd)
         try:
@@ -231,9 +341,22 @@ class ConversionWebhook:
     def close(self) -> None:
         """Stop listening and end the kept-alive connections too: the API server reuses
         them, and would otherwise go on talking to this (closed) webhook's converters."""
+        self._closed.set()
         self._server.closing = True
         self._server.shutdown()
         self._server.server_close()
         for sock in list(self._open):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+
+
+def _failure(uid: str, message: str) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "response": {"uid": uid, "result": {"status": "Failure", "message": message}}}
+
+
+def _uid(body: bytes) -> str:
+    try:
+        return str(json.loads(body)["request"]["uid"])
+    except (ValueError, KeyError, TypeError):
+        return ""
