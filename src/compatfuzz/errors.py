@@ -27,6 +27,7 @@ __all__ = [
     "CompatfuzzWarning",
     "ConverterError",
     "Disagreement",
+    "ExampleRejected",
     "InternalError",
     "InvalidArgument",
     "NotEquivalent",
@@ -92,6 +93,12 @@ class ConverterError(CompatfuzzError):
     """
 
     user_traceback: str = ""
+
+
+class ExampleRejected(CompatfuzzError):
+    """The example is one the judge cannot take, through no fault of the code under test
+    (an object larger than a real API server stores): it is discarded, as Hypothesis's
+    ``reject()`` discards one, not counted as a failure."""
 
 
 class InternalError(CompatfuzzError):

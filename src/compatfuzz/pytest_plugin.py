@@ -834,12 +834,15 @@ def _deadline_failure(alarm: Any, recorder: Any, exc: BaseException) -> BaseExce
     if getattr(exc, "unavailable", None) is not None:  # waiting on a webhook: setup error
         return exc.unavailable  # type: ignore[attr-defined, no-any-return]
     where, checking = alarm.fired_at or ("", True)
+    where = getattr(exc, "where", None) or where  # a converter the API server waits on
     stuck = f" (stuck in {where})" if where else ""
     knob = f"raise it with {OPTION_EXAMPLE_DEADLINE}=SECONDS, or 'none' to disable it"
-    if checking:
-        message = (f"an example took longer than the {alarm.seconds:g}s per-example "
-                   f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
-                   f"server fails the property ({knob})")
+    reason = getattr(exc, "reason", None)  # the API server gave up on a converter
+    if checking or reason is not None:
+        message = reason or (
+            f"an example took longer than the {alarm.seconds:g}s per-example "
+            f"deadline{stuck}; a converter that sleeps, loops or waits on a slow "
+            f"server fails the property ({knob})")
         if recorder.failure is None:
             if recorder.current is not None:  # the example it was stuck on
                 recorder.failure = (recorder.current, TimeoutError(message))

@@ -6,8 +6,12 @@ they cannot be found or built)."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import json
 import os
 import re
+import ssl
 import subprocess
 import sys
 import threading
@@ -19,10 +23,12 @@ import pytest
 
 from compatfuzz.apiserver._real._assets import Assets
 from compatfuzz.apiserver._real._client import Client, ServerError
+from compatfuzz.apiserver._real._pki import mint
 from compatfuzz.apiserver._real._process import Endpoint
+from compatfuzz.errors import ConverterError, ExampleRejected
 from compatfuzz.roundtrip import API
 from compatfuzz.roundtrip._events import Property, Status, Unit
-from compatfuzz.roundtrip._real import attach, backend_for, install_api
+from compatfuzz.roundtrip._real import RealBackend, attach, backend_for, install_api
 from compatfuzz.roundtrip._runner import run_unit
 from tests.roundtrip import gadgets
 
@@ -128,3 +134,157 @@ def test_two_runs_started_together_each_get_their_own_ports(assets: Assets,
     assert all(urls), outs
     assert urls[0] and urls[1] and urls[0].group(1) != urls[1].group(1)
     assert not list(tmp_path.glob("compatfuzz-apiserver-*")), "a run left its folder behind"
+
+
+#: what a broken webhook of the user's answers a ConversionReview with
+GARBAGE: dict[str, Any] = {
+    "not-json": lambda review: b"<html>502 Bad Gateway</html>",
+    "wrong-uid": lambda review: json.dumps({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "response": {"uid": "not-" + review["request"]["uid"],
+                     "result": {"status": "Success"},
+                     "convertedObjects": review["request"]["objects"]}}).encode(),
+    "no-objects": lambda review: json.dumps({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "response": {"uid": review["request"]["uid"], "result": {"status": "Success"},
+                     "convertedObjects": []}}).encode(),
+}
+
+
+@contextlib.contextmanager
+def _garbage_webhook(folder: Path, answer: Any) -> Iterator[tuple[str, Path, list[int]]]:
+    """A user's conversion webhook over HTTPS that answers with ``answer(review)``:
+    its URL, its CA file and a list that counts its calls."""
+    pki = mint(folder / "user-pki")
+    calls: list[int] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            calls.append(1)
+            data = answer(json.loads(body))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(str(pki.webhook.cert), str(pki.webhook.key))
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/convert", pki.ca, calls
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("garbage", list(GARBAGE))
+def test_garbage_from_the_user_s_webhook_fails_with_the_server_s_words(
+        assets: Assets, tmp_path: Path, garbage: str) -> None:
+    """``webhook = URL`` pointing at a webhook that answers garbage: the unit fails
+    (exit 1) with what the API server made of the answer, and the run ends."""
+    with _garbage_webhook(tmp_path, GARBAGE[garbage]) as (url, ca, calls):
+        config = tmp_path / "compatfuzz.toml"
+        config.write_text(
+            f'[[api]]\nname = "frobber"\ncrd = {json.dumps(str(FROBBER / "crd.yaml"))}\n'
+            f'webhook = "{url}"\nwebhook_ca = {json.dumps(str(ca))}\n')
+        env = {**os.environ, "TEST_ASSET_KUBE_APISERVER": str(assets.kube_apiserver),
+               "TEST_ASSET_ETCD": str(assets.etcd)}
+        done = subprocess.run(
+            [sys.executable, "-m", "compatfuzz.cli", "fuzz", "--config", str(config),
+             "--apiserver", "real", "--property", "roundtrip", "--max-examples", "5",
+             "--database", "none", "--seed", "1", "--report", str(tmp_path / "r.json")],
+            capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 1, done.stderr
+    assert calls, "the real server called the user's webhook"
+    assert "conversion webhook for frobber.example.com" in done.stderr, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert {u["status"] for u in report["units"]} == {"failed"}
+    assert "Traceback" not in done.stderr
+
+
+BLOB_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: blobs.example.com}
+spec:
+  group: example.com
+  names: {plural: blobs, singular: blob, kind: Blob}
+  scope: Namespaced
+  versions:
+""" + "".join(f"""\
+  - name: {v}
+    served: true
+    storage: {str(v == "v1").lower()}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              data: {{type: string}}
+""" for v in ("v1", "v2"))
+
+
+def _blobs(tmp_path: Path, endpoint: Endpoint, *, grow: bool) -> RealBackend:
+    """A Blob API (one unbounded string) through ``endpoint``; with ``grow`` its converter
+    doubles ``spec.data`` on the way into storage (v1)."""
+    crd = tmp_path / "blobs.yaml"
+    crd.write_text(BLOB_CRD)
+
+    def to_hub(obj: dict[str, Any]) -> dict[str, Any]:
+        out = {**obj, "apiVersion": "example.com/v1"}
+        if grow and obj["apiVersion"] == "example.com/v2":
+            out["spec"] = {"data": obj["spec"]["data"] * 2}
+        return out
+
+    def from_hub(hub: dict[str, Any], version: str) -> dict[str, Any]:
+        return {**hub, "apiVersion": f"example.com/{version}"}
+
+    api = API.from_crd("blobs", crd, to_hub=to_hub, from_hub=from_hub, apiserver="real")
+    return RealBackend(api, endpoint)
+
+
+def _blob(size: int) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v2", "kind": "Blob", "spec": {"data": "x" * size}}
+
+
+UNIT = Unit("blobs", "Blob", Property.ROUNDTRIP, ("v2", "v1"))
+
+
+@pytest.mark.parametrize("mib", [1.6, 2.5, 3.2], ids=["etcd", "grpc", "apiserver"])
+def test_an_object_larger_than_the_server_stores_is_discarded_not_failed(
+        real_endpoint: Endpoint, tmp_path: Path, mib: float) -> None:
+    """etcd refuses an object over 1.5 MiB, kube-apiserver's gRPC client one over 2 MiB,
+    kube-apiserver a request over 3 MiB: each was a ConverterError blaming an identity
+    converter. No cluster can hold such an object: the example is discarded."""
+    backend = _blobs(tmp_path, real_endpoint, grow=False)
+    try:
+        backend.check(UNIT, _blob(1024 * 1024))  # a 1 MiB object goes through
+        with pytest.raises(ExampleRejected, match="more than etcd stores"):
+            backend.check(UNIT, _blob(int(mib * 1024 * 1024)))
+    finally:
+        backend.close()
+
+
+def test_a_converter_that_grows_an_object_past_etcd_s_limit_fails_naming_it(
+        real_endpoint: Endpoint, tmp_path: Path) -> None:
+    backend = _blobs(tmp_path, real_endpoint, grow=True)
+    try:
+        with pytest.raises(ConverterError, match="too large for the API server once "
+                                                 "converted") as caught:
+            backend.check(UNIT, _blob(1024 * 1024))
+    finally:
+        backend.close()
+    assert "the conversion made it larger" in str(caught.value)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compatfuzz.errors import InvalidArgument, NotEquivalent
+from compatfuzz.errors import ExampleRejected, InvalidArgument, NotEquivalent
 from compatfuzz.roundtrip._accept import (
     accepted_changes,
     accepted_errors,
@@ -708,7 +708,7 @@ def build_test(
 
     .. versionadded:: 0.1
     """
-    from hypothesis import given
+    from hypothesis import given, reject
     from hypothesis import settings as hsettings
 
     from compatfuzz.roundtrip._database import namespaced
@@ -734,6 +734,8 @@ def build_test(
         try:
             with capture:
                 check(api, unit, obj, accepted=used)
+        except ExampleRejected:
+            reject()  # not the code's fault, nor a pass: Hypothesis draws another
         except Exception as exc:
             recorder.failed(obj, exc, capture.text)
             raise

@@ -27,6 +27,7 @@ with the converter's own message.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +42,7 @@ from compatfuzz.errors import (
     CompatfuzzError,
     ConverterError,
     Disagreement,
+    ExampleRejected,
     InternalError,
     InvalidArgument,
     NotEquivalent,
@@ -335,6 +337,13 @@ class RealBackend:
                 f"fails the property (shrinking stopped: the counterexample is not "
                 f"minimal)\n  ({exc.describe()})")
             return stop
+        if _too_large(exc):
+            return ConverterError(
+                f"{self.api.name}: {step}: the object is too large for the API server once "
+                f"converted: {exc.describe()}\n  (etcd stores at most 1.5 MiB an object, "
+                "its --max-request-bytes; kube-apiserver sends it at most 2 MiB and takes at "
+                "most 3 MiB a request; the object as written was under "
+                f"{STORABLE_BYTES // 1024} KiB, so the conversion made it larger)")
         converter = (self.webhook.errors.pop(_crd_name(kind), None)
                      if self.webhook is not None else None)
         if converter is not None:
@@ -353,6 +362,9 @@ class RealBackend:
         """Check ``unit``'s property on ``obj`` through the server; with ``both``, also
         through the model, step by step, raising :class:`Disagreement` where they part."""
         kind = self.api.kind(unit.kind)
+        size = len(json.dumps(obj, separators=(",", ":")).encode())
+        if size > STORABLE_BYTES:
+            raise ExampleRejected(f"{size} bytes: more than etcd stores")
         real = self._kinds[kind.name]
         model = self.api.server(kind) if both else None
         steps = _Steps(self, kind, model, unit.versions[0])
@@ -436,6 +448,21 @@ class RealBackend:
                           f"{a} client wrote is not {when}", api=self.api)
 
 
+#: the largest object (compact JSON) tried through the server: etcd refuses a request
+#: over 1.5 MiB (its ``--max-request-bytes`` default, ``server/embed/config.go``
+#: ``DefaultMaxRequestBytes``), and the stored object carries metadata besides; a drawn
+#: object above this is discarded (no cluster could hold it), not failed
+STORABLE_BYTES = 1536 * 1024 - 64 * 1024
+
+
+def _too_large(exc: ServerError) -> bool:
+    """Whether the server refused a request for its size: its own 3 MiB limit (413), etcd's
+    1.5 MiB (``etcdserver: request is too large``) or its gRPC client's 2 MiB."""
+    text = exc.describe()
+    return exc.code == 413 or "request is too large" in text or (
+        "ResourceExhausted" in text and "larger than max" in text)
+
+
 class _Steps:
     """The requests of one example, each beside the model's answer when ``model`` is
     given (``--apiserver both``): the model follows the same objects (its own stored
@@ -461,8 +488,9 @@ class _Steps:
             outcome = real()
         except ServerError as exc:
             failure = exc
-        if self.model is None or modelled is None:
-            if failure is not None:
+        if self.model is None or modelled is None or (failure is not None
+                                                      and _too_large(failure)):
+            if failure is not None:  # the model has no size limit: the server's words
                 raise failure
             return outcome
         try:
