@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from compatfuzz.apiserver._real import _backend
 from compatfuzz.apiserver._real._assets import Assets
 from compatfuzz.apiserver._real._client import Client, ServerError
 from compatfuzz.apiserver._real._pki import mint
@@ -288,3 +289,23 @@ def test_a_converter_that_grows_an_object_past_etcd_s_limit_fails_naming_it(
     finally:
         backend.close()
     assert "the conversion made it larger" in str(caught.value)
+
+
+def test_a_long_run_does_not_keep_every_object_it_created(
+        real_endpoint: Endpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every example left its objects on the server, so a night of examples filled etcd
+    and kube-apiserver's watch cache. A kind's objects are deleted every SWEEP_EVERY
+    creates (benchmarks/bench_etcd_disk.py measures etcd's file over a long run)."""
+    monkeypatch.setattr(_backend, "SWEEP_EVERY", 3)
+    backend = _blobs(tmp_path, real_endpoint, grow=False)
+    path = f"/apis/example.com/v1/namespaces/{real_endpoint.namespace}/blobs"
+    try:
+        backend.client.request("DELETE", path)
+        stored = []
+        for n in range(10):
+            backend.check(UNIT, _blob(n))
+            stored.append(len(backend.client.request("GET", path)["items"]))
+    finally:
+        backend.close()
+    assert max(stored) <= 3, stored
+    assert stored[:4] == [1, 2, 3, 1], stored  # swept before the fourth example's create

@@ -23,7 +23,9 @@ def test_first_imported_inside_a_settings_test_is_no_warning(tmp_path: Path) -> 
         from hypothesis.errors import HypothesisDeprecationWarning
         warnings.simplefilter("error", HypothesisDeprecationWarning)
 
-        @settings(max_examples=1, database=None)
+        # no deadline: the import below compiles compatfuzz where no bytecode is cached
+        # (PYTHONDONTWRITEBYTECODE), 0.4-0.9 s, past Hypothesis's 200 ms default
+        @settings(max_examples=1, database=None, deadline=None)
         @given(st.none())
         def test(_):
             from compatfuzz.roundtrip import get_profile

@@ -366,6 +366,7 @@ class RealBackend:
         if size > STORABLE_BYTES:
             raise ExampleRejected(f"{size} bytes: more than etcd stores")
         real = self._kinds[kind.name]
+        real.sweep()  # between examples: none of the objects swept is in use
         model = self.api.server(kind) if both else None
         steps = _Steps(self, kind, model, unit.versions[0])
         try:
@@ -455,9 +456,11 @@ class RealBackend:
 STORABLE_BYTES = 1536 * 1024 - 64 * 1024
 
 
-def _too_large(exc: ServerError) -> bool:
+def _too_large(exc: BaseException) -> bool:
     """Whether the server refused a request for its size: its own 3 MiB limit (413), etcd's
     1.5 MiB (``etcdserver: request is too large``) or its gRPC client's 2 MiB."""
+    if not isinstance(exc, ServerError):
+        return False
     text = exc.describe()
     return exc.code == 413 or "request is too large" in text or (
         "ResourceExhausted" in text and "larger than max" in text)

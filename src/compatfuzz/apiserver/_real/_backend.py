@@ -112,6 +112,10 @@ def _served(client: Client, spec: Mapping[str, Any]) -> bool:
     return True
 
 
+#: objects of a kind created between two sweeps (``RealKind.sweep``)
+SWEEP_EVERY = 200
+
+
 class RealKind:
     """Requests for one kind: ``create``, ``get`` and ``update`` in a version."""
 
@@ -122,6 +126,7 @@ class RealKind:
         self.plural = plural
         self.namespaced = namespaced
         self.storage = storage
+        self.created = 0  # since the last sweep
 
     def _path(self, version: str, name: str | None = None) -> str:
         ns = f"/namespaces/{self.client.endpoint.namespace}" if self.namespaced else ""
@@ -150,7 +155,23 @@ class RealKind:
 
     def create(self, obj: dict[str, Any], version: str) -> dict[str, Any]:
         answer: dict[str, Any] = self.client.request("POST", self._path(version), obj)
+        self.created += 1
         return answer
+
+    def sweep(self, every: int | None = None) -> bool:
+        """Delete this kind's objects in the run's namespace once ``every`` were created
+        since the last sweep (call it between examples): a night of examples otherwise
+        keeps every object in etcd and in kube-apiserver's watch cache. In the storage
+        version, so no conversion runs (a converter that breaks reads cannot stop it).
+        Whether it swept."""
+        if self.created < (SWEEP_EVERY if every is None else every):
+            return False
+        self.created = 0
+        try:
+            self.client.request("DELETE", self._path(self.storage))
+        except ServerError:
+            return False  # no example's fault: the next sweep tries again
+        return True
 
     def get(self, name: str, version: str) -> dict[str, Any]:
         answer: dict[str, Any] = self.client.request("GET", self._path(version, name))
