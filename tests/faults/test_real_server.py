@@ -214,35 +214,23 @@ def test_garbage_from_the_user_s_webhook_fails_with_the_server_s_words(
     assert "Traceback" not in done.stderr
 
 
-BLOB_CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: blobs.example.com}
-spec:
-  group: example.com
-  names: {plural: blobs, singular: blob, kind: Blob}
-  scope: Namespaced
-  versions:
-""" + "".join(f"""\
-  - name: {v}
-    served: true
-    storage: {str(v == "v1").lower()}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              data: {{type: string}}
-""" for v in ("v1", "v2"))
+#: one unbounded string in two versions, v1 stored
+BLOB_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "blobs.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced",
+             "names": {"plural": "blobs", "singular": "blob", "kind": "Blob"},
+             "versions": [{"name": v, "served": True, "storage": v == "v1", "schema": {
+                 "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                     "type": "object", "properties": {"data": {"type": "string"}}}}}}}
+                 for v in ("v1", "v2")]}}
 
 
 def _blobs(tmp_path: Path, endpoint: Endpoint, *, grow: bool) -> RealBackend:
     """A Blob API (one unbounded string) through ``endpoint``; with ``grow`` its converter
     doubles ``spec.data`` on the way into storage (v1)."""
     crd = tmp_path / "blobs.yaml"
-    crd.write_text(BLOB_CRD)
+    crd.write_text(json.dumps(BLOB_CRD))  # JSON is YAML
 
     def to_hub(obj: dict[str, Any]) -> dict[str, Any]:
         out = {**obj, "apiVersion": "example.com/v1"}
