@@ -276,3 +276,4 @@ def test_a_huge_seed_or_example_count_is_a_usage_error(
         main(["fuzz", "--config", str(tmp_path / "none.toml"), flag, value])
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and words in err and len(err) < 1000, err
+

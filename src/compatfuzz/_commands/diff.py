@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from compatfuzz._commands._args import parse_seed
 from compatfuzz._commands._cadwyninput import cadwyn_events, is_cadwyn
 from compatfuzz._commands._protoinput import is_protobuf, protobuf, split_message
 from compatfuzz._commands._pydanticinput import is_pydantic, pydantic_events
@@ -113,7 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         dest="no_dynamic",
                         help="the fast static mode: rules only, no witness search (every "
                         "breaking finding reads not-checked)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the witness search")
+    parser.add_argument("--seed", type=parse_seed, default=0, help="seed of the witness search")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also show info-level findings")
     parser.add_argument("--list-rules", action="store_true",

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from compatfuzz._commands._args import parse_seed
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?$")
@@ -74,8 +76,6 @@ MAX_EXAMPLES = 1_000_000_000
 #: none`` would otherwise hold the run until SIGKILL, which Kubernetes sends 30 s after
 #: SIGTERM (``terminationGracePeriodSeconds``), with the report still ``running``.
 STOP_GRACE = 10.0
-#: the most digits of a ``--seed`` (2**128 has 39)
-SEED_DIGITS = 39
 
 
 def _max_examples(text: str) -> int:
@@ -87,16 +87,7 @@ def _max_examples(text: str) -> int:
     return value
 
 
-def _seed(text: str) -> int:
-    digits = text.strip().lstrip("+-")
-    if len(digits) > SEED_DIGITS:
-        raise argparse.ArgumentTypeError(
-            f"expected a seed of at most {SEED_DIGITS} digits, got one of {len(digits)} "
-            f"({text[:20]!r}...); any integer below 2**128 replays a run")
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text[:40]!r}") from None
+
 
 
 def _shard_count(text: str) -> int:
@@ -156,7 +147,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "'none' plans all)")
     parser.add_argument("--profile", choices=("default", "ci", "nightly"), default="default",
                         help="Hypothesis settings profile (default: %(default)s)")
-    parser.add_argument("--seed", type=_seed, metavar="S",
+    parser.add_argument("--seed", type=parse_seed, metavar="S",
                         help="seed for an exact replay of a run (default: random). "
                         "Unsharded it bypasses the example database, like Hypothesis's "
                         "@seed; with --shard/--shards the database is still read and "

@@ -15,6 +15,8 @@ import sys
 import warnings
 from typing import Any
 
+from compatfuzz._commands._args import SAMPLE_MAX, parse_count, parse_seed
+
 __all__ = ["BATCH", "add_arguments", "batch_seed", "run"]
 
 #: Examples per Hypothesis run.  One ``@given`` run keeps a record of every example it
@@ -37,9 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release", default=None,
                         help="Kubernetes release for built-in kinds, same as "
                         "k8s:RELEASE:... (default: 1.37)")
-    parser.add_argument("-n", type=int, default=10, metavar="N",
-                        help="number of objects (default: 10)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S",
+    parser.add_argument("-n", type=parse_count, default=10, metavar="N",
+                        help=f"number of objects (default: 10; at most {SAMPLE_MAX:,})")
+    parser.add_argument("--seed", type=parse_seed, default=None, metavar="S",
                         help="seed for a reproducible sample")
     parser.add_argument("--allow-ref-root", metavar="DIR", action="append", default=[],
                         help="also let a $ref read files under DIR (default: only the "
@@ -134,10 +136,6 @@ def run(args: argparse.Namespace) -> int:
 
     from compatfuzz._commands._pipe import reader_gone
     from compatfuzz._commands._protoinput import is_protobuf
-
-    if args.n < 1:
-        print("compatfuzz sample: error: -n must be at least 1", file=sys.stderr)
-        return 2
     from compatfuzz.schema._limits import check_generation_limits
     from compatfuzz.strategies._api import sampling_strategy
     from compatfuzz.strategies._cel import CostRefusal, check_rules

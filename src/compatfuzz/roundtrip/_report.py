@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import re
 import tempfile
@@ -101,6 +102,26 @@ def atomic_write(path: Path, text: str) -> None:
 def counterexample_filename(cx: Counterexample) -> str:
     raw = f"{cx.unit.api}__{cx.unit.kind}__{cx.unit.property}__{'_'.join(cx.unit.versions)}"
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", raw) + ".json"
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each NaN or infinity as its name (``"NaN"``, ``"Infinity"``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def strict_json(doc: Any, **kw: Any) -> str:
+    """``doc`` as standard JSON: a NaN or infinity (a converter's or a user model's float)
+    is written as a string, never as the bare ``NaN`` that JSON parsers refuse."""
+    try:
+        return json.dumps(doc, allow_nan=False, **kw)
+    except ValueError:
+        return json.dumps(_finite(doc), allow_nan=False, default=str, **kw)
 
 
 def _bounded_value(value: Any, full: str | None) -> tuple[Any, bool]:
@@ -291,7 +312,7 @@ class ReportWriter:
         path = self.counterexamples / counterexample_filename(cx)
         doc = cx.to_json()
         doc["replay"] = f"compatfuzz fuzz --replay {path}"
-        if not self._write(path, lambda: json.dumps(doc, indent=2, sort_keys=False) + "\n"):
+        if not self._write(path, lambda: strict_json(doc, indent=2) + "\n"):
             return None
         self.files[cx.unit.id] = str(path)
         return str(path)
@@ -333,7 +354,7 @@ class ReportWriter:
                            if u.id not in done and u.id not in self.running],
                "notices": self.notices, "accepted": accepted, "stale_accepts": stale}
         if self.report is not None:
-            self._write(self.report, lambda: json.dumps(doc, indent=2) + "\n")
+            self._write(self.report, lambda: strict_json(doc, indent=2) + "\n")
         if self.html is not None and self.doc:
             from compatfuzz.roundtrip._html import render_html
 
