@@ -956,6 +956,9 @@ class PropertyItem(pytest.Item):
         nothing_saved = False
         try:
             with alarm:
+                # the first example's draw runs user code too (a pydantic validator filters
+                # what is drawn): under the deadline, as in compatfuzz fuzz's runner
+                alarm.arm()
                 try:
                     test()
                     alarm.check()  # the last example's deadline, if it fired and was dropped

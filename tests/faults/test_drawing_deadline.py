@@ -84,3 +84,18 @@ def test_a_validator_that_never_returns_fails_at_the_deadline(
     if not sigterm:
         assert proc.returncode == 2, stderr[-3000:]
         assert units["t::encodings[v2]"]["status"] == "passed"
+
+
+def test_under_pytest_the_first_draw_is_under_the_deadline_too(tmp_path: Path) -> None:
+    """The pytest plugin armed the deadline only once an example was being checked: the
+    first draw, which runs the validator, hung ``pytest`` as it hung ``fuzz``."""
+    _project(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "compatfuzz.toml", "-p", "no:cacheprovider",
+         "-q", "-k", "encodings", "--compatfuzz-example-deadline", "3",
+         "--compatfuzz-database", "none"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out[-3000:]
+    assert "generating one example took longer than the 3s" in out, out[-3000:]
+    assert "1 failed, 1 passed" in out, out[-3000:]
