@@ -248,9 +248,14 @@ def test_the_pytest_plugin_shares_one_server_per_session(
 
 
 def test_webhook_url_points_the_crd_at_the_user_s_own_webhook(
-        asset_env: Assets, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        asset_env: Assets, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # the user's webhook: the lossy Frobber served over HTTPS with the user's own CA
     import importlib.util
+
+    # lossy.py imports its sibling conversion.py, as the config loader lets it: on a
+    # worker where no earlier test loaded the Frobber config it was not importable
+    monkeypatch.syspath_prepend(str(FROBBER))
 
     from compatfuzz.apiserver._real._pki import mint
     from compatfuzz.apiserver._real._webhook import ConversionWebhook
