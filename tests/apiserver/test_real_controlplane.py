@@ -159,6 +159,24 @@ def test_a_killed_runs_folder_is_swept_at_the_next_start(tmp_path: Path) -> None
     assert not folders["dead"].exists() and not folders["reused"].exists()
 
 
+def test_a_start_that_fails_before_any_process_leaves_no_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the 'cryptography' package the certificates cannot be made: the run exits
+    2 saying so, and left a folder holding only its owner file each time (the next start
+    then swept it as a killed run's)."""
+    from compatfuzz.apiserver._real import _process
+
+    def no_pki(folder: Path) -> Any:
+        raise _process.StartError("needs the 'cryptography' package")
+
+    monkeypatch.setattr(_process, "mint", no_pki)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where a run's folder goes
+    plane = ControlPlane(Assets(tmp_path / "kube-apiserver", tmp_path / "etcd", "test"))
+    with pytest.raises(_process.StartError, match="cryptography"):
+        plane.start()
+    assert not list(tmp_path.glob("compatfuzz-apiserver-*"))
+
+
 def _stat_start(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19]
 

@@ -277,3 +277,34 @@ def test_a_huge_seed_or_example_count_is_a_usage_error(
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and words in err and len(err) < 1000, err
 
+
+
+FAKE = "compatfuzz report merge: 3 passed -> passed (exit 0)"
+
+
+def test_a_newline_in_a_report_cannot_print_a_verdict_of_its_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A counterexample file name or a night label holding a newline printed a line of
+    the report's choosing, such as a fake 'passed' under the real shards' failure."""
+    files = _job(tmp_path, night=f"n1\n{FAKE}")
+    doc = json.loads(files[1].read_text())
+    cx = doc["units"][0]["counterexample_file"]
+    moved = tmp_path / "compatfuzz-counterexamples" / f"a\n{FAKE}\n.json"
+    Path(cx).rename(moved)
+    doc["units"][0]["counterexample_file"] = str(moved)
+    write(files[1], doc)
+    code, out, err = _merge(capsys, *files)
+    assert code == 1, out + err
+    assert not any(line.startswith(FAKE) for line in (out + err).splitlines()), out
+    assert "\\x0a" in out or "\\n" in out
+
+
+def test_the_night_hint_is_quoted_for_the_shell(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = _job(tmp_path, night="n1'$(touch PWNED)")
+    other = _other(tmp_path, night="n1")
+    code, out, err = _merge(capsys, *files, other)
+    assert code == 2, out + err
+    hint = next(line for line in err.splitlines() if "--night LABEL" in line)
+    # shlex.quote: in single quotes, so $( ) is not run when pasted
+    assert "'n1'\"'\"'$(touch PWNED)'" in hint, hint

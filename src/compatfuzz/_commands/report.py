@@ -97,6 +97,14 @@ def _orphans(missing: list[Any], out: TextIO) -> None:
         print(f"  every unit {owners} owned was run by another shard (a copy)", file=out)
 
 
+def _line(text: object) -> str:
+    """A string from a report (a night, a file name) on one terminal line: a newline in it
+    is shown escaped, so a report cannot print a line of its own (a fake verdict)."""
+    from compatfuzz.roundtrip._text import printable
+
+    return printable(str(text), newlines=False)
+
+
 class _Printable:
     """``out`` with every control character escaped (``printable``): nights, file names,
     unit ids and notices come from reports and the command line."""
@@ -122,16 +130,17 @@ def print_summary(merged: Any, out: Any, *, quiet: bool = False) -> None:
     doc = merged.doc
     info = doc["merge"]
     count = info["count"]
-    nights = ", ".join(info["nights"]) or "not given"
+    nights = ", ".join(_line(n) for n in info["nights"]) or "not given"
     print(f"compatfuzz report merge: {count} shard{'s' if count > 1 else ''} "
           f"(night {nights}), {len(info['job_units'])} units", file=out)
     for file, why in merged.set_aside:
-        print(f"set aside: {file}: {why}", file=out)
+        print(f"set aside: {_line(file)}: {why}", file=out)
     missing = [line for line in merged.shards if line.state == ShardState.MISSING]
     for line in merged.shards:
         label = line.label
         if line.state == ShardState.MISSING:
-            stale = (f" of night {nights} ({line.file} is of night {line.night}: another "
+            stale = (f" of night {nights} ({_line(line.file)} is of night "
+                     f"{_line(line.night)}: another "
                      "night's, set aside)" if line.file else "")
             print(f"{label}: no report{stale}", file=out)
             if info.get("owners") and len(missing) > 1:
@@ -178,11 +187,12 @@ def print_summary(merged: Any, out: Any, *, quiet: bool = False) -> None:
                   "this unit from other shards left out)", file=out)
         if failure["counterexample_file"]:
             print(f"  replay: compatfuzz fuzz --replay "
-                  f"{shlex.quote(failure['counterexample_file'])}"
+                  f"{shlex.quote(_line(failure['counterexample_file']))}"
                   f"{_config_flag(failure['config'])}", file=out)
         elif failure.get("counterexample_file_refused"):
             print(f"  replay: refused: the report names a counterexample file outside its "
-                  f"folder ({failure['counterexample_file_refused']}); copy that file into "
+                  f"folder ({_line(failure['counterexample_file_refused'])}); copy that "
+                  "file into "
                   "the report's folder and merge again", file=out)
     for row in doc["units"]:
         if row["status"] == "error":

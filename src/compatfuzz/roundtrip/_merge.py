@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -618,7 +619,11 @@ def _pick_night(reports: Sequence[ShardReport], night: str | None
             f"{_night_name(n)}: " + ", ".join(s.path for s in group[:5])
             + (f", ... ({len(group) - 5} more)" if len(group) > 5 else "")
             for n, group in sorted(nights.items(), key=lambda kv: str(kv[0])))
-        choices = " or ".join(repr(n) for n in sorted(str(n) for n in nights if n))
+        from compatfuzz.roundtrip._text import printable
+
+        # each as the shell reads it: the hint is a command to paste
+        choices = " or ".join(shlex.quote(printable(n, newlines=False))
+                              for n in sorted(str(n) for n in nights if n))
         raise SchemaLoadError(
             f"the reports are of {len(nights)} nights, and a job is one night: {listed}",
             source="<command line>",

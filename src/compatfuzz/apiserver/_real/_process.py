@@ -257,8 +257,11 @@ class ControlPlane:
                 webhook_key=str(pki.webhook.key))
             self._make_namespace(self.endpoint)
         except BaseException as exc:
-            # a failed start keeps its logs to read; an interrupted one leaves nothing
-            self.stop(keep_logs=not isinstance(exc, KeyboardInterrupt))
+            # a failed start keeps its logs to read; an interrupted one, or one that
+            # failed before any process started (no logs: say, no 'cryptography' for the
+            # certificates), leaves nothing
+            logged = self.dir is not None and any(self.dir.glob("*.log"))
+            self.stop(keep_logs=logged and not isinstance(exc, KeyboardInterrupt))
             raise
         self.started_in = time.monotonic() - began
         return self.endpoint
