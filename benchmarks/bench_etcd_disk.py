@@ -11,9 +11,9 @@ on the same machine and the same example (``examples/frobber``, ``--duration``):
 * **swept**: as compatfuzz runs;
 * **kept**: no sweep and the 5-minute default compaction (how it was).
 
-Every 15 s: the size of etcd's file (``member/snap/db``) and the objects stored. The
-figure that matters is the last size against the size after the first minutes: flat for
-*swept*, rising for *kept*.
+Every 15 s: the size of etcd's file (``member/snap/db``; bbolt grows it in steps and
+never gives space back), the bytes of it in use and the keys stored (etcd's own
+``/metrics``). What matters is how they go on: flat for *swept*, rising for *kept*.
 
 Run: ``python benchmarks/bench_etcd_disk.py [--minutes 30]`` (needs the binaries:
 ``KUBEBUILDER_ASSETS`` or ``testenv/build.py``; prints what it starts).
@@ -24,10 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,45 @@ def _db_size(tmp: Path) -> int | None:
     return found[0].stat().st_size if found else None
 
 
+def _etcd_url(tmp: Path) -> str | None:
+    """etcd's client URL, from the command line of the run's kube-apiserver."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(str(tmp).encode() in a for a in args):
+            for a in args:
+                if a.startswith(b"--etcd-servers="):
+                    return a.split(b"=", 1)[1].decode()
+    return None
+
+
+def _in_use(tmp: Path) -> tuple[int, int] | None:
+    """(bytes of etcd's file in use, keys stored) from etcd's own /metrics, with the
+    client certificate only kube-apiserver holds (in the run's folder)."""
+    url = _etcd_url(tmp)
+    folders = list(tmp.glob("compatfuzz-apiserver-*/pki"))
+    if url is None or not folders:
+        return None
+    pki = folders[0]
+    ctx = ssl.create_default_context(cafile=str(pki / "etcd-ca.crt"))
+    ctx.load_cert_chain(str(pki / "apiserver-etcd-client.crt"),
+                        str(pki / "apiserver-etcd-client.key"))
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", context=ctx, timeout=10) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    values = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("etcd_mvcc_db_total_size_in_use_in_bytes", "etcd_debugging_mvcc_keys_total"):
+            values[name] = int(float(value))
+    return (values.get("etcd_mvcc_db_total_size_in_use_in_bytes", 0),
+            values.get("etcd_debugging_mvcc_keys_total", 0))
+
+
 def run(variant: str, minutes: float, tmp: Path) -> dict[str, Any]:
     env = {**os.environ, "TMPDIR": str(tmp)}
     argv = [sys.executable, "-c", RUN, variant, "fuzz", "--config", str(FROBBER),
@@ -61,14 +102,14 @@ def run(variant: str, minutes: float, tmp: Path) -> dict[str, Any]:
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     start = time.monotonic()
-    samples: list[tuple[float, int]] = []
+    samples: list[tuple[float, int, int, int]] = []
     while proc.poll() is None:
         time.sleep(15)
-        size = _db_size(tmp)
-        if size is not None:
-            samples.append((round(time.monotonic() - start), size))
-            print(f"  {variant} {samples[-1][0]:5d}s  etcd db {size / 2**20:7.1f} MiB",
-                  file=sys.stderr)
+        size, used = _db_size(tmp), _in_use(tmp)
+        if size is not None and used is not None:
+            samples.append((round(time.monotonic() - start), size, *used))
+            print(f"  {variant} {samples[-1][0]:5d}s  etcd file {size / 2**20:6.1f} MiB, "
+                  f"in use {used[0] / 2**20:6.1f} MiB, {used[1]:6d} keys", file=sys.stderr)
     err = proc.stderr.read() if proc.stderr else ""
     report = json.loads((tmp / "report.json").read_text())
     examples = sum(u.get("examples", 0) for u in report.get("units", []))
@@ -87,14 +128,12 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-etcd-") as tmp:
             results.append(run(variant, args.minutes, Path(tmp)))
     for r in results:
-        sizes = [s for _, s in r["samples"]]
-        early = [s for t, s in r["samples"] if t <= 180] or sizes[:1]
-        r["early_mib"] = round(max(early) / 2**20, 1) if early else None
-        r["peak_mib"] = round(max(sizes) / 2**20, 1) if sizes else None
-        r["last_mib"] = round(sizes[-1] / 2**20, 1) if sizes else None
-        print(f"{r['variant']:6s} {r['examples']:7d} examples in {r['minutes']:g} min: etcd "
-              f"db {r['early_mib']} MiB at 3 min, {r['peak_mib']} MiB peak, "
-              f"{r['last_mib']} MiB at the end (exit {r['exit']})")
+        last = r["samples"][-1] if r["samples"] else (0, 0, 0, 0)
+        r["last"] = {"file_mib": round(last[1] / 2**20, 1),
+                     "in_use_mib": round(last[2] / 2**20, 1), "keys": last[3]}
+        print(f"{r['variant']:6s} {r['examples']:7d} examples in {r['minutes']:g} min: at "
+              f"the end etcd's file {r['last']['file_mib']} MiB, in use "
+              f"{r['last']['in_use_mib']} MiB, {last[3]} keys (exit {r['exit']})")
     load = os.getloadavg()[0]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"load_1m_at_end": load, "results": results},
