@@ -308,3 +308,29 @@ def test_the_night_hint_is_quoted_for_the_shell(
     hint = next(line for line in err.splitlines() if "--night LABEL" in line)
     # shlex.quote: in single quotes, so $( ) is not run when pasted
     assert "'n1'\"'\"'$(touch PWNED)'" in hint, hint
+
+
+@pytest.mark.parametrize(("where", "value"), [
+    ("count", int("9" * 4000)), ("unit-seed", int("9" * 4000)), ("unit-seed", -1)])
+def test_huge_numbers_in_a_shard_report_are_refused_in_a_short_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, value: int) -> None:
+    """A 4,000-digit shard count was echoed whole (a 4,153-character line), and a unit's
+    4,000-digit seed was taken into the merged report."""
+    files = _job(tmp_path)
+    doc = json.loads(files[0].read_text())
+    if where == "count":
+        doc["shard"]["count"] = value
+    else:
+        doc["units"][0]["seed"] = value
+    write(files[0], doc)
+    code, out, err = _merge(capsys, files[0])
+    assert code == 2 and "Traceback" not in err and len(err) < 800, err
+    assert ("$.shard.count" if where == "count" else "$.units[0].seed") in err, err
+
+
+@pytest.mark.parametrize("shard", ["\u0661/\u0662", "1/\u0662", "\uff11/2"])
+def test_a_shard_in_digits_other_than_ascii_is_refused(
+        shard: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["fuzz", "--config", str(tmp_path / "none.toml"), "--shard", shard])
+    assert exit_.value.code == 2

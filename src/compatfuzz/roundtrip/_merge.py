@@ -216,6 +216,9 @@ def _check_row(row: Any, path: str, where: str) -> None:
     if not (_count(row.get("examples")) and row["examples"] <= MAX_UNIT_EXAMPLES):
         raise _bad(f"expected a number of examples 0..{MAX_UNIT_EXAMPLES:,} but got "
                    f"{str(row.get('examples'))[:40]}", path, f"{where}/examples")
+    if row.get("seed") is not None and not (_count(row["seed"]) and row["seed"] < 2 ** 128):
+        raise _bad(f"expected a seed (an integer below 2**128) but got "
+                   f"{str(row['seed'])[:40]}", path, f"{where}/seed")
     if row.get("seconds") is not None and not _number(row["seconds"]):
         raise _bad(f"expected a number of seconds but got {row['seconds']!r:.80}", path,
                    f"{where}/seconds")
@@ -305,7 +308,9 @@ def parse_report(doc: Any, path: str) -> ShardReport:
                    f"{count!r:.20}", path,
                    "/shard/count" if not (_count(count) and count >= 1) else "/shard/number")
     if count > MAX_SHARDS:
-        raise _bad(f"is shard {number}/{count}, of more than {MAX_SHARDS:,} shards, the most "
+        digits = str(count)
+        shown = digits if len(digits) <= 20 else f"{digits[:20]}... ({len(digits)} digits)"
+        raise _bad(f"is shard {number}/{shown}, of more than {MAX_SHARDS:,} shards, the most "
                    "a job may have (fuzz --shard refuses more)", path, "/shard/count")
     night = shard.get("night")
     if night is not None and not isinstance(night, str):

@@ -40,7 +40,7 @@ ENV_INDEX = "JOB_COMPLETION_INDEX"
 #: ``1/1000000`` made ``report merge`` build a line per missing shard (800 MB).
 MAX_SHARDS = 10_000
 
-_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+_SHARD = re.compile(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*")  # ASCII digits: \d takes Arabic-Indic ones
 
 
 def _digits(text: str) -> str:
@@ -135,7 +135,7 @@ def shard_from_env(count: int, environ: Mapping[str, str] | None = None) -> Shar
             f"run it in a Kubernetes Indexed Job (completionMode: Indexed) or pass "
             f"--shard K/{count} instead"
         )
-    if not raw.strip().isdigit() or len(raw.strip()) > len(str(MAX_SHARDS)):
+    if not re.fullmatch(r"[0-9]+", raw.strip()) or len(raw.strip()) > len(str(MAX_SHARDS)):
         raise InvalidArgument(f"Expected {ENV_INDEX} to be a number 0..{count - 1} but got "
                               f"{raw[:40]!r}{'...' if len(raw) > 40 else ''}")
     index = int(raw)
