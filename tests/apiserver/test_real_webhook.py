@@ -170,6 +170,9 @@ def test_converters_that_outlive_the_server_s_timeout_give_their_place_back(
         frame = hung.frame()
         assert frame is not None and frame.f_code.co_name in ("wait", "convert")
         del frame
+        # still running, but begun before this moment: not a later example's hang
+        assert webhook.hung("gadgets.example.com", since=time.monotonic()) is None
+        assert webhook.hung("gadgets.example.com", since=hung.started) is not None
         # every handler is stuck, yet the webhook still converts
         answer = _post(pki, webhook.port, "?timeout=30s")
         assert answer["response"]["convertedObjects"] == [{"apiVersion": "example.com/v2"}]

@@ -281,6 +281,7 @@ class RealBackend:
         self.api = api
         self.client = Client(endpoint)
         self._own_webhook = False
+        self._example_started = 0.0  # time.monotonic() when the running check began
         ours = user_webhook(api) is None  # else the server calls the user's webhook
         if ours and webhook is None:
             webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
@@ -323,7 +324,8 @@ class RealBackend:
         """A conversion error with the converter's own exception, else the server's; a
         converter call that outlived the server's timeout stops the unit (each shrink
         step would wait out the server's timeout again)."""
-        hung = self.webhook.hung(_crd_name(kind)) if self.webhook is not None else None
+        hung = (self.webhook.hung(_crd_name(kind), since=self._example_started)
+                if self.webhook is not None else None)
         if hung is not None:
             frame = hung.frame()
             stuck = (f"; it is stuck in {where(frame)}" if frame is not None else
@@ -368,6 +370,7 @@ class RealBackend:
         real = self._kinds[kind.name]
         real.sweep()  # between examples: none of the objects swept is in use
         model = self.api.server(kind) if both else None
+        self._example_started = time.monotonic()  # the webhook calls that are its own
         steps = _Steps(self, kind, model, unit.versions[0])
         try:
             self._check(unit, obj, kind, real, steps)

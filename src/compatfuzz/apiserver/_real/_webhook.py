@@ -275,15 +275,18 @@ class ConversionWebhook:
         with self._calls_lock:
             return sorted(self._inflight.values(), key=lambda c: c.started)
 
-    def hung(self, crd: str) -> Call | None:
-        """The call converting ``crd`` that the server gave up on: the last one that
-        outlived the server's timeout, else one still running (asked when the server has
-        answered with an error, so it no longer waits for it; the server's clock starts
-        before ours, so it can give up before :meth:`_reap` sees the call late)."""
+    def hung(self, crd: str, since: float = 0.0) -> Call | None:
+        """The call converting ``crd``, begun at ``since`` (``time.monotonic()``) or later,
+        that the server gave up on: one that outlived the server's timeout, else one still
+        running (asked when the server has answered with an error, so it no longer waits
+        for it; the server's clock starts before ours, so it can give up before
+        :meth:`_reap` sees the call late). Calls begun earlier, by an example that ended
+        at its own deadline, are not this one's."""
         with self._calls_lock:
             late = self._hung.pop(crd, None)
             running = [c for c in self._inflight.values() if c.crd == crd]
-        return late or min(running, key=lambda c: c.started, default=None)
+        return min([c for c in (late, *running) if c is not None and c.started >= since],
+                   key=lambda c: c.started, default=None)
 
     def url(self, crd: str) -> str:
         return webhook_url(self.port, crd)
