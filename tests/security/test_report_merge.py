@@ -323,7 +323,7 @@ def test_huge_numbers_in_a_shard_report_are_refused_in_a_short_line(
     else:
         doc["units"][0]["seed"] = value
     write(files[0], doc)
-    code, out, err = _merge(capsys, files[0])
+    code, _out, err = _merge(capsys, files[0])
     assert code == 2 and "Traceback" not in err and len(err) < 800, err
     assert ("$.shard.count" if where == "count" else "$.units[0].seed") in err, err
 
