@@ -87,9 +87,6 @@ def _max_examples(text: str) -> int:
     return value
 
 
-
-
-
 def _shard_count(text: str) -> int:
     """``--shards N``: 1 <= N <= ``MAX_SHARDS``."""
     from compatfuzz.errors import InvalidArgument

@@ -72,10 +72,16 @@ def _check_outputs(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _units(ids: list[str], limit: int = 8) -> str:
+def _line(text: object) -> str:
+    """A string from a report (a night, a file name) on one terminal line: a newline in it
+    is shown escaped, so a report cannot print a line of its own (a fake verdict)."""
     from compatfuzz.roundtrip._text import printable
 
-    shown = ", ".join(printable(i, newlines=False) for i in ids[:limit])
+    return printable(str(text), newlines=False)
+
+
+def _units(ids: list[str], limit: int = 8) -> str:
+    shown = ", ".join(_line(i) for i in ids[:limit])
     return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
 
 
@@ -95,14 +101,6 @@ def _orphans(missing: list[Any], out: TextIO) -> None:
               file=out)
     else:
         print(f"  every unit {owners} owned was run by another shard (a copy)", file=out)
-
-
-def _line(text: object) -> str:
-    """A string from a report (a night, a file name) on one terminal line: a newline in it
-    is shown escaped, so a report cannot print a line of its own (a fake verdict)."""
-    from compatfuzz.roundtrip._text import printable
-
-    return printable(str(text), newlines=False)
 
 
 class _Printable:
@@ -192,8 +190,7 @@ def print_summary(merged: Any, out: Any, *, quiet: bool = False) -> None:
         elif failure.get("counterexample_file_refused"):
             print(f"  replay: refused: the report names a counterexample file outside its "
                   f"folder ({_line(failure['counterexample_file_refused'])}); copy that "
-                  "file into "
-                  "the report's folder and merge again", file=out)
+                  "file into the report's folder and merge again", file=out)
     for row in doc["units"]:
         if row["status"] == "error":
             print(f"ERROR {row['id']}: {_shown(str(row.get('message') or ''))}", file=out)

@@ -408,16 +408,16 @@ class _Forcer:
         # rule then rejects the value rather than the list holding a repeat)
         key = item_key(self.schema_at(atom.path), self.resolve) if atom.over == "items" \
             else None
+        ids = [set(enumerate(key(v))) if key is not None else set() for v in value]
         for slot in slots:
             if check(value[slot]):
                 continue
-            others: set[tuple[int, str]] = set() if key is None else {
-                part for i, item in enumerate(value) if i != slot
-                for part in enumerate(key(item))}
+            others = set().union(*(ids[i] for i in range(len(value)) if i != slot))
             for _ in range(_REDRAWS):
                 new = gen(self.draw, self.ex)
-                if key is None or not others & set(enumerate(key(new))):
-                    value[slot] = new
+                mine = set(enumerate(key(new))) if key is not None else set()
+                if not others & mine:
+                    value[slot], ids[slot] = new, mine
                     self.ctx.deep = True
                     break
 

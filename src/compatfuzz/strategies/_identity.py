@@ -16,9 +16,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from compatfuzz.strategies._cel_shapes import Resolver, deref
+
 __all__ = ["UNIQUE_BY", "canonical_key", "item_key", "key_defaults", "repeated"]
 
-Resolver = Callable[[str], Mapping[str, Any]]
 #: a list whose items a CEL rule keeps apart (``self.all(x, self.exists_one(y, x.name ==
 #: y.name))``): the fields compared, or ``[]`` for whole items (``_cel_construct.refine``)
 UNIQUE_BY = "x-compatfuzz-unique-by"
@@ -40,24 +41,16 @@ def canonical_key(value: Any) -> str:
     return json.dumps(_json_equal_form(value), sort_keys=True, separators=(",", ":"))
 
 
-def _deref(node: Any, resolve: Resolver | None, hops: int = 32) -> Any:
-    while (resolve is not None and hops and isinstance(node, Mapping)
-           and isinstance(node.get("$ref"), str)):
-        node = resolve(node["$ref"])
-        hops -= 1
-    return node
-
-
 def key_defaults(items: Any, map_keys: Sequence[str], resolve: Resolver | None
                  ) -> dict[str, Any]:
     """The ``default`` of each list-map key field of ``items`` that declares one."""
-    node = _deref(items, resolve)
+    node = deref(items, resolve)
     props = node.get("properties") if isinstance(node, Mapping) else None
     if not isinstance(props, Mapping):
         return {}
     out = {}
     for key in map_keys:
-        sub = _deref(props.get(key), resolve)
+        sub = deref(props.get(key), resolve)
         if isinstance(sub, Mapping) and "default" in sub:
             out[key] = sub["default"]
     return out
@@ -67,7 +60,7 @@ def item_key(node: Any, resolve: Resolver | None = None
              ) -> Callable[[Any], tuple[str, ...]] | None:
     """For a list node that forbids repeats, the identities of an item (two items are the
     same when they share any one); ``None`` for a list that allows them."""
-    node = _deref(node, resolve)
+    node = deref(node, resolve)
     if not isinstance(node, Mapping):
         return None
     list_type = node.get("x-kubernetes-list-type")
