@@ -7,9 +7,9 @@
 
 What ``compatfuzz fuzz --apiserver both`` does, in one process and on one control plane:
 each example goes through the model (``compatfuzz.apiserver.APIServer``) and through
-kube-apiserver + etcd step by step (``compatfuzz.roundtrip._real.RealBackend.check(...,
-both=True)``), and the first step where the two answer differently is a *disagreement*
-(``compatfuzz.errors.Disagreement``). An object the server refuses on create
+kube-apiserver + etcd step by step (``served(BothBackend(real), unit, obj)``, of
+``compatfuzz.roundtrip._check``), and the first step where the two answer differently is a
+*disagreement* (``compatfuzz.errors.Disagreement``). An object the server refuses on create
 (``InternalError``) is one too: the generator drew what the server does not take.
 
 The APIs: every CRD file of ``../shared/corpus/crds/`` and the newest tagged release of
@@ -41,8 +41,10 @@ from typing import Any
 from compatfuzz.apiserver._real._process import ControlPlane, Endpoint
 from compatfuzz.errors import CompatfuzzError, CompatfuzzWarning, Disagreement, InternalError
 from compatfuzz.roundtrip import API, Kind, Property, Unit
-from compatfuzz.roundtrip._config import load_config
-from compatfuzz.roundtrip._real import RealBackend
+from compatfuzz.roundtrip._check._both import BothBackend
+from compatfuzz.roundtrip._check._config import load_config
+from compatfuzz.roundtrip._check._properties import served
+from compatfuzz.roundtrip._check._real import RealBackend
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -183,7 +185,7 @@ def check_api(api: API, endpoint: Endpoint, result: Result, *, examples: int,
                 for obj in drawn[unit.versions[0]]:
                     result.examples += 1
                     try:
-                        backend.check(unit, copy.deepcopy(obj), both=True)
+                        served(BothBackend(backend), unit, copy.deepcopy(obj))
                     except Disagreement as exc:
                         result.disagreements += 1
                         result.record(signature(exc, unit), unit, obj, exc)

@@ -8,8 +8,8 @@ Two figures, side by side in one script:
 * **start-up**: ``ControlPlane(assets).start()`` (etcd, then kube-apiserver until
   ``/readyz``, then the test namespace) and ``.stop()``, ``--starts`` times;
 * **round trips**: the same objects checked by the model
-  (``compatfuzz.roundtrip._properties.check``, through ``compatfuzz.apiserver.APIServer``)
-  and by ``compatfuzz.roundtrip._real.RealBackend.check`` (create, get, update, get
+  (``compatfuzz.roundtrip._check._properties.check``, through ``compatfuzz.apiserver.APIServer``)
+  and by ``served(real, unit, obj)`` of ``compatfuzz.roundtrip._check._properties`` (create, get, update, get
   through kube-apiserver and etcd, the Python converter served as the CRD's conversion
   webhook), properties ``roundtrip`` and ``valid``.
 
@@ -53,9 +53,9 @@ from compatfuzz.apiserver._real._assets import Assets, MissingAssets, find_asset
 from compatfuzz.apiserver._real._process import ControlPlane, Endpoint
 from compatfuzz.errors import CompatfuzzError, CompatfuzzWarning
 from compatfuzz.roundtrip import API, Kind, Property, Unit
-from compatfuzz.roundtrip._config import load_config
-from compatfuzz.roundtrip._properties import check, strategy_for
-from compatfuzz.roundtrip._real import RealBackend
+from compatfuzz.roundtrip._check._config import load_config
+from compatfuzz.roundtrip._check._properties import check, served, strategy_for
+from compatfuzz.roundtrip._check._real import RealBackend
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -214,7 +214,7 @@ def compare(case: Case, backend: RealBackend, objects: dict[str, list[Any]], rou
         objs = objects[unit.versions[0]]
         sides: dict[str, Callable[[Any], None]] = {
             "model": functools.partial(check, case.api, unit),
-            "real": functools.partial(backend.check, unit),
+            "real": functools.partial(served, backend, unit),
         }
         per_round = []
         for r in range(rounds):
@@ -291,7 +291,7 @@ def run_case(case: Case, endpoint: Endpoint, n: int, rounds: int,
         for unit in case.units:  # compile the model's schemas, warm the connection
             obj = objects[unit.versions[0]][0]
             outcome(functools.partial(check, case.api, unit, copy.deepcopy(obj)))
-            outcome(functools.partial(backend.check, unit, copy.deepcopy(obj)))
+            outcome(functools.partial(served, backend, unit, copy.deepcopy(obj)))
         rows = compare(case, backend, objects, rounds, log)
     finally:
         backend.close()

@@ -28,7 +28,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from compatfuzz.roundtrip import API, Kind, Property, Unit, build_test
-from compatfuzz.roundtrip._properties import Recorder, strategy_for
+from compatfuzz.roundtrip._check._properties import strategy_for
+from compatfuzz.roundtrip._engine._given import Recorder
 from compatfuzz.schema import load_kubernetes
 
 GROUP = "bench.example.com"

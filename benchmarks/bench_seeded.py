@@ -166,7 +166,7 @@ def trigger_rates(names: Sequence[str], n: int, seed: int) -> dict[str, float]:
     bug's round-trip check fails: the per-example chance of finding it."""
     from compatfuzz.errors import ConverterError, NotEquivalent
     from compatfuzz.roundtrip import check
-    from compatfuzz.roundtrip._properties import strategy_for
+    from compatfuzz.roundtrip._check._properties import strategy_for
 
     samples: dict[str, list[Any]] = {}
     rates = {}

@@ -12,7 +12,7 @@ matrix jobs or Indexed Job pods) on a copy of ``examples/shipments``:
   extra machine adds;
 * **time to a seeded bug**: ``bug_weight_rounded_up.toml`` (the converter rounds a
   fractional weight up), each job with ``--database none`` and a night label per repetition
-  (distinct seeds, :func:`compatfuzz.roundtrip._shard.shard_seed`), timed until the first
+  (distinct seeds, :func:`compatfuzz.roundtrip._engine._shard.shard_seed`), timed until the first
   counterexample file of any shard appears. A shard's ``--duration`` is split over its own
   units only, so with N shards the bug's unit gets N times the time, but it starts no
   sooner unless it moved up its shard's order: this bug is found within its unit's first

@@ -10,7 +10,7 @@ machine slowing down slows all three:
   (``run(..., isolate=False)``), the floor: no fork, every one-off cost paid once;
 * **isolated**: a worker per unit, as the CLI runs them (``isolate=True``); the parent
   does Hypothesis's, jsonschema's and the semantic comparators' one-off set-up before
-  it forks (``roundtrip/_workers.py::_prewarm``), so workers inherit it;
+  it forks (``roundtrip/_engine/_workers.py::_prewarm``), so workers inherit it;
 * **isolated, cold**: the same without that set-up in the parent (how it was): each
   worker pays it again.
 
@@ -38,10 +38,10 @@ from typing import Any
 
 import yaml
 
-from compatfuzz.roundtrip import _workers
-from compatfuzz.roundtrip._config import load_config
+from compatfuzz.roundtrip._check._config import load_config
+from compatfuzz.roundtrip._engine import _workers
+from compatfuzz.roundtrip._engine._runner import run
 from compatfuzz.roundtrip._events import Status, UnitFinished
-from compatfuzz.roundtrip._runner import run
 
 CONVERTER = '''\
 def to_hub(obj):

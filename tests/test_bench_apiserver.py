@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from compatfuzz.apiserver._real._assets import Assets
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.roundtrip import Property, Unit
-from compatfuzz.roundtrip._real import RealBackend
+from compatfuzz.roundtrip._check._real import RealBackend
 
 ROOT = Path(__file__).resolve().parent.parent
 FROBBER = ROOT / "examples" / "frobber"

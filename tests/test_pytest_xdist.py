@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from compatfuzz.roundtrip import _runner, load_config, units
-from compatfuzz.roundtrip._database import _unseal
 from compatfuzz.roundtrip._deadline import run_queue_wait
-from compatfuzz.roundtrip._profiles import PROFILES, get_profile
-from compatfuzz.roundtrip._runner import unit_seed
-from compatfuzz.roundtrip._shard import Shard, split
+from compatfuzz.roundtrip._engine import _runner, load_config, units
+from compatfuzz.roundtrip._engine._database import _unseal
+from compatfuzz.roundtrip._engine._profiles import PROFILES, get_profile
+from compatfuzz.roundtrip._engine._runner import unit_seed
+from compatfuzz.roundtrip._engine._shard import Shard, split
 
 pytest_plugins = ["pytester"]
 
@@ -53,10 +53,10 @@ def _known_failures(folder: Path) -> int:
     (the entries a next run replays first)."""
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from compatfuzz.roundtrip._database import INDEX_KEY
+    from compatfuzz.roundtrip._engine._database import INDEX_KEY
 
     sealed = sum(_unseal(f.read_bytes()) is not None for f in folder.rglob("*") if f.is_file())
-    # minus the index of units with failures (roundtrip/_database.py, for sharded replays)
+    # minus the index of units with failures (roundtrip/_engine/_database.py, for sharded replays)
     return sealed - len(list(DirectoryBasedExampleDatabase(folder).fetch(INDEX_KEY)))
 
 
@@ -456,7 +456,7 @@ gw1 does (the marker file orders them)."""
 import os, pathlib, time
 import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase
-from compatfuzz.roundtrip._database import namespaced
+from compatfuzz.roundtrip._engine._database import namespaced
 
 MARK = pathlib.Path("gw0-has-read")
 

@@ -85,7 +85,7 @@ def _hypothesis_home(args: argparse.Namespace) -> None:
 
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return
-    from compatfuzz.roundtrip._database import project_home
+    from compatfuzz.roundtrip._engine._database import project_home
 
     config = getattr(args, "config", None)
     if config is None and getattr(args, "replay", None) is None and args.command == "fuzz":

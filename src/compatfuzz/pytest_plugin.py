@@ -21,7 +21,7 @@ collection, so the plugin keeps four things worker-independent:
 * the seed: the controller resolves ``--compatfuzz-seed`` (``last`` included) once and
   hands it to every worker in ``workerinput`` (xdist's ``pytest_configure_node``, as
   pytest-randomly passes its seed); a unit's seed is derived from that seed and the unit
-  id only (``roundtrip._runner.unit_seed``), never from the worker or the order;
+  id only (``roundtrip._engine._runner.unit_seed``), never from the worker or the order;
 * under ``--compatfuzz-shard``, the other shards' units kept to replay: the first worker
   to read the example database's index publishes what it found and every worker keeps
   that (``_agreed``), so another job saving a failure meanwhile cannot make the workers'
@@ -35,11 +35,11 @@ wall-clock limit of 200 ms per example is what makes ``DeadlineExceeded``/``Flak
 failures appear only on a loaded CI machine or a busy xdist worker.
 
 ``--compatfuzz-shard K/N`` keeps the compatfuzz items of shard K of N (the split of
-``roundtrip._shard.split`` keyed by unit id, as ``compatfuzz fuzz --shard``) and
+``roundtrip._engine._shard.split`` keyed by unit id, as ``compatfuzz fuzz --shard``) and
 deselects the others, so a CI matrix of N pytest jobs runs every unit once.  As
-``fuzz --shard`` does (``roundtrip._runner._shard_plan``), an item of another shard whose
+``fuzz --shard`` does (``roundtrip._engine._runner._shard_plan``), an item of another shard whose
 unit saved a failure in the example database it uses (the index
-``roundtrip._database.units_with_failures`` reads) is kept, placed before the shard's own
+``roundtrip._engine._database.units_with_failures`` reads) is kept, placed before the shard's own
 items and run replay-only (Hypothesis's ``explicit`` and ``reuse`` phases: the saved
 examples, no generation), so a failure one shard found fails every shard's next run.
 """
@@ -227,7 +227,7 @@ _NOTICES = pytest.StashKey[list[str]]()
 
 def _database_notices(config: pytest.Config) -> list[str]:
     """What this process's example databases have to say: a shared database that
-    stopped answering mid-run (``roundtrip._database.FallbackDatabase``), an entry that
+    stopped answering mid-run (``roundtrip._engine._database.FallbackDatabase``), an entry that
     was skipped (``GuardedDirectoryDatabase``)."""
     return [db.notice for db in config.stash.get(_DATABASES, {}).values()
             if getattr(db, "notice", None)]
@@ -261,7 +261,7 @@ def _shard_option(config: pytest.Config) -> Any:
     if raw is None:
         return None
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._shard import parse_shard
+    from compatfuzz.roundtrip._engine._shard import parse_shard
 
     try:
         return parse_shard(raw, option=OPTION_SHARD)
@@ -298,7 +298,7 @@ def _database_option(config: pytest.Config, home: Path) -> Any:
     """The database ``--compatfuzz-database`` names, opened once per project folder (a
     Redis database's local fallback is that folder's, as ``compatfuzz fuzz``'s is)."""
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._database import open_database
+    from compatfuzz.roundtrip._engine._database import open_database
 
     opened = config.stash[_DATABASES]
     key = str(home)
@@ -427,7 +427,7 @@ def _real_server(config: pytest.Config, api: Any) -> None:
 
     if not isinstance(api, API):
         return
-    from compatfuzz.roundtrip._real import RunServer, set_mode
+    from compatfuzz.roundtrip._check._real import RunServer, set_mode
 
     if not set_mode([api], config.getoption(OPTION_APISERVER)):
         return
@@ -505,8 +505,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     import datetime
 
     from compatfuzz import __version__
-    from compatfuzz.roundtrip._html import render_html
-    from compatfuzz.roundtrip._report import atomic_write
+    from compatfuzz.roundtrip._reports._html import render_html
+    from compatfuzz.roundtrip._reports._report import atomic_write
 
     summary: dict[str, int] = {}
     for _, row in rows:
@@ -607,7 +607,7 @@ def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytes
     if shard is None:
         return
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._shard import split
+    from compatfuzz.roundtrip._engine._shard import split
 
     ours = [item for item in items if isinstance(item, PropertyItem)]
     try:
@@ -687,10 +687,10 @@ def _agreed(config: pytest.Config, name: str, mine: list[str]) -> list[str]:
 
 def _with_saved_failures(config: pytest.Config, items: list[Any]) -> list[Any]:
     """The ``items`` whose unit saved a failure in the example database that item runs
-    with (``roundtrip._database.units_with_failures``: one index read per database, not
+    with (``roundtrip._engine._database.units_with_failures``: one index read per database, not
     one test built per unit), in ``items``' order."""
     from compatfuzz.roundtrip import get_profile
-    from compatfuzz.roundtrip._database import units_with_failures
+    from compatfuzz.roundtrip._engine._database import units_with_failures
 
     base = get_profile(_profile(config))
     groups: list[tuple[Any, list[Any]]] = []  # (database, its items): usually one group
@@ -713,11 +713,11 @@ def _with_saved_failures(config: pytest.Config, items: list[Any]) -> list[Any]:
 
 def _unit_cost() -> Any:
     """The expected cost of an item's unit, as ``compatfuzz fuzz --shard`` balances it
-    (``roundtrip._runner.unit_cost``, issue 21 item 1), so that pytest's shard K runs the
+    (``roundtrip._engine._runner.unit_cost``, issue 21 item 1), so that pytest's shard K runs the
     units fuzz's shard K runs; every unit costs the same where that function is absent."""
     import importlib
 
-    runner = importlib.import_module("compatfuzz.roundtrip._runner")
+    runner = importlib.import_module("compatfuzz.roundtrip._engine._runner")
     unit_cost = getattr(runner, "unit_cost", None)
     if unit_cost is None:
         return None
@@ -816,7 +816,7 @@ class APINode(pytest.Collector):
 def _arming_recorder(alarm: Any) -> Any:
     """A ``Recorder`` that also arms the per-example deadline (``roundtrip._deadline``)
     before each example, as the runner's does for ``compatfuzz fuzz``."""
-    from compatfuzz.roundtrip._properties import Recorder
+    from compatfuzz.roundtrip._engine._given import Recorder
 
     class ArmingRecorder(Recorder):
         current: Any = None
@@ -866,7 +866,7 @@ def _item_database(item: PropertyItem, base: Any) -> Any:
     folder ``compatfuzz fuzz`` uses,
     beside the config, or the rootdir for APIs declared in Python; not the working
     directory (issue 10, item 6)."""
-    from compatfuzz.roundtrip._database import (
+    from compatfuzz.roundtrip._engine._database import (
         default_database_path,
         is_hypothesis_default,
         project_home,
@@ -878,7 +878,7 @@ def _item_database(item: PropertyItem, base: Any) -> Any:
     db = _database_of(base)
     if not is_hypothesis_default(db):
         return db
-    from compatfuzz.roundtrip._database import GuardedDirectoryDatabase
+    from compatfuzz.roundtrip._engine._database import GuardedDirectoryDatabase
 
     # one per folder, kept with the option's so its notice (a skipped entry) is told once
     opened = item.config.stash.setdefault(_DATABASES, {})
@@ -914,10 +914,10 @@ class PropertyItem(pytest.Item):
         from hypothesis import seed as hseed
 
         from compatfuzz.roundtrip import build_test, get_profile
-        from compatfuzz.roundtrip._runner import unit_seed
+        from compatfuzz.roundtrip._engine._runner import unit_seed
 
         config = self.config
-        from compatfuzz.roundtrip._real import REAL_PROPERTIES
+        from compatfuzz.roundtrip._check._real import REAL_PROPERTIES
 
         if self.unit.property in REAL_PROPERTIES:
             _real_server(config, self.api)
@@ -978,7 +978,7 @@ class PropertyItem(pytest.Item):
                 failure = exc
                 raise
             nothing_saved = True
-            from compatfuzz.roundtrip._database import forget_failing_unit
+            from compatfuzz.roundtrip._engine._database import forget_failing_unit
 
             forget_failing_unit(overrides["database"], self.unit.id)
         except BaseException as exc:
@@ -991,7 +991,7 @@ class PropertyItem(pytest.Item):
             if recorder.failure is not None and recorder.failure[0] is not None:
                 import json
 
-                from compatfuzz.roundtrip._properties import example_to_json
+                from compatfuzz.roundtrip._check._properties import example_to_json
 
                 self.counterexample = example_to_json(self.api, self.unit,
                                                       recorder.failure[0])
@@ -1014,8 +1014,9 @@ class PropertyItem(pytest.Item):
         """Keep this unit's outcome for ``--compatfuzz-html``."""
         if not self.config.getoption(OPTION_HTML):
             return
-        from compatfuzz.roundtrip._properties import diff_to_json, example_to_json
-        from compatfuzz.roundtrip._usercode import find_user_traceback
+        from compatfuzz.roundtrip._check._properties import example_to_json
+        from compatfuzz.roundtrip._check._usercode import find_user_traceback
+        from compatfuzz.roundtrip._check._verdict import diff_to_json
 
         row: dict[str, Any] = {**self.unit.to_json(), "examples": recorder.calls,
                                "seconds": round(seconds, 3), "status": "passed",
@@ -1036,7 +1037,7 @@ class PropertyItem(pytest.Item):
                      style: Any = None) -> str | Any:
         import json
 
-        from compatfuzz.roundtrip._usercode import find_user_traceback
+        from compatfuzz.roundtrip._check._usercode import find_user_traceback
 
         exc = excinfo.value
         if self.config.getoption("fulltrace", False):
@@ -1072,7 +1073,7 @@ class PropertyItem(pytest.Item):
                 why = (f"  (the shared example database stopped answering: saved only "
                        f"in {self.database.local_label}, which this command replays first)")
             elif database:
-                from compatfuzz.roundtrip._database import redact
+                from compatfuzz.roundtrip._engine._database import redact
 
                 server += f" {OPTION_DATABASE}={redact(database)}"
         lines.append(f"replay: pytest '{node}'{seed_arg}{server}{why}")

@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.errors import Disagreement, NotEquivalent
 from compatfuzz.roundtrip import API, Property, Unit
-from compatfuzz.roundtrip._real import RealBackend
+from compatfuzz.roundtrip._check._both import BothBackend
+from compatfuzz.roundtrip._check._properties import served
+from compatfuzz.roundtrip._check._real import RealBackend
 
 CRD = Path(__file__).parent / "data" / "ratchet.yaml"
 
@@ -96,7 +98,7 @@ def test_the_model_and_the_server_agree_on_an_unchanged_update(
     backend = RealBackend(_api(), real_endpoint)
     unit = Unit("ratchet", "Widget", Property.ROUNDTRIP, ("v1", "v2"))
     try:
-        backend.check(unit, _widget(spec), both=True)
+        served(BothBackend(backend), unit, _widget(spec))
     except Disagreement as exc:  # pragma: no cover - what this test guards against
         pytest.fail(f"{case}: {exc}")
     except NotEquivalent as exc:  # both refuse: the server's words

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.roundtrip import API, Property, Unit
-from compatfuzz.roundtrip._real import RealBackend
+from compatfuzz.roundtrip._check._both import BothBackend
+from compatfuzz.roundtrip._check._properties import served
+from compatfuzz.roundtrip._check._real import RealBackend
 
 CRD = Path(__file__).parent / "data" / "ratchet.yaml"
 NUMBERS = {"big": 4.443663336611346e16, "two": 2.0, "minus_zero": -0.0, "half": 0.5,
@@ -54,6 +56,6 @@ def test_the_model_and_the_server_agree_on_whole_floats(real_endpoint: Endpoint)
         for unit in (Unit("ratchet", "Widget", Property.ROUNDTRIP, ("v1", "v2")),
                      Unit("ratchet", "Widget", Property.ROUNDTRIP, ("v1", "v1"))):
             # raises Disagreement where the model keeps a float the server writes as int
-            backend.check(unit, _widget({"a": "x", **NUMBERS}), both=True)
+            served(BothBackend(backend), unit, _widget({"a": "x", **NUMBERS}))
     finally:
         backend.close()

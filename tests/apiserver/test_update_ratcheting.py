@@ -19,9 +19,10 @@ from compatfuzz.apiserver import APIServer
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.errors import NotEquivalent
 from compatfuzz.roundtrip import API
+from compatfuzz.roundtrip._check._both import BothBackend
+from compatfuzz.roundtrip._check._properties import check, served
+from compatfuzz.roundtrip._check._real import RealBackend
 from compatfuzz.roundtrip._events import Property, Unit
-from compatfuzz.roundtrip._properties import check
-from compatfuzz.roundtrip._real import RealBackend
 
 CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -105,10 +106,10 @@ def test_the_real_server_agrees(real_endpoint: Endpoint, tmp_path: Path) -> None
     backend = RealBackend(_api(tmp_path), real_endpoint)
     try:
         with pytest.raises(NotEquivalent) as info:
-            backend.check(UNIT, REFUSED, both=True)  # both refuse: not a Disagreement
+            served(BothBackend(backend), UNIT, REFUSED)  # both refuse: not a Disagreement
         assert "cannot write it back unchanged" in str(info.value)
         assert type(info.value) is NotEquivalent
         for obj in RATCHETED:
-            backend.check(UNIT, obj, both=True)
+            served(BothBackend(backend), UNIT, obj)
     finally:
         backend.close()

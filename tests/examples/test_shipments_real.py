@@ -20,7 +20,7 @@ from compatfuzz.apiserver._real._client import Client
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.cli import main
 from compatfuzz.roundtrip import UnitFinished, run
-from compatfuzz.roundtrip._real import attach, install_api
+from compatfuzz.roundtrip._check._real import attach, install_api
 from tests.examples import test_shipments as model
 
 pytest_plugins = ["pytester"]

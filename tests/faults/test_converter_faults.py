@@ -27,7 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compatfuzz.errors import ConverterError
-from compatfuzz.roundtrip import _converters
+from compatfuzz.roundtrip._check import _converters
 from tests.faults._project import command, fuzz, project, wait_for
 
 pytest_plugins = ["pytester"]

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase
 
-from compatfuzz.roundtrip._database import MAX_FOREIGN, NamespacedDatabase, namespaced
+from compatfuzz.roundtrip._engine._database import MAX_FOREIGN, NamespacedDatabase, namespaced
 from tests.faults._project import LOSSY, command, project
 
 KEY = b"k" * 48  # a Hypothesis database key is a 48-byte digest

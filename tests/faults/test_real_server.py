@@ -28,9 +28,10 @@ from compatfuzz.apiserver._real._pki import mint
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.errors import ConverterError, ExampleRejected
 from compatfuzz.roundtrip import API
+from compatfuzz.roundtrip._check._properties import served
+from compatfuzz.roundtrip._check._real import RealBackend, attach, backend_for, install_api
+from compatfuzz.roundtrip._engine._unit import run_unit
 from compatfuzz.roundtrip._events import Property, Status, Unit
-from compatfuzz.roundtrip._real import RealBackend, attach, backend_for, install_api
-from compatfuzz.roundtrip._runner import run_unit
 from tests.roundtrip import gadgets
 
 FROBBER = Path(__file__).resolve().parents[2] / "examples" / "frobber"
@@ -260,9 +261,9 @@ def test_an_object_larger_than_the_server_stores_is_discarded_not_failed(
     converter. No cluster can hold such an object: the example is discarded."""
     backend = _blobs(tmp_path, real_endpoint, grow=False)
     try:
-        backend.check(UNIT, _blob(1024 * 1024))  # a 1 MiB object goes through
+        served(backend, UNIT, _blob(1024 * 1024))  # a 1 MiB object goes through
         with pytest.raises(ExampleRejected, match="more than etcd stores"):
-            backend.check(UNIT, _blob(int(mib * 1024 * 1024)))
+            served(backend, UNIT, _blob(int(mib * 1024 * 1024)))
     finally:
         backend.close()
 
@@ -273,7 +274,7 @@ def test_a_converter_that_grows_an_object_past_etcd_s_limit_fails_naming_it(
     try:
         with pytest.raises(ConverterError, match="too large for the API server once "
                                                  "converted") as caught:
-            backend.check(UNIT, _blob(1024 * 1024))
+            served(backend, UNIT, _blob(1024 * 1024))
     finally:
         backend.close()
     assert "the conversion made it larger" in str(caught.value)
@@ -291,7 +292,7 @@ def test_a_long_run_does_not_keep_every_object_it_created(
         backend.client.request("DELETE", path)
         stored = []
         for n in range(10):
-            backend.check(UNIT, _blob(n))
+            served(backend, UNIT, _blob(n))
             stored.append(len(backend.client.request("GET", path)["items"]))
     finally:
         backend.close()

@@ -143,7 +143,7 @@ def test_a_real_redis_dying_mid_run(real_redis: tuple[str, subprocess.Popen[byte
 def test_the_fallback_switches_once_and_for_good() -> None:
     from hypothesis.database import InMemoryExampleDatabase
 
-    from compatfuzz.roundtrip._database import FallbackDatabase
+    from compatfuzz.roundtrip._engine._database import FallbackDatabase
 
     class Down(InMemoryExampleDatabase):
         calls = 0

@@ -83,8 +83,8 @@ def first_failure(api: API, unit: Any, seed: int,
     from hypothesis import seed as hseed
 
     from compatfuzz.roundtrip import build_test, get_profile
-    from compatfuzz.roundtrip._properties import Recorder
-    from compatfuzz.roundtrip._runner import unit_seed
+    from compatfuzz.roundtrip._engine._given import Recorder
+    from compatfuzz.roundtrip._engine._runner import unit_seed
 
     class First(Recorder):
         first: tuple[int, Any, BaseException] | None = None

@@ -31,7 +31,7 @@ from compatfuzz.roundtrip import (
     load_config,
     run,
 )
-from compatfuzz.roundtrip._accept import accept_summary
+from compatfuzz.roundtrip._check._accept import accept_summary
 from tests.roundtrip import gadgets
 from tests.roundtrip._units import failed as _failed
 from tests.roundtrip._units import results as _results
@@ -125,7 +125,7 @@ def test_default_commutes_ignores_the_stash_of_a_defaulted_field() -> None:
 def _lossy(**options: Any) -> API:
     import importlib
 
-    from compatfuzz.roundtrip._config import _put_first_on_path
+    from compatfuzz.roundtrip._check._config import _put_first_on_path
 
     # forgets a 'lossy' or 'conversion' another test imported from its own folder
     _put_first_on_path("lossy", FROBBER.resolve())

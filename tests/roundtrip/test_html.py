@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from compatfuzz.cli import main
 from compatfuzz.roundtrip import Property, Unit
-from compatfuzz.roundtrip._html import render_html
+from compatfuzz.roundtrip._reports._html import render_html
 
 pytest_plugins = ["pytester"]
 

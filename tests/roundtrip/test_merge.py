@@ -1,4 +1,4 @@
-"""Merging shard reports (roundtrip/_merge.py, issue 21, item 3) as properties.
+"""Merging shard reports (roundtrip/_reports/_merge.py, issue 21, item 3) as properties.
 
 The shard reports are written by the real report writer (``_report.ReportWriter``) from
 the runner's events, each shard running its part of the job as ``_shard.split`` gives it,
@@ -29,7 +29,8 @@ from compatfuzz.roundtrip import (
     UnitResult,
     UnitStarted,
 )
-from compatfuzz.roundtrip._merge import (
+from compatfuzz.roundtrip._engine._shard import Shard, split
+from compatfuzz.roundtrip._reports._merge import (
     EXIT_FAILED,
     EXIT_OK,
     canonical_json,
@@ -37,8 +38,7 @@ from compatfuzz.roundtrip._merge import (
     parse_report,
     simpler_key,
 )
-from compatfuzz.roundtrip._report import ReportWriter
-from compatfuzz.roundtrip._shard import Shard, split
+from compatfuzz.roundtrip._reports._report import ReportWriter
 from tests.roundtrip._shards import as_shard
 
 UNITS = [Unit("t", "T", p, vs) for p, vs in itertools.product(
@@ -237,8 +237,8 @@ def test_a_corrupted_report_is_an_error_naming_it_never_a_traceback(
     """Any one value of any report replaced by any JSON: either a SchemaLoadError naming
     the file, or a merged report the JUnit and HTML writers render."""
     from compatfuzz.errors import SchemaLoadError
-    from compatfuzz.roundtrip._html import render_html
-    from compatfuzz.roundtrip._report import junit_xml
+    from compatfuzz.roundtrip._reports._html import render_html
+    from compatfuzz.roundtrip._reports._report import junit_xml
 
     index = data.draw(st.integers(0, len(docs) - 1))
     target = data.draw(st.sampled_from(_paths(docs[index])))

@@ -24,7 +24,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from compatfuzz.cli import main
-from compatfuzz.roundtrip._merge import canonical_json, simpler_key
+from compatfuzz.roundtrip._reports._merge import canonical_json, simpler_key
 from tests.faults._project import LOSSY, project, wait_for
 from tests.roundtrip._shards import as_shard, digest, write
 

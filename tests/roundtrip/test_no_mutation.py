@@ -46,7 +46,7 @@ JSON = st.recursive(
 
 @given(JSON, JSON)
 def test_literal_diff_is_empty_exactly_when_the_json_texts_match(a: Any, b: Any) -> None:
-    from compatfuzz.roundtrip._properties import literal_diff
+    from compatfuzz.roundtrip._check._verdict import literal_diff
 
     same = json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     assert (literal_diff(a, b) == []) == same
@@ -54,6 +54,6 @@ def test_literal_diff_is_empty_exactly_when_the_json_texts_match(a: Any, b: Any)
 
 @given(JSON)
 def test_literal_diff_of_a_value_with_itself_is_empty(a: Any) -> None:
-    from compatfuzz.roundtrip._properties import literal_diff
+    from compatfuzz.roundtrip._check._verdict import literal_diff
 
     assert literal_diff(a, a) == []

@@ -1,4 +1,4 @@
-"""compatfuzz's Hypothesis profiles (``roundtrip/_profiles.py``)."""
+"""compatfuzz's Hypothesis profiles (``roundtrip/_engine/_profiles.py``)."""
 
 from __future__ import annotations
 

@@ -19,10 +19,11 @@ from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.cli import main
 from compatfuzz.errors import ConverterError, Disagreement, InvalidArgument, NotEquivalent
 from compatfuzz.roundtrip import API
+from compatfuzz.roundtrip._check._both import BothBackend
+from compatfuzz.roundtrip._check._properties import served, strategy_for
+from compatfuzz.roundtrip._check._real import RealBackend, ServerUnavailable, attach
+from compatfuzz.roundtrip._engine._unit import run_unit
 from compatfuzz.roundtrip._events import Property, Status, Unit
-from compatfuzz.roundtrip._properties import strategy_for
-from compatfuzz.roundtrip._real import RealBackend, ServerUnavailable, attach
-from compatfuzz.roundtrip._runner import run_unit
 from tests.roundtrip import gadgets
 from tests.roundtrip.test_real_roundtrip import REFUSED_CRD
 
@@ -56,7 +57,7 @@ def _failing(backend: RealBackend, unit: Unit, examples: int) -> list[Any]:
     @given(strategy_for(api, kind, unit.versions[0]))
     def run(obj: Any) -> None:
         try:
-            backend.check(unit, obj, both=True)
+            served(BothBackend(backend), unit, obj)
         except (NotEquivalent, ConverterError):
             found[:] = [obj]
             raise
@@ -71,7 +72,7 @@ def _failing(backend: RealBackend, unit: Unit, examples: int) -> list[Any]:
 def test_path_independent_and_roundtrip_of_three_versions_through_the_server(
         real_endpoint: Endpoint) -> None:
     # gadgets: v1alpha1, v1beta1, v1 (hub and storage); each step also through the
-    # model (both=True): they must agree on every answer
+    # model (BothBackend): they must agree on every answer
     backend = RealBackend(gadgets.api(), real_endpoint)
     try:
         for unit in (Unit("gadgets", "Gadget", Property.PATH_INDEPENDENT,
@@ -115,10 +116,10 @@ def test_both_names_the_step_where_the_model_and_the_server_part(
     obj = {"apiVersion": "example.com/v1", "kind": "Gadget", "spec": {"params": ["x"]}}
     try:
         with pytest.raises(Disagreement) as info:
-            backend.check(Unit("gadgets", "Gadget", Property.ROUNDTRIP, ("v1", "v1beta1")),
-                          obj, both=True)
-        backend.check(Unit("gadgets", "Gadget", Property.ROUNDTRIP, ("v1", "v1beta1")),
-                      obj)  # the server alone: the round trip holds
+            served(BothBackend(backend),
+                   Unit("gadgets", "Gadget", Property.ROUNDTRIP, ("v1", "v1beta1")), obj)
+        served(backend, Unit("gadgets", "Gadget", Property.ROUNDTRIP, ("v1", "v1beta1")),
+               obj)  # the server alone: the round trip holds
     finally:
         backend.close()
     exc = info.value

@@ -16,10 +16,10 @@ from compatfuzz.apiserver._real._backend import CRDRefused
 from compatfuzz.apiserver._real._process import Endpoint
 from compatfuzz.errors import ConverterError, NotEquivalent
 from compatfuzz.roundtrip import API
-from compatfuzz.roundtrip._config import load_config
+from compatfuzz.roundtrip._check._config import load_config
+from compatfuzz.roundtrip._check._properties import served, strategy_for
+from compatfuzz.roundtrip._check._real import RealBackend
 from compatfuzz.roundtrip._events import Property, Unit
-from compatfuzz.roundtrip._properties import strategy_for
-from compatfuzz.roundtrip._real import RealBackend
 from compatfuzz.schema import load_crds
 
 FROBBER = Path(__file__).resolve().parents[2] / "examples" / "frobber"
@@ -65,7 +65,7 @@ def _fuzz(backend: RealBackend, prop: Property, a: str, b: str, examples: int, *
     @given(strategy_for(api, kind, a))
     def run(obj: Any) -> None:
         try:
-            backend.check(unit, obj)
+            served(backend, unit, obj)
         except (NotEquivalent, ConverterError):
             failing[:] = [obj]
             raise
@@ -131,7 +131,7 @@ def test_a_raising_converter_s_message_comes_back_through_the_server(
     assert isinstance(exc, ConverterError)
     assert "cannot convert params yet" in str(exc)
     assert "conversion webhook" in str(exc)
-    from compatfuzz.roundtrip._usercode import find_user_traceback
+    from compatfuzz.roundtrip._check._usercode import find_user_traceback
 
     # the converter's own frames, as in model mode, though it ran in the webhook
     assert 'raise ValueError("cannot convert params yet")' in find_user_traceback(exc)

@@ -1,4 +1,4 @@
-"""The split of a job's units across shards (roundtrip/_shard.py, issue 21)."""
+"""The split of a job's units across shards (roundtrip/_engine/_shard.py, issue 21)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compatfuzz.errors import InvalidArgument
-from compatfuzz.roundtrip._shard import (
+from compatfuzz.roundtrip._engine._shard import (
     Shard,
     assign,
     parse_shard,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from compatfuzz.roundtrip._database import _seal
+from compatfuzz.roundtrip._engine._database import _seal
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "frobber"
 FAILING = "frobber::roundtrip[v7beta1->v6]"  # lossy.py drops params[1:] on the way to v6

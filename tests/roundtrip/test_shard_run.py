@@ -12,15 +12,15 @@ from hypothesis.database import InMemoryExampleDatabase
 
 from compatfuzz.errors import InvalidArgument, NotEquivalent
 from compatfuzz.roundtrip import RunStarted, Status, Suite, Unit, UnitFinished, run
-from compatfuzz.roundtrip._database import (
+from compatfuzz.roundtrip._engine._database import (
     INDEX_KEY,
     _seal,
     namespaced,
     units_with_failures,
 )
-from compatfuzz.roundtrip._properties import build_test
-from compatfuzz.roundtrip._runner import config_digest, default_night, unit_cost
-from compatfuzz.roundtrip._shard import Shard
+from compatfuzz.roundtrip._engine._given import build_test
+from compatfuzz.roundtrip._engine._runner import config_digest, default_night, unit_cost
+from compatfuzz.roundtrip._engine._shard import Shard
 from tests.roundtrip.test_runner import GROUP, SCHEMA, tiny
 
 LOSSY = "tiny::roundtrip[v1->v2]"

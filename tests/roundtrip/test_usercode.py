@@ -85,7 +85,7 @@ def test_pytest_shows_the_users_frames_and_the_converter_output(
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert 'orders_conv_pt.py", line 7, in first' in out
-    assert "compatfuzz/roundtrip/_model.py" not in out
+    assert "compatfuzz/roundtrip/_check/_model.py" not in out
     result.stdout.fnmatch_lines(["*Captured compatfuzz converter output call*",
                                  "first of []", "[[]stderr[]] careful"])
     full = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--full-trace",
@@ -94,7 +94,7 @@ def test_pytest_shows_the_users_frames_and_the_converter_output(
 
 
 def test_user_traceback_drops_only_library_frames() -> None:
-    from compatfuzz.roundtrip._usercode import user_traceback
+    from compatfuzz.roundtrip._check._usercode import user_traceback
 
     def users_code() -> None:
         {}["missing"]
@@ -110,7 +110,7 @@ def test_user_traceback_drops_only_library_frames() -> None:
 @given(st.lists(st.tuples(st.booleans(), st.text(alphabet="ab\n", max_size=5)),
                 max_size=6))
 def test_capture_keeps_every_write_in_order(writes: list[tuple[bool, str]]) -> None:
-    from compatfuzz.roundtrip._usercode import Capture
+    from compatfuzz.roundtrip._check._usercode import Capture
 
     with Capture() as capture:
         for to_err, text in writes:

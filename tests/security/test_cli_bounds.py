@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from compatfuzz._commands._args import SEED_DIGITS, parse_seed
 from compatfuzz.cli import main
-from compatfuzz.roundtrip._report import strict_json
+from compatfuzz.roundtrip._reports._report import strict_json
 
 FROBBER_CRD = Path(__file__).resolve().parents[2] / "examples" / "frobber" / "crd.yaml"
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from compatfuzz.cli import main
-from compatfuzz.roundtrip._database import open_database
+from compatfuzz.roundtrip._engine._database import open_database
 from tests.faults._project import LOSSY, command, project
 
 FROBBER = Path(__file__).resolve().parents[2] / "examples" / "frobber"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from compatfuzz.errors import SchemaLoadError
-from compatfuzz.roundtrip._config import resolve_object
+from compatfuzz.roundtrip._check._config import resolve_object
 from tests.faults._project import project
 
 EVIL_JSON = 'raise SystemExit("the folder\'s json.py was imported")\n'

@@ -22,7 +22,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compatfuzz.roundtrip import API, Property
-from compatfuzz.roundtrip._properties import DEFAULT_PLAN_LIMIT, is_unit, plan, units
+from compatfuzz.roundtrip._check._limits import DEFAULT_PLAN_LIMIT
+from compatfuzz.roundtrip._check._plan import is_unit, plan, units
 
 resource = pytest.importorskip("resource")  # POSIX
 

@@ -30,7 +30,7 @@ from compatfuzz.roundtrip import (
     UnitResult,
     UnitStarted,
 )
-from compatfuzz.roundtrip._report import ReportWriter
+from compatfuzz.roundtrip._reports._report import ReportWriter
 from tests.roundtrip._shards import as_shard, write
 
 UNITS = [Unit("t", "T", Property.ROUNDTRIP, ("v1", "v2")),

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compatfuzz.roundtrip._database import redact
+from compatfuzz.roundtrip._engine._database import redact
 from tests._net import free_port, redis_server
 from tests.faults._project import LOSSY, command, project
 

@@ -75,7 +75,7 @@ def _load(target: str, spec: str, folder: Path | None) -> Any:
         raise _error(f"Cadwyn support is not installed ({exc.name} is missing)", spec,
                      "pip install 'compatfuzz[cadwyn]'") from None
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._config import _protected, forget_folder, resolve_object
+    from compatfuzz.roundtrip._check._config import _protected, forget_folder, resolve_object
 
     module = target.partition(":")[0]
     base = Path.cwd() if folder is None else folder

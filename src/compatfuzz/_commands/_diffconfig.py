@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import SchemaLoadError
-from compatfuzz.roundtrip._config import _table
+from compatfuzz.roundtrip._check._config import _table
 
 if sys.version_info >= (3, 11):
     import tomllib

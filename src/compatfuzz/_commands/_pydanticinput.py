@@ -39,7 +39,7 @@ def _model(spec: str) -> Any:
     except ImportError as exc:
         raise SchemaLoadError(f"pydantic support is not installed ({exc.name} is missing)",
                               source=spec, hint="pip install 'compatfuzz[pydantic]'") from None
-    from compatfuzz.roundtrip._config import resolve_object
+    from compatfuzz.roundtrip._check._config import resolve_object
 
     model = resolve_object(target, Path.cwd(), source=spec)
     if not is_model(model):

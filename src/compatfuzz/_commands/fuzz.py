@@ -90,7 +90,7 @@ def _max_examples(text: str) -> int:
 def _shard_count(text: str) -> int:
     """``--shards N``: 1 <= N <= ``MAX_SHARDS``."""
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._shard import check_count
+    from compatfuzz.roundtrip._engine._shard import check_count
 
     value = _positive(text)
     try:
@@ -103,7 +103,7 @@ def _shard_count(text: str) -> int:
 def _plan_limit(text: str) -> int | str:
     """A positive int, or ``"none"`` (no limit)."""
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._properties import plan_limit_arg
+    from compatfuzz.roundtrip._check._limits import plan_limit_arg
 
     try:
         value = plan_limit_arg(text, "--plan-limit")
@@ -115,7 +115,7 @@ def _plan_limit(text: str) -> int | str:
 def _shard(text: str) -> Any:
     """``K/N`` as a ``Shard``."""
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._shard import parse_shard
+    from compatfuzz.roundtrip._engine._shard import parse_shard
 
     try:
         return parse_shard(text)
@@ -286,7 +286,7 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
         server = f" --compatfuzz-apiserver {apiserver}" if apiserver else ""
         if (database and database.lower() != "none"  # pytest's own default is the folder
                 and not (saved_in or "").endswith(_FALLBACK)):  # saved there, not in Redis
-            from compatfuzz.roundtrip._database import redact
+            from compatfuzz.roundtrip._engine._database import redact
 
             server += f" --compatfuzz-database {shlex.quote(redact(database))}"
         if run_seed is not None:
@@ -494,7 +494,7 @@ class _Progress:
             if shard is not None:
                 self._shard_header(shard, args)
             for row in event.sampled:
-                from compatfuzz.roundtrip._properties import Sampled
+                from compatfuzz.roundtrip._check._plan import Sampled
 
                 print(f"compatfuzz fuzz: {Sampled(**row).describe()} (a fixed sample; "
                       "--plan-limit none or plan_limit = \"none\" plans all)",
@@ -545,7 +545,7 @@ class _Progress:
 
     def _shard_header(self, shard: dict[str, Any], args: argparse.Namespace) -> None:
         """Which units of the job this shard runs, how to rerun it, what it replays."""
-        from compatfuzz.roundtrip._database import redact
+        from compatfuzz.roundtrip._engine._database import redact
         from compatfuzz.roundtrip._text import printable
 
         seeded = getattr(args, "seed", None) is not None
@@ -574,7 +574,7 @@ class _Progress:
     def _accepts(self, results: Any) -> None:
         """One line per accept entry that accepted a difference, and a warning per stale
         one (it accepted nothing in units it covers that ran: the difference is gone)."""
-        from compatfuzz.roundtrip._accept import accept_summary, describe
+        from compatfuzz.roundtrip._check._accept import accept_summary, describe
 
         accepted, stale = accept_summary(self.accept, results)
         for row in accepted:
@@ -632,7 +632,7 @@ def _replay(args: argparse.Namespace) -> int:
     if unit.api not in apis:
         raise SchemaLoadError(f"the config has no API {unit.api!r}", source=str(path),
                               hint="pass --config with the config the file came from")
-    from compatfuzz.roundtrip._properties import is_unit
+    from compatfuzz.roundtrip._check._plan import is_unit
 
     if not is_unit(apis[unit.api], unit):  # sampled or not: it need not be planned now
         known = {u.id for u in units(apis[unit.api])}
@@ -643,7 +643,7 @@ def _replay(args: argparse.Namespace) -> int:
             hint="pass --config with the config the file came from; its units are: "
                  + ", ".join(sorted(known)[:50]) + (", ..." if len(known) > 50 else ""),
         )
-    from compatfuzz.roundtrip._properties import example_from_json
+    from compatfuzz.roundtrip._check._properties import example_from_json
 
     try:
         example = example_from_json(apis[unit.api], unit, obj)
@@ -652,7 +652,7 @@ def _replay(args: argparse.Namespace) -> int:
                               source=str(path), pointer="/object",
                               hint="pass --config with the config the file came from") from None
     print(f"replaying {unit.id} on {printable_json(obj)}", file=sys.stderr)
-    from compatfuzz.roundtrip._workers import replay_in_child
+    from compatfuzz.roundtrip._engine._workers import replay_in_child
 
     with _server(args, [apis[unit.api]]):
         # in a child process, as fuzz runs units: os._exit(0) must not read as a pass
@@ -669,7 +669,7 @@ def _server(args: argparse.Namespace, apis: list[Any]) -> Any:
     """The run's kube-apiserver and etcd when an API asks for one (``--apiserver``), or
     nothing; stopped, with their files removed, however the run ends."""
     from compatfuzz.roundtrip import API
-    from compatfuzz.roundtrip._real import real_capable, serving
+    from compatfuzz.roundtrip._check._real import real_capable, serving
 
     def started(text: str) -> None:
         if not args.quiet:
@@ -772,7 +772,7 @@ def _which_shard(args: argparse.Namespace) -> Any:
             ``--night`` without either (it only labels a sharded job).
     """
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._shard import shard_from_env
+    from compatfuzz.roundtrip._engine._shard import shard_from_env
 
     if getattr(args, "shards", None) is not None:
         return shard_from_env(args.shards)
@@ -788,7 +788,7 @@ def _which_shard(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from compatfuzz.roundtrip import RunFinished, Status
     from compatfuzz.roundtrip import run as run_engine
-    from compatfuzz.roundtrip._report import ReportWriter, write_junit
+    from compatfuzz.roundtrip._reports._report import ReportWriter, write_junit
 
     shard_flag = ("--shard" if getattr(args, "shard", None) is not None else
                   "--shards" if getattr(args, "shards", None) is not None else None)
@@ -800,7 +800,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         return _replay(args)
     shard = _which_shard(args)
-    from compatfuzz.roundtrip._database import project_home
+    from compatfuzz.roundtrip._engine._database import project_home
 
     limit = "api" if getattr(args, "plan_limit", None) is None else args.plan_limit
     planning = {"now": True}
@@ -841,7 +841,7 @@ def run(args: argparse.Namespace) -> int:
 
     writer = ReportWriter(args.report, cx_dir, junit=args.junit, html=args.html,
                           on_error=on_write_error)
-    from compatfuzz.roundtrip._runner import LiveCounts
+    from compatfuzz.roundtrip._engine._runner import LiveCounts
 
     live = LiveCounts()
     progress = _Progress(sys.stderr, args.quiet, live)

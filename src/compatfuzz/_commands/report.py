@@ -92,7 +92,7 @@ def _counts(summary: dict[str, int]) -> str:
 def _orphans(missing: list[Any], out: TextIO) -> None:
     """The units only the missing shards owned, together: reports written before they
     named every unit's owner (``shard.owners``) cannot say which missing shard had which."""
-    from compatfuzz.roundtrip._merge import shard_names
+    from compatfuzz.roundtrip._reports._merge import shard_names
 
     orphans: list[str] = next((m.not_run for m in missing if m.not_run), [])
     owners = shard_names(missing)
@@ -122,7 +122,7 @@ class _Printable:
 def print_summary(merged: Any, out: Any, *, quiet: bool = False) -> None:
     """The merged job in a few lines: a line per shard, each failure once, the verdict."""
     from compatfuzz._commands.fuzz import _config_flag, _shown, printable_json
-    from compatfuzz.roundtrip._merge import ShardState
+    from compatfuzz.roundtrip._reports._merge import ShardState
 
     out = _Printable(out)  # every string here is from a report, a file name or a flag
     doc = merged.doc
@@ -216,8 +216,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) != "merge":
         args.action_parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from compatfuzz.roundtrip._merge import merge_reports, read_report
-    from compatfuzz.roundtrip._report import atomic_write, write_junit
+    from compatfuzz.roundtrip._reports._merge import merge_reports, read_report
+    from compatfuzz.roundtrip._reports._report import atomic_write, write_junit
 
     bad = _check_outputs(args)
     if bad:
@@ -235,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
             write_junit(args.junit, merged.results, planned=merged.planned,
                         accept=merged.accept, files=merged.files, not_run=merged.not_run)
         if args.html is not None:
-            from compatfuzz.roundtrip._html import render_html
+            from compatfuzz.roundtrip._reports._html import render_html
 
             atomic_write(args.html, render_html(merged.doc, merged.planned))
     except OSError as exc:

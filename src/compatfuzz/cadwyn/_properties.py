@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Migrated, Route, Step
 from compatfuzz.errors import InvalidArgument, NotEquivalent
 from compatfuzz.pydantic import model_diff, model_strategy
-from compatfuzz.roundtrip._properties import render_changes
+from compatfuzz.roundtrip._check._verdict import render_changes
 
 
 class LostInRoundTrip(NotEquivalent):
@@ -62,7 +62,7 @@ def load_bundle(spec: str, *, root: str | Path | None = None) -> CadwynAPI:
         )
     if root is not None:
         from compatfuzz.errors import SchemaLoadError
-        from compatfuzz.roundtrip._config import _put_first_on_path
+        from compatfuzz.roundtrip._check._config import _put_first_on_path
 
         try:  # appended, never first: a json.py there must not replace the real one
             _put_first_on_path(module_name, Path(root).resolve(), source=spec)

@@ -35,7 +35,7 @@ from compatfuzz.cadwyn._properties import (
 )
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip import Property, Suite, Unit
-from compatfuzz.roundtrip._suite import check_api_name
+from compatfuzz.roundtrip._check._suite import check_api_name
 
 #: the properties a Cadwyn API has
 PROPERTIES = (Property.ROUNDTRIP, Property.VALID)

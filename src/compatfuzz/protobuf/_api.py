@@ -4,7 +4,7 @@ Why a :class:`~compatfuzz.roundtrip.Suite` and not a copy of the CRD machinery: 
 runner, its reports (JSON, JUnit, HTML, counterexample files, ``--replay``), the example
 database, the profiles and the pytest plugin all work on units; this module only says
 which units a protobuf API has, how to draw an example (``from_message``) and how to
-check it.  Converters reuse ``roundtrip``'s :class:`~compatfuzz.roundtrip._converters.
+check it.  Converters reuse ``roundtrip``'s :class:`~compatfuzz.roundtrip._check._converters.
 Converters` (forms, chaining, user tracebacks); equality and diffs are ``_roundtrip``'s,
 which render through ``semantic``.
 
@@ -49,10 +49,10 @@ from compatfuzz.protobuf._roundtrip import (
 )
 from compatfuzz.protobuf._strategies import from_message
 from compatfuzz.roundtrip import Property, Suite, Unit
-from compatfuzz.roundtrip._converters import Converters, check_callable
-from compatfuzz.roundtrip._model import beside_caller
-from compatfuzz.roundtrip._properties import literal_diff, render_changes
-from compatfuzz.roundtrip._suite import check_api_name, plan_units
+from compatfuzz.roundtrip._check._converters import Converters, check_callable
+from compatfuzz.roundtrip._check._model import beside_caller
+from compatfuzz.roundtrip._check._suite import check_api_name, plan_units
+from compatfuzz.roundtrip._check._verdict import literal_diff, render_changes
 
 __all__ = ["PROPERTIES", "ProtoAPI"]
 

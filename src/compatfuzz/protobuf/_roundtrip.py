@@ -80,7 +80,7 @@ def json_form(msg: Message, *, original_names: bool = True) -> Any:
 
 def _explain(a: Message, b: Message) -> tuple[str, Any]:
     """Indented lines saying how ``b`` differs from ``a``, and semantic's changes."""
-    from compatfuzz.roundtrip._properties import render_changes
+    from compatfuzz.roundtrip._check._verdict import render_changes
     from compatfuzz.semantic import diff
 
     try:

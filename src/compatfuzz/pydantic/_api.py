@@ -41,9 +41,9 @@ from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
 from compatfuzz.pydantic._schema import model_strategy
 from compatfuzz.pydantic._values import expect_equivalent, expect_valid, is_model, parse
 from compatfuzz.roundtrip import Property, Suite, Unit
-from compatfuzz.roundtrip._converters import Converters, check_callable, plain_json
-from compatfuzz.roundtrip._properties import literal_diff, render_changes
-from compatfuzz.roundtrip._suite import check_api_name, plan_units
+from compatfuzz.roundtrip._check._converters import Converters, check_callable, plain_json
+from compatfuzz.roundtrip._check._suite import check_api_name, plan_units
+from compatfuzz.roundtrip._check._verdict import literal_diff, render_changes
 
 __all__ = ["PROPERTIES", "PydanticAPI", "as_document", "model_input"]
 

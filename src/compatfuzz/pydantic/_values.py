@@ -145,7 +145,7 @@ def canonical(model: type[BaseModel], data: Any) -> Any:
 def model_diff(model: type[BaseModel], expected: Any, actual: Any) -> list[Any]:
     """The differences between two documents read by ``model``, as ``semantic.Change``
     rows with wire-name paths (empty: they mean the same)."""
-    from compatfuzz.roundtrip._properties import literal_diff
+    from compatfuzz.roundtrip._check._verdict import literal_diff
 
     return literal_diff(canonical(model, expected), canonical(model, actual))
 
@@ -170,7 +170,7 @@ def expect_equivalent(model: type[BaseModel], expected: Any, actual: Any, what: 
     """Raise ``NotEquivalent("{what}:" + field-path diff)`` unless ``actual`` means
     ``expected`` to ``model`` (an ``actual`` the model refuses is reported with its
     errors)."""
-    from compatfuzz.roundtrip._properties import render_changes
+    from compatfuzz.roundtrip._check._verdict import render_changes
 
     errors = validation_errors(model, actual)
     if errors:

@@ -13,9 +13,18 @@ See docs/roundtrip.md.
 from __future__ import annotations
 
 from compatfuzz._public import rehome as _rehome
-from compatfuzz.roundtrip._accept import Accept
-from compatfuzz.roundtrip._config import ConfigEntry, find_config, load_config
-from compatfuzz.roundtrip._database import namespaced, open_database
+from compatfuzz.roundtrip._check._accept import Accept
+from compatfuzz.roundtrip._check._config import ConfigEntry, find_config, load_config
+from compatfuzz.roundtrip._check._model import API, Kind
+from compatfuzz.roundtrip._check._plan import units
+from compatfuzz.roundtrip._check._properties import check
+from compatfuzz.roundtrip._check._suite import Suite
+from compatfuzz.roundtrip._check._webhook import WebhookError, WebhookUnavailable, webhook_converter
+from compatfuzz.roundtrip._engine._database import namespaced, open_database
+from compatfuzz.roundtrip._engine._given import build_test
+from compatfuzz.roundtrip._engine._profiles import get_profile
+from compatfuzz.roundtrip._engine._runner import LiveCounts, run
+from compatfuzz.roundtrip._engine._unit import run_unit
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
@@ -30,12 +39,6 @@ from compatfuzz.roundtrip._events import (
     UnitResult,
     UnitStarted,
 )
-from compatfuzz.roundtrip._model import API, Kind
-from compatfuzz.roundtrip._profiles import get_profile
-from compatfuzz.roundtrip._properties import build_test, check, units
-from compatfuzz.roundtrip._runner import LiveCounts, run, run_unit
-from compatfuzz.roundtrip._suite import Suite
-from compatfuzz.roundtrip._webhook import WebhookError, WebhookUnavailable, webhook_converter
 
 __all__ = [
     "API",

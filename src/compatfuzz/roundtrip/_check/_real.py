@@ -1,26 +1,18 @@
-"""The round-trip properties through a real kube-apiserver (issue 18).
+"""The real kube-apiserver and etcd as a backend (``_backend``): one control plane a run.
 
-An API's ``apiserver`` mode says who judges its round trips: ``"model"`` (the default,
-``compatfuzz.apiserver.APIServer``), ``"real"`` (a kube-apiserver and etcd started for
-the run, ``compatfuzz.apiserver._real``) or ``"both"`` (each example through both, every
-step's answers compared: the end-to-end check of the model).
+An API's ``apiserver`` mode says who answers its properties' requests: ``"model"`` (the
+default, ``compatfuzz.apiserver.APIServer``), ``"real"`` (a kube-apiserver and etcd
+started for the run, ``compatfuzz.apiserver._real``) or ``"both"`` (each example through
+both, every step's answers compared: the end-to-end check of the model, ``_both``).
 
 :func:`serving` starts one control plane for a run and installs each such API's CRDs on
 it, their ``conversion.strategy: Webhook`` pointing at compatfuzz's own webhook (which
 serves the API's Python converter) or at the user's (``webhook = URL``). The process
 that checks examples (a unit's worker, forked after the install) serves the webhook
 itself on the run's fixed port: a converter's crash stays its unit's, as in model mode.
-:class:`RealBackend` then checks, as a client of the server would:
-
-* ``roundtrip[A->B]``: create in A, get in B, update in B unchanged (a
-  read-modify-write), get in A; what A's client wrote is what it was given back on
-  create and what it reads at the end, compared with the model's semantic equality;
-* ``valid[A->B]``: created in A and read in B, the object is created again in B under
-  a new name: B's full validation (no ratcheting on create) must take it;
-* ``path_independent[A,B,C]``: two copies created in A; one read and updated by a B
-  client; both read and updated unchanged by a C client, then compared as stored.
-
-A failure shows the server's answer: a 422 with its field errors, or a conversion error
+:class:`RealBackend` answers the properties' requests (``_properties``: the same
+sequence of creates, gets and updates as on the model) with HTTP requests to the server;
+a failure shows the server's answer: a 422 with its field errors, or a conversion error
 with the converter's own message.
 """
 
@@ -34,26 +26,25 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from compatfuzz.apiserver._real._backend import RealKind, comparable, crd_document, install
+from compatfuzz.apiserver._real._backend import RealKind, crd_document, install
 from compatfuzz.apiserver._real._client import Client, ServerError
 from compatfuzz.apiserver._real._process import Endpoint, StartError
 from compatfuzz.apiserver._real._webhook import ConversionWebhook, listen, webhook_url
 from compatfuzz.errors import (
     CompatfuzzError,
     ConverterError,
-    Disagreement,
     ExampleRejected,
-    InternalError,
     InvalidArgument,
-    NotEquivalent,
 )
+from compatfuzz.roundtrip._check._backend import Refused
+from compatfuzz.roundtrip._check._model import API, Kind
+from compatfuzz.roundtrip._check._suite import Suite
 from compatfuzz.roundtrip._deadline import ExampleDeadline, where
 from compatfuzz.roundtrip._events import Property, Unit
-from compatfuzz.roundtrip._model import API, Kind
-from compatfuzz.roundtrip._suite import Suite
 
-__all__ = ["MODES", "REAL_PROPERTIES", "RealBackend", "RunServer", "ServerUnavailable", "attach",
-           "backend_for", "serving", "set_mode"]
+__all__ = ["MODES", "REAL_PROPERTIES", "RealBackend", "RealSession", "RunServer",
+           "ServerUnavailable", "TooLarge", "attach", "backend_for", "serving", "set_mode",
+           "too_large"]
 
 MODES = ("model", "real", "both")
 #: the properties a real server judges; the others never involve the server
@@ -320,7 +311,7 @@ class RealBackend:
             self.webhook.close()
         self.client.close()
 
-    def _fault(self, kind: Kind, exc: ServerError, step: str) -> BaseException:
+    def fault(self, kind: Kind, exc: ServerError, step: str) -> BaseException:
         """A conversion error with the converter's own exception, else the server's; a
         converter call that outlived the server's timeout stops the unit (each shrink
         step would wait out the server's timeout again)."""
@@ -340,7 +331,7 @@ class RealBackend:
                 f"minimal)\n  ({exc.describe()})")
             return stop
         if _too_large(exc):
-            return ConverterError(
+            return TooLarge(
                 f"{self.api.name}: {step}: the object is too large for the API server once "
                 f"converted: {exc.describe()}\n  (etcd stores at most 1.5 MiB an object, "
                 "its --max-request-bytes; kube-apiserver sends it at most 2 MiB and takes at "
@@ -352,28 +343,28 @@ class RealBackend:
             err = ConverterError(f"{self.api.name}: {step}: the conversion webhook failed: "
                                  f"{converter}\n  ({exc.describe()})")
             err.__cause__ = converter
-            from compatfuzz.roundtrip._usercode import find_user_traceback
+            from compatfuzz.roundtrip._check._usercode import find_user_traceback
 
             err.user_traceback = find_user_traceback(converter)  # the user's frames
             return err
         return ConverterError(f"{self.api.name}: {step}: {exc.describe()}")
 
-    # -- the properties --------------------------------------------------------------
+    # -- the backend ------------------------------------------------------------------
 
-    def check(self, unit: Unit, obj: Any, *, both: bool = False) -> None:
-        """Check ``unit``'s property on ``obj`` through the server; with ``both``, also
-        through the model, step by step, raising :class:`Disagreement` where they part."""
-        kind = self.api.kind(unit.kind)
+    @contextlib.contextmanager
+    def session(self, kind: Kind, unit: Unit, obj: Any) -> Iterator[RealSession]:
+        """One example's requests to the server (``_backend.Session``). An object etcd
+        cannot store is not tried (``ExampleRejected``); a deadline names the converter
+        the server was waiting on; a server gone is :class:`ServerUnavailable`."""
         size = len(json.dumps(obj, separators=(",", ":")).encode())
         if size > STORABLE_BYTES:
             raise ExampleRejected(f"{size} bytes: more than etcd stores")
         real = self._kinds[kind.name]
         real.sweep()  # between examples: none of the objects swept is in use
-        model = self.api.server(kind) if both else None
         self._example_started = time.monotonic()  # the webhook calls that are its own
-        steps = _Steps(self, kind, model, unit.versions[0])
+        session = RealSession(self, kind, real)
         try:
-            self._check(unit, obj, kind, real, steps)
+            yield session
         except ExampleDeadline as exc:
             # the example waited on the server, which waited on a converter: name the
             # converter's frame, not the socket read this thread was in
@@ -388,68 +379,13 @@ class RealBackend:
         except OSError as exc:  # refused, reset: the server is gone, no object is to blame
             raise ServerUnavailable(
                 f"{self.api.name}: the kube-apiserver at {self.client.endpoint.url} cannot "
-                f"be reached during '{steps.current}' ({type(exc).__name__}: {exc})") from exc
-        steps.finish()
+                f"be reached during '{session.current}' ({type(exc).__name__}: {exc})"
+            ) from exc
 
-    def _check(self, unit: Unit, obj: Any, kind: Kind, real: RealKind,
-               steps: _Steps) -> None:
-        from compatfuzz.roundtrip._properties import _expect_equal
-
-        model = self.api.server(kind)
-        vs = unit.versions
-        a = vs[0]
-        name = real.new_name()
-        sent = real.prepare(obj, name)
-        created = steps.create(real, sent, a)
-        if unit.property is Property.VALID:
-            b = vs[1]
-            seen = steps.get(real, name, b)
-            again = real.new_name()
-            resent = real.prepare(seen, again)
-            try:
-                steps.run(f"create in {b} (what a {b} client read, under a new name)",
-                          lambda: real.create(resent, b),
-                          lambda m: _validated(m, resent, b))
-            except ServerError as exc:
-                if exc.code != 422:
-                    raise self._fault(kind, exc, steps.current) from None
-                lines = "\n".join(f"  {c}" for c in exc.causes) or f"  {exc.message}"
-                raise NotEquivalent(
-                    f"written as {a}, read as {b}: the real API server refuses it on "
-                    f"create in {b} ({exc.code} {exc.reason}):\n{lines}") from None
-            return
-        if unit.property is Property.PATH_INDEPENDENT:
-            b, c = vs[1], vs[2]
-            twin = real.new_name()
-            steps.create(real, real.prepare(obj, twin), a, twin=True)
-            seen = steps.get(real, name, b)
-            steps.update(real, seen, b)
-            via = steps.get(real, name, c)
-            direct = steps.get(real, twin, c, twin=True)
-            steps.update(real, via, c)
-            steps.update(real, direct, c, twin=True)
-            s = real.storage
-            via_s = steps.get(real, name, s)
-            direct_s = steps.get(real, twin, s, twin=True)
-            _expect_equal(comparable(direct_s), comparable(via_s), kind, s,
-                          f"through the real API server: read as {c} after a {b} client "
-                          f"updated it differs from read as {c} directly, as stored in {s} "
-                          "(the storage version)", api=self.api)
-            return
-        b = vs[1]
-        seen = steps.get(real, name, b)
-        steps.update(real, seen, b)
-        back = steps.get(real, name, a)
-        # What the client wrote, as A's schema decodes it (pruned, defaulted: no
-        # converter runs): the create response alone would hide a loss on the way into
-        # storage, since it is read back through the same lossy conversion.
-        written = model.accept(sent, a)
-        expected = model.as_written(comparable(written), sent, a)
-        for answer, when in ((created, f"the object the server gave back on create in {a}"),
-                             (back, f"what it reads after a {b} client read and updated it")):
-            _expect_equal(expected, model.as_written(comparable(answer), sent, a), kind, a,
-                          f"through the real API server (stored as {real.storage}): what a "
-                          f"{a} client wrote is not {when}", api=self.api)
+    def converter_failed(self, kind: Kind) -> bool:
+        """Whether compatfuzz's webhook saw this kind's converter fail (the server's
+        refusal is then the converter's doing, not validation's)."""
+        return self.webhook is not None and self.webhook.errors.get(_crd_name(kind)) is not None
 
 
 #: the largest object (compact JSON) tried through the server: etcd refuses a request
@@ -457,6 +393,16 @@ class RealBackend:
 #: ``DefaultMaxRequestBytes``), and the stored object carries metadata besides; a drawn
 #: object above this is discarded (no cluster could hold it), not failed
 STORABLE_BYTES = 1536 * 1024 - 64 * 1024
+
+
+class TooLarge(ConverterError):
+    """The server refused a converted object for its size: the model, which has no size
+    limit, is not asked (``_both``)."""
+
+
+def too_large(exc: BaseException) -> bool:
+    """Whether ``exc`` is a :class:`TooLarge` refusal."""
+    return isinstance(exc, TooLarge)
 
 
 def _too_large(exc: BaseException) -> bool:
@@ -469,144 +415,44 @@ def _too_large(exc: BaseException) -> bool:
         "ResourceExhausted" in text and "larger than max" in text)
 
 
-class _Steps:
-    """The requests of one example, each beside the model's answer when ``model`` is
-    given (``--apiserver both``): the model follows the same objects (its own stored
-    copies), so the first step where the two answer differently is the one reported."""
+class RealSession:
+    """The server's answers to one example's requests (``_backend.Session``): a 422 that no
+    converter caused is :class:`~._backend.Refused` with the server's field errors; any
+    other failure is the converter's (its own exception when compatfuzz's webhook ran
+    it), or a deadline."""
 
-    def __init__(self, backend: RealBackend, kind: Kind, model: Any, origin: str) -> None:
+    judge = "the real API server"
+    trace: list[Any] | None = None
+
+    def __init__(self, backend: RealBackend, kind: Kind, real: RealKind) -> None:
         self.backend = backend
-        self.origin = origin  # the version the example was written in
         self.kind = kind
-        self.model = model
+        self.real = real
+        self.storage: str = real.storage
         self.current = ""
-        self.stored: dict[bool, Any] = {}  # the model's stored object (and its twin's)
 
-    def run(self, step: str, real: Callable[[], Any],
-            modelled: Callable[[Any], Any] | None = None) -> Any:
-        """Do ``real``; with a model, do ``modelled(model)`` too and compare."""
-        from compatfuzz.apiserver import Rejected
+    def name(self) -> str:
+        return self.real.new_name()
 
+    def prepare(self, obj: dict[str, Any], name: str) -> dict[str, Any]:
+        return self.real.prepare(obj, name)
+
+    def _ask(self, step: str, request: Callable[[], Any]) -> Any:
         self.current = step
-        outcome: Any = None
-        failure: BaseException | None = None
         try:
-            outcome = real()
+            return request()
         except ServerError as exc:
-            failure = exc
-        if self.model is None or modelled is None or (failure is not None
-                                                      and _too_large(failure)):
-            if failure is not None:  # the model has no size limit: the server's words
-                raise failure
-            return outcome
-        try:
-            expected = modelled(self.model)
-            refused = None
-        except (Rejected, ConverterError, NotEquivalent) as exc:
-            expected, refused = None, exc
-        if failure is not None and refused is not None:
-            raise failure  # both refuse: the server's words (and the converter's)
-        if failure is not None or refused is not None:
-            said = (f"the server refused it ({failure})" if failure is not None
-                    else "the server accepted it")
-            thought = (f"the model refused it ({refused})" if refused is not None
-                       else "the model accepted it")
-            raise Disagreement(
-                f"{self.backend.api.name}: the API-server model and the real kube-apiserver "
-                f"disagree at '{step}': {said}, but {thought}. This is a compatfuzz model "
-                "bug (or a Kubernetes version the model does not follow), not your "
-                "converter's: please report it with this example",
-                step=step, model=None if refused else expected,
-                server=None if failure else outcome)
-        if isinstance(expected, dict) and isinstance(outcome, dict):
-            self._compare(step, expected, outcome)
-        return outcome
+            if exc.code == 422 and not self.backend.converter_failed(self.kind):
+                raise Refused(step, list(exc.causes) or [exc.message],
+                              f"{exc.code} {exc.reason}") from None
+            raise self.backend.fault(self.kind, exc, step) from None
 
-    def _compare(self, step: str, expected: dict[str, Any], outcome: dict[str, Any]) -> None:
-        from compatfuzz.roundtrip._properties import _expect_equal
+    def create(self, name: str, obj: dict[str, Any], version: str) -> dict[str, Any]:
+        return self._ask(f"create in {version}", lambda: self.real.create(obj, version))  # type: ignore[no-any-return]
 
-        mine, theirs = comparable(expected), comparable(outcome)
-        version = str(outcome.get("apiVersion", "")).rsplit("/", 1)[-1]
-        try:
-            _expect_equal(mine, theirs, self.kind, version,
-                          "model vs server", api=self.backend.api)
-        except NotEquivalent as exc:
-            raise Disagreement(
-                f"{self.backend.api.name}: the API-server model and the real kube-apiserver "
-                f"answer '{step}' differently (model -> server below). This is a compatfuzz "
-                "model bug (or a Kubernetes version the model does not follow), not your "
-                f"converter's: please report it with this example\n{exc}",
-                exc.diff, step=step, model=mine, server=theirs) from None
+    def get(self, name: str, version: str) -> dict[str, Any]:
+        return self._ask(f"get in {version}", lambda: self.real.get(name, version))  # type: ignore[no-any-return]
 
-    # each step, for the server and, when comparing, for the model
-
-    def create(self, real: RealKind, sent: dict[str, Any], version: str, *,
-               twin: bool = False) -> Any:
-        def modelled(m: Any) -> Any:
-            self.stored[twin] = m.write(sent, version)
-            return m.read(self.stored[twin], version)
-        try:
-            return self.run(f"create in {version}", lambda: real.create(sent, version),
-                            modelled)
-        except ServerError as exc:
-            if exc.code == 422 and not self._converter_failed():
-                raise InternalError(
-                    f"{self.backend.api.name}: compatfuzz generated a {self.kind.name} "
-                    f"{version} object that the real API server refuses on create: "
-                    f"{exc.describe()}\n  This is a compatfuzz bug (its generator and the "
-                    "server disagree), not your converter's: please report it") from None
-            raise self.backend._fault(self.kind, exc, self.current) from None
-
-    def get(self, real: RealKind, name: str, version: str, *, twin: bool = False) -> Any:
-        try:
-            return self.run(f"get in {version}", lambda: real.get(name, version),
-                            lambda m: m.read(self.stored[twin], version))
-        except ServerError as exc:
-            raise self.backend._fault(self.kind, exc, self.current) from None
-
-    def update(self, real: RealKind, seen: dict[str, Any], version: str, *,
-               twin: bool = False) -> Any:
-        from compatfuzz.roundtrip._properties import refused_update
-
-        def modelled(m: Any) -> Any:
-            refused_update(m, _plain(seen), self.origin, version)
-            self.stored[twin] = m.write(_plain(seen), version)
-            return m.read(self.stored[twin], version)
-        try:
-            return self.run(f"update in {version} (unchanged)",
-                            lambda: real.update(seen, version), modelled)
-        except ServerError as exc:
-            if exc.code == 422 and not self._converter_failed():
-                lines = "\n".join(f"  {c}" for c in exc.causes) or f"  {exc.message}"
-                raise NotEquivalent(
-                    f"written as {self.origin}, read as {version}: a {version} client "
-                    f"cannot write it back unchanged: the real API server refuses the "
-                    f"update ({exc.code} {exc.reason}):\n{lines}") from None
-            raise self.backend._fault(self.kind, exc, self.current) from None
-
-    def _converter_failed(self) -> bool:
-        webhook = self.backend.webhook
-        return webhook is not None and webhook.errors.get(_crd_name(self.kind)) is not None
-
-    def finish(self) -> None:
-        self.current = "done"
-
-
-def _validated(model: Any, obj: dict[str, Any], version: str) -> None:
-    """The model's create in ``version``: decoded, then fully validated (no ratcheting);
-    only whether it is taken is compared, as ``valid`` judges only that."""
-    from compatfuzz.roundtrip._accept import accepted_errors
-
-    errors = accepted_errors(model.validate(model.accept(obj, version), version))
-    if errors:
-        raise NotEquivalent("; ".join(errors))
-
-
-def _plain(obj: dict[str, Any]) -> dict[str, Any]:
-    """What the model takes from a server's answer: the object without server fields."""
-    out: dict[str, Any] = comparable(obj)
-    meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        out = {**out, "metadata": {**(out.get("metadata") or {}),
-                                   **{k: meta[k] for k in ("name", "namespace") if k in meta}}}
-    return out
+    def update(self, name: str, obj: dict[str, Any], version: str) -> dict[str, Any]:
+        return self._ask(f"update in {version} (unchanged)",  # type: ignore[no-any-return]
+                         lambda: self.real.update(obj, version))

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import SchemaLoadError
-from compatfuzz.roundtrip._accept import accept_summary
+from compatfuzz.roundtrip._check._accept import accept_summary
+from compatfuzz.roundtrip._engine._shard import MAX_SHARDS
 from compatfuzz.roundtrip._events import Counterexample, Property, Status, Unit, UnitResult
-from compatfuzz.roundtrip._shard import MAX_SHARDS
 
 __all__ = [
     "EXIT_FAILED",
@@ -174,7 +174,7 @@ def _check_fields(doc: Mapping[str, Any], path: str) -> None:
         if doc.get(key) is not None and not isinstance(doc[key], list):
             raise _bad(f"expected a list but got {_type(doc[key])}", path, f"/{key}")
     from compatfuzz.errors import InvalidArgument
-    from compatfuzz.roundtrip._accept import Accept
+    from compatfuzz.roundtrip._check._accept import Accept
 
     for key in ("accepted", "stale_accepts"):
         for i, entry in enumerate(doc.get(key) or []):

@@ -26,75 +26,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
-from compatfuzz.roundtrip._text import captured
+from compatfuzz.roundtrip._check._usercode import describe, our_signal, safe_str, user_traceback
 
-__all__ = ["Converters", "call_user", "check_callable", "describe", "interrupts_are_faults",
-           "plain_json", "safe_str", "short_repr"]
-
-
-def safe_str(exc: BaseException) -> str:
-    """``str(exc)``, cut to ``CAPTURE_TEXT_LIMIT`` characters, or what went wrong making
-    it: an exception whose ``__str__`` raises must still fail its unit with a message, not
-    end it as an error (issue 22, item 11), and a 50 MB message must not be copied into
-    every error, traceback and pipe message after it."""
-    try:
-        text = str(exc)
-    except BaseException as inner:  # anything the user's __str__ does
-        if _ours(inner):
-            raise
-        return f"<its __str__ raised {type(inner).__name__}>"
-    return captured(text)
-
-
-def describe(exc: BaseException) -> str:
-    """``ValueError: msg``; ``SystemExit(0)`` and ``KeyboardInterrupt`` say why they count
-    as a failure."""
-    if isinstance(exc, SystemExit):
-        try:
-            code = repr(exc.code)
-        except BaseException as inner:  # the user's __repr__
-            if _ours(inner):
-                raise
-            code = "..."
-        return (f"SystemExit({code}) (a converter must return the converted object; "
-                "exiting, even with status 0, fails the property)")
-    text = safe_str(exc)
-    named = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    if isinstance(exc, KeyboardInterrupt):
-        return (f"{named} (raised by the converter, or a SIGINT it sent its own process: "
-                "that fails the property; only Ctrl-C or SIGTERM from outside stops the run)")
-    return named
-
-
-#: Set in a worker process (see ``_workers``): Ctrl-C cannot reach it there, so a
-#: ``KeyboardInterrupt`` out of a converter is the converter's own doing.
-_INTERRUPTS_ARE_FAULTS = [False]
-
-
-def interrupts_are_faults(value: bool = True) -> None:
-    """Treat a converter's ``KeyboardInterrupt`` as its failure from now on.
-
-    Only a process that Ctrl-C cannot reach may do so (a worker in its own process group,
-    or ignoring SIGINT).  Everywhere else (the Python API in-process, the pytest plugin) a
-    ``KeyboardInterrupt`` may be the user's Ctrl-C and stops the run, as pytest stops a
-    session when a test raises one.
-    """
-    _INTERRUPTS_ARE_FAULTS[0] = value
-
-
-def _ours(exc: BaseException) -> bool:
-    """Whether ``exc`` is compatfuzz's own stop signal raised into user code (the
-    per-example deadline, a stop request, the time budget), never the user's fault."""
-    return isinstance(exc, KeyboardInterrupt) and (
-        type(exc).__module__.startswith("compatfuzz.")
-        or not _INTERRUPTS_ARE_FAULTS[0])
+__all__ = ["Converters", "call_user", "check_callable", "plain_json", "short_repr"]
 
 
 def wrapped(error: ConverterError, cause: BaseException) -> ConverterError:
     """``error`` carrying the user's frames of ``cause`` (issue 10: the file and line in
     *their* converter, not ours)."""
-    from compatfuzz.roundtrip._usercode import user_traceback
-
     error.user_traceback = user_traceback(cause)
     return error
 
@@ -106,7 +45,7 @@ def call_user(fn: Callable[..., Any], args: tuple[Any, ...], what: str,
     try:
         return fn(*args)
     except BaseException as exc:  # SystemExit(0) too: it must not end the run as a pass
-        if _ours(exc):
+        if our_signal(exc):
             raise  # the runner's own deadline and stop signals; Ctrl-C in-process
         raise wrapped(ConverterError(f"{what} raised {describe(exc)}{context}"),
                       exc) from exc
@@ -291,7 +230,7 @@ def short_repr(value: Any) -> str:
     try:
         text = repr(value)
     except BaseException as exc:  # the user's __repr__
-        if _ours(exc):
+        if our_signal(exc):
             raise
         text = "..."
     return text if len(text) <= 60 else text[:57] + "..."
@@ -381,7 +320,7 @@ def plain_json(value: Any, what: str) -> Any:
                 pairs = [(k, v) for k, v in itertools.islice(node.items(),
                                                              dict.__len__(node) + 1)]
             except BaseException as exc:  # anything the user's code does
-                if _ours(exc):
+                if our_signal(exc):
                     raise
                 error = refuse(f"a {type(node).__name__} (a dict subclass) at "
                                f"{where(path)} whose items() raised "

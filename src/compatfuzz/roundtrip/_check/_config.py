@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import CompatfuzzError, SchemaLoadError
-from compatfuzz.roundtrip._accept import AcceptError
-from compatfuzz.roundtrip._model import API
-from compatfuzz.roundtrip._suite import Suite
+from compatfuzz.roundtrip._check._accept import AcceptError
+from compatfuzz.roundtrip._check._model import API
+from compatfuzz.roundtrip._check._suite import Suite
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -123,7 +123,7 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
             hint=f"install {missing.partition('.')[0]!r} in this environment",
         ) from None
     except Exception as exc:  # SyntaxError, or anything the module raises at import
-        from compatfuzz.roundtrip._usercode import user_traceback
+        from compatfuzz.roundtrip._check._usercode import user_traceback
 
         frames = user_traceback(exc).rstrip("\n")
         raise SchemaLoadError(
@@ -680,7 +680,7 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
         options["convert"] = _webhook(entry, base, source, where)
     options.update(ctx.converter_options())
     if "pipeline" in entry:
-        from compatfuzz.roundtrip._model import PIPELINES
+        from compatfuzz.roundtrip._check._model import PIPELINES
 
         if entry["pipeline"] not in PIPELINES:
             raise SchemaLoadError(
@@ -794,7 +794,7 @@ def _accept_options(ctx: ConfigEntry) -> dict[str, Any]:
                 hint='write stash_annotations = ["cluster.x-k8s.io/conversion-data"]')
         options["stash_annotations"] = value
     if "plan_limit" in table:
-        from compatfuzz.roundtrip._properties import plan_limit_arg
+        from compatfuzz.roundtrip._check._limits import plan_limit_arg
 
         try:
             options["plan_limit"] = plan_limit_arg(table["plan_limit"])
@@ -815,7 +815,7 @@ def _accept_options(ctx: ConfigEntry) -> dict[str, Any]:
         raise ctx.error(f"accept must be an array of tables, got {raw!r}", key="accept",
                         hint=f"write each entry as its own table after the [[api]] it "
                              f"belongs to:\n{example}")
-    from compatfuzz.roundtrip._accept import Accept, from_table
+    from compatfuzz.roundtrip._check._accept import Accept, from_table
 
     entries: list[Accept] = []
     for i, entry in enumerate(raw):
@@ -927,7 +927,7 @@ def _empty_is_absent(value: Any) -> Any:
 def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> Any:
     """``webhook = URL`` (plus ``webhook_ca``, ``webhook_insecure``, ``webhook_timeout``):
     the CRD's real conversion webhook as the ``convert`` function."""
-    from compatfuzz.roundtrip._webhook import ca_context, webhook_converter
+    from compatfuzz.roundtrip._check._webhook import ca_context, webhook_converter
 
     clash = [k for k in ("convert", "to_hub", "from_hub") if k in entry]
     if clash:

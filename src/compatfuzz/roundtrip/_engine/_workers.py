@@ -44,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument
-from compatfuzz.roundtrip._converters import safe_str
+from compatfuzz.roundtrip._check._model import API
+from compatfuzz.roundtrip._check._suite import Suite
+from compatfuzz.roundtrip._check._usercode import safe_str
 from compatfuzz.roundtrip._deadline import PUT_OFF, run_queue_wait
 from compatfuzz.roundtrip._events import (
     Counterexample,
@@ -56,8 +58,6 @@ from compatfuzz.roundtrip._events import (
     UnitResult,
     UnitStarted,
 )
-from compatfuzz.roundtrip._model import API
-from compatfuzz.roundtrip._suite import Suite
 
 __all__ = ["replay_in_child", "run_pool"]
 
@@ -97,7 +97,7 @@ def _own_signals() -> None:
     ignored.  SIGTERM gets its default back (a forked worker inherits the CLI's handler) so
     the parent can always end a worker.
     """
-    from compatfuzz.roundtrip._converters import interrupts_are_faults
+    from compatfuzz.roundtrip._check._usercode import interrupts_are_faults
 
     own_group = False
     if hasattr(os, "setpgid"):
@@ -115,12 +115,12 @@ def _init_worker(sources: Sequence[str], database_spec: Any, stop: Any,
     local fallback lives there, as the parent's does, not in the worker's cwd."""
     _own_signals()
     if "apis" not in _WORKER:  # spawn: nothing inherited, reload the configs
-        from compatfuzz.roundtrip._config import load_config
+        from compatfuzz.roundtrip._check._config import load_config
 
         _WORKER["apis"] = {a.name: a for src in sources for a in load_config(src)}
     _WORKER.pop("notice", None)
     if isinstance(database_spec, str) or database_spec is None:
-        from compatfuzz.roundtrip._database import database_label, open_database, redact
+        from compatfuzz.roundtrip._engine._database import database_label, open_database, redact
 
         try:
             _WORKER["database"] = (open_database(database_spec, home=home)
@@ -148,7 +148,7 @@ def _worker_main(job: dict[str, Any], conn: Any, heartbeat: Any, counter: Any = 
     ``job`` holds ``parent`` (pid), ``sources`` (configs to reload under spawn),
     ``database`` (spec or object), ``stop``, ``unit`` and ``options`` for ``run_unit``.
     """
-    from compatfuzz.roundtrip._runner import notice_of, run_unit  # it imports this module
+    from compatfuzz.roundtrip._engine._unit import notice_of, run_unit
 
     _die_with_parent(job["parent"])
     unit: Unit = job["unit"]
@@ -402,8 +402,8 @@ def _prewarm(selected: Sequence[tuple[API | Suite, Unit]]) -> None:
 
 def _replay_main(api: Any, unit: Unit, example: Any, conn: Any) -> None:
     from compatfuzz.errors import CompatfuzzError
-    from compatfuzz.roundtrip._properties import check
-    from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+    from compatfuzz.roundtrip._check._properties import check
+    from compatfuzz.roundtrip._check._usercode import Capture, find_user_traceback
 
     _own_signals()
     capture = Capture()
@@ -433,8 +433,8 @@ def replay_in_child(api: Any, unit: Unit, example: Any) -> tuple[str, str, str, 
     """
     if "fork" not in multiprocessing.get_all_start_methods() or os.name != "posix":
         from compatfuzz.errors import CompatfuzzError
-        from compatfuzz.roundtrip._properties import check
-        from compatfuzz.roundtrip._usercode import Capture, find_user_traceback
+        from compatfuzz.roundtrip._check._properties import check
+        from compatfuzz.roundtrip._check._usercode import Capture, find_user_traceback
 
         capture = Capture()
         try:

@@ -19,15 +19,15 @@ from typing import Any
 
 from compatfuzz.apiserver._admission import admit, admit_schema
 from compatfuzz.errors import ConverterError, InvalidArgument
-from compatfuzz.roundtrip._accept import check_accepts, check_stash_prefixes
-from compatfuzz.roundtrip._converters import (
+from compatfuzz.roundtrip._check._accept import check_accepts, check_stash_prefixes
+from compatfuzz.roundtrip._check._converters import (
     Converters,
     call_user,
     check_callable,
     plain_json,
     short_repr,
 )
-from compatfuzz.roundtrip._suite import check_api_name
+from compatfuzz.roundtrip._check._suite import check_api_name
 from compatfuzz.schema import CRD, Schema
 
 __all__ = ["API", "Kind", "json_copy"]
@@ -280,7 +280,7 @@ class API:
         self.empty_struct_is_absent = bool(empty_struct_is_absent)
         self.accept = check_accepts(name, accept, [list(k.versions) for k in kinds])
         self.stash_annotations = check_stash_prefixes(name, stash_annotations)
-        from compatfuzz.roundtrip._properties import plan_limit_arg
+        from compatfuzz.roundtrip._check._limits import plan_limit_arg
 
         #: version tuples planned per kind and property, ``None`` for all (issue 22)
         self.plan_limit = plan_limit_arg(plan_limit)
@@ -294,7 +294,7 @@ class API:
                 f"API {name!r}: apiserver={apiserver!r} needs CRDs judged by the API-server "
                 "pipeline (crd = ..., pipeline 'apiserver'); this API compares plain dicts")
         #: who judges round trips: the API-server model, a real kube-apiserver, or both
-        #: (``compatfuzz.roundtrip._real``; ``apiserver =`` in config, ``--apiserver``)
+        #: (``compatfuzz.roundtrip._check._real``; ``apiserver =`` in config, ``--apiserver``)
         self.apiserver = apiserver
         for kind in kinds:
             self._converters.check_chains(kind.versions)

@@ -152,7 +152,7 @@ def webhook_converter(
         return out
 
     convert.__name__ = f"webhook({url})"
-    # what a real API server needs to call the same webhook (compatfuzz.roundtrip._real)
+    # what a real API server needs to call the same webhook (compatfuzz.roundtrip._check._real)
     convert.webhook_url = url  # type: ignore[attr-defined]
     convert.webhook_ca = None if ca_file is None else str(ca_file)  # type: ignore[attr-defined]
     convert.webhook_insecure = insecure  # type: ignore[attr-defined]

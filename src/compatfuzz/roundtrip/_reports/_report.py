@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from compatfuzz.roundtrip._accept import accept_summary, describe
+from compatfuzz.roundtrip._check._accept import accept_summary, describe
 from compatfuzz.roundtrip._events import (
     Counterexample,
     Event,
@@ -47,10 +47,9 @@ from compatfuzz.roundtrip._events import (
     UnitResult,
     UnitStarted,
 )
+from compatfuzz.roundtrip._reports._bounds import _bounded_value, bounded_counterexample
 from compatfuzz.roundtrip._text import (
-    REPORT_DIFF_ROWS,
     REPORT_TEXT_LIMIT,
-    REPORT_VALUE_LIMIT,
     clip,
     human_size,
     xml_safe,
@@ -124,45 +123,8 @@ def strict_json(doc: Any, **kw: Any) -> str:
         return json.dumps(_finite(doc), allow_nan=False, default=str, **kw)
 
 
-def _bounded_value(value: Any, full: str | None) -> tuple[Any, bool]:
-    """``value``, or its JSON text clipped to ``REPORT_VALUE_LIMIT`` when longer."""
-    text = json.dumps(value, default=str)
-    if len(text) <= REPORT_VALUE_LIMIT:
-        return value, False
-    return clip(text, REPORT_VALUE_LIMIT, full), True
 
 
-def bounded_counterexample(cx: dict[str, Any], full: str | None) -> dict[str, Any]:
-    """``cx`` (``Counterexample.to_json()``) cut to the report limits; ``truncated`` lists
-    the fields cut (often none), whose full text is in the counterexample file ``full``."""
-    out = dict(cx)
-    cut: list[str] = []
-    for name in ("error", "traceback", "output", "reproduce_failure"):
-        text = out.get(name)
-        if isinstance(text, str) and len(text) > REPORT_TEXT_LIMIT:
-            out[name] = clip(text, REPORT_TEXT_LIMIT, full)
-            cut.append(name)
-    out["object"], clipped = _bounded_value(out.get("object"), full)
-    if clipped:
-        cut.append("object")
-    diff = out.get("diff") or []
-    rows = []
-    for change in diff[:REPORT_DIFF_ROWS]:
-        row = dict(change)
-        for side in ("old", "new"):
-            row[side], clipped = _bounded_value(row.get(side), full)
-            if clipped and "diff" not in cut:
-                cut.append("diff")
-        rows.append(row)
-    if len(diff) > REPORT_DIFF_ROWS:
-        rows.append({"path": None, "kind": "truncated", "old": None, "new": None,
-                     "detail": f"... {len(diff) - REPORT_DIFF_ROWS} more changes"
-                               + (f"; every change is in {full}" if full else "")})
-        if "diff" not in cut:
-            cut.append("diff")
-    out["diff"] = rows
-    out["truncated"] = cut
-    return out
 
 
 def _bounded_row(result: UnitResult, full: str | None) -> dict[str, Any]:
@@ -356,7 +318,7 @@ class ReportWriter:
         if self.report is not None:
             self._write(self.report, lambda: strict_json(doc, indent=2) + "\n")
         if self.html is not None and self.doc:
-            from compatfuzz.roundtrip._html import render_html
+            from compatfuzz.roundtrip._reports._html import render_html
 
             html = self.html
             self._write(html, lambda: render_html(doc, self.planned))

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compatfuzz.roundtrip._events import Unit
+from compatfuzz.roundtrip._reports._bounds import bounded_counterexample
 
 __all__ = ["render_html"]
 
@@ -123,8 +124,6 @@ def _relative(path: str) -> str:
 def _failure(row: Mapping[str, Any]) -> list[str]:
     cx = row.get("counterexample") or {}
     if cx and "truncated" not in cx:  # not yet cut to the report limits (pytest's rows)
-        from compatfuzz.roundtrip._report import bounded_counterexample
-
         cx = bounded_counterexample(cx, row.get("counterexample_file"))
     out = [f'<div class="failure" id="{_anchor(row["id"])}">',
            f"<h3>{_e(row['id'])} <span class=\"status s-{_e(row['status'])}\">"

@@ -22,11 +22,71 @@ from typing import Any
 
 from compatfuzz.roundtrip._text import CAPTURE_TEXT_LIMIT, captured
 
-__all__ = ["Capture", "find_user_traceback", "user_traceback"]
+__all__ = ["Capture", "describe", "find_user_traceback", "interrupts_are_faults", "our_signal",
+           "safe_str",
+           "user_traceback"]
+
+
+def safe_str(exc: BaseException) -> str:
+    """``str(exc)``, cut to ``CAPTURE_TEXT_LIMIT`` characters, or what went wrong making
+    it: an exception whose ``__str__`` raises must still fail its unit with a message, not
+    end it as an error (issue 22, item 11), and a 50 MB message must not be copied into
+    every error, traceback and pipe message after it."""
+    try:
+        text = str(exc)
+    except BaseException as inner:  # anything the user's __str__ does
+        if our_signal(inner):
+            raise
+        return f"<its __str__ raised {type(inner).__name__}>"
+    return captured(text)
+
+
+def describe(exc: BaseException) -> str:
+    """``ValueError: msg``; ``SystemExit(0)`` and ``KeyboardInterrupt`` say why they count
+    as a failure."""
+    if isinstance(exc, SystemExit):
+        try:
+            code = repr(exc.code)
+        except BaseException as inner:  # the user's __repr__
+            if our_signal(inner):
+                raise
+            code = "..."
+        return (f"SystemExit({code}) (a converter must return the converted object; "
+                "exiting, even with status 0, fails the property)")
+    text = safe_str(exc)
+    named = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, KeyboardInterrupt):
+        return (f"{named} (raised by the converter, or a SIGINT it sent its own process: "
+                "that fails the property; only Ctrl-C or SIGTERM from outside stops the run)")
+    return named
+
+
+#: Set in a worker process (see ``_workers``): Ctrl-C cannot reach it there, so a
+#: ``KeyboardInterrupt`` out of a converter is the converter's own doing.
+_INTERRUPTS_ARE_FAULTS = [False]
+
+
+def interrupts_are_faults(value: bool = True) -> None:
+    """Treat a converter's ``KeyboardInterrupt`` as its failure from now on.
+
+    Only a process that Ctrl-C cannot reach may do so (a worker in its own process group,
+    or ignoring SIGINT).  Everywhere else (the Python API in-process, the pytest plugin) a
+    ``KeyboardInterrupt`` may be the user's Ctrl-C and stops the run, as pytest stops a
+    session when a test raises one.
+    """
+    _INTERRUPTS_ARE_FAULTS[0] = value
+
+
+def our_signal(exc: BaseException) -> bool:
+    """Whether ``exc`` is compatfuzz's own stop signal raised into user code (the
+    per-example deadline, a stop request, the time budget), never the user's fault."""
+    return isinstance(exc, KeyboardInterrupt) and (
+        type(exc).__module__.startswith("compatfuzz.")
+        or not _INTERRUPTS_ARE_FAULTS[0])
 
 
 def _library_roots() -> tuple[str, ...]:
-    roots = [str(Path(__file__).resolve().parents[1])]  # compatfuzz itself
+    roots = [str(Path(__file__).resolve().parents[2])]  # compatfuzz itself
     for name in ("hypothesis", "_pytest", "pluggy", "pytest"):
         module = sys.modules.get(name)
         file = getattr(module, "__file__", None)
@@ -65,8 +125,6 @@ def _last_line(exc: BaseException) -> str:
     """``ValueError: message``, as Python ends a traceback, with a message too long to
     keep cut before it is copied (``safe_str``): formatted whole, a 50 MB message was
     copied into every traceback piped to the parent."""
-    from compatfuzz.roundtrip._converters import safe_str
-
     try:
         long = len(str(exc)) > CAPTURE_TEXT_LIMIT
     except Exception:  # the user's __str__ raised: Python's formatting says so
