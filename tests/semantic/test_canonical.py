@@ -14,9 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compatfuzz.schema._quantity import InvalidQuantity, quantity_from_json
-from compatfuzz.semantic import _engine as engine
 from compatfuzz.semantic import canonicalise, equal
 from compatfuzz.semantic._api import compiled
+from compatfuzz.semantic._containers import AnyNode, ListNode, MapNode, _Keyed
+from compatfuzz.semantic._lists import SetNode
+from compatfuzz.semantic._node import Node
+from compatfuzz.semantic._registered import CanonicaliserNode, ComparatorNode
+from compatfuzz.semantic._scalars import QuantityNode, TimeNode
+from compatfuzz.semantic._union import UnionNode
 from compatfuzz.semantic._values import date_time_key
 
 
@@ -66,26 +71,26 @@ def _respell_time(v: Any, rnd: random.Random) -> Any:
         ["", ".000"])) + zone[:3] + ":" + zone[3:]
 
 
-def respell(node: engine.Node, v: Any, rnd: random.Random) -> Any:
+def respell(node: Node, v: Any, rnd: random.Random) -> Any:
     """A different spelling of ``v`` with the same meaning under ``node``."""
-    if isinstance(node, (engine.CanonicaliserNode, engine.ComparatorNode)):
+    if isinstance(node, (CanonicaliserNode, ComparatorNode)):
         return v
-    if isinstance(node, engine.QuantityNode):
+    if isinstance(node, QuantityNode):
         return _respell_quantity(v, rnd)
-    if isinstance(node, engine.TimeNode):
+    if isinstance(node, TimeNode):
         return _respell_time(v, rnd)
-    if isinstance(node, engine.UnionNode):
+    if isinstance(node, UnionNode):
         return respell(node.pick(v), v, rnd)
-    if isinstance(node, engine._Keyed) and isinstance(v, dict):
+    if isinstance(node, _Keyed) and isinstance(v, dict):
         items = [(k, respell(node.child(k), x, rnd)) for k, x in v.items()]
         rnd.shuffle(items)
         out = dict(items)
-        if isinstance(node, (engine.MapNode, engine.AnyNode)) and rnd.random() < 0.3:
+        if isinstance(node, (MapNode, AnyNode)) and rnd.random() < 0.3:
             out["zz-empty"] = rnd.choice([None, {}, []])
         return out
-    if isinstance(node, engine.ListNode) and isinstance(v, list):
+    if isinstance(node, ListNode) and isinstance(v, list):
         out_list = [respell(node.item, x, rnd) for x in v]
-        if isinstance(node, engine.SetNode):
+        if isinstance(node, SetNode):
             rnd.shuffle(out_list)
         return out_list
     return v

@@ -238,7 +238,7 @@ def test_unrecognised_rules_are_filtered_and_counted() -> None:
               suppress_health_check=list(HealthCheck))
     @given(st.data())
     def run(data: st.DataObject) -> None:
-        from compatfuzz.strategies._compile import Example
+        from compatfuzz.strategies._compile_base import Example
 
         data.draw(st.composite(lambda draw: gen(draw, Example(False)))())
 
@@ -249,7 +249,7 @@ def test_unrecognised_rules_are_filtered_and_counted() -> None:
 
 
 def _options() -> Any:
-    from compatfuzz.strategies._compile import Options
+    from compatfuzz.strategies._compile_base import Options
     from compatfuzz.strategies._overrides import Overrides
 
     return Options(overrides=Overrides(), kubernetes=True, max_recursion=2, max_list_extra=3,

@@ -16,7 +16,6 @@ from compatfuzz.schema._quantity import (
 )
 from compatfuzz.semantic._api import assert_equal, canonicalise, diff, equal
 from compatfuzz.semantic._diff import Change, ChangeKind, Diff
-from compatfuzz.semantic._engine import canonical_quantity
 from compatfuzz.semantic._registry import (
     PathGlob,
     Registration,
@@ -24,6 +23,7 @@ from compatfuzz.semantic._registry import (
     register_comparator,
     unregister,
 )
+from compatfuzz.semantic._scalars import canonical_quantity
 from compatfuzz.semantic._values import (
     canonical_date_time,
     canonical_duration,

@@ -14,7 +14,8 @@ from typing import Any
 from compatfuzz.errors import InvalidArgument, NotEquivalent
 from compatfuzz.schema import Schema
 from compatfuzz.semantic._diff import Change, Diff
-from compatfuzz.semantic._engine import Compiler, Node
+from compatfuzz.semantic._engine import Compiler
+from compatfuzz.semantic._node import Node
 from compatfuzz.semantic._registry import PathGlob, Registration, registry
 from compatfuzz.semantic._values import canonical_go_duration
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.schema import Schema
-from compatfuzz.strategies._compile import Compiler, Example, Options, set_current_example
+from compatfuzz.strategies._compile import Compiler
+from compatfuzz.strategies._compile_base import Example, Options, set_current_example
 from compatfuzz.strategies._edges import density_index, swarm_mask
 from compatfuzz.strategies._overrides import Overrides, global_overrides
 

@@ -24,7 +24,7 @@ from compatfuzz.strategies._identity import item_key, repeated
 __all__ = ["GENERATION_COST_LIMIT", "GENERATION_COST_STRIKES", "RETRIES", "CelCompiling",
            "CelFilterStats", "Gen", "path_text"]
 
-#: ``gen(draw, ex) -> value``, ``ex`` the per-example state (``_compile.Example``)
+#: ``gen(draw, ex) -> value``, ``ex`` the per-example state (``_compile_base.Example``)
 Gen = Callable[[st.DrawFn, Any], Any]
 RETRIES = 5
 _CEL_SAMPLE = 100  # checks after which a rule that rejects > 95% of values is reported

@@ -1,6 +1,6 @@
 """When two items of a list are the same item, for the lists that forbid repeats.
 
-Why a module of its own: the list drawer (``_compile``) keeps items apart as it draws them,
+Why a module of its own: the list drawer (``_compile_array``) keeps items apart as it draws them,
 and a CEL repair (``_cel_construct``) that replaces an item after the draw, or sets a field
 deep inside one, must keep them apart too; both ask here. The API server's rules:
 ``x-kubernetes-list-type: map`` items are the same when their ``x-kubernetes-list-map-keys``
