@@ -8,10 +8,10 @@ Two figures, side by side in one script:
 * **start-up**: ``ControlPlane(assets).start()`` (etcd, then kube-apiserver until
   ``/readyz``, then the test namespace) and ``.stop()``, ``--starts`` times;
 * **round trips**: the same objects checked by the model
-  (``compatfuzz.roundtrip._check._properties.check``, through ``compatfuzz.apiserver.APIServer``)
-  and by ``served(real, unit, obj)`` of ``compatfuzz.roundtrip._check._properties`` (create, get, update, get
-  through kube-apiserver and etcd, the Python converter served as the CRD's conversion
-  webhook), properties ``roundtrip`` and ``valid``.
+  (``check`` of ``compatfuzz.roundtrip._check._properties``, through
+  ``compatfuzz.apiserver.APIServer``) and by ``served(real, unit, obj)`` of the same
+  module (create, get, update, get through kube-apiserver and etcd, the Python converter
+  served as the CRD's conversion webhook), properties ``roundtrip`` and ``valid``.
 
 The objects are drawn once per (kind, version) by an ordinary ``@given`` test with
 ``derandomize=True`` (so every run checks the same ones), then each round checks every

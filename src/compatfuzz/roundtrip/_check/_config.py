@@ -29,7 +29,7 @@ import difflib
 import functools
 import importlib
 import sys
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -676,8 +676,9 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
     fn = ctx.function
 
     options: dict[str, Any] = {}
-    if "webhook" in entry:
-        options["convert"] = _webhook(entry, base, source, where)
+    for key, make in CONVERTER_KEYS.items():
+        if key in entry:
+            options.update(make(entry, base, source, where))
     options.update(ctx.converter_options())
     if "pipeline" in entry:
         from compatfuzz.roundtrip._check._model import PIPELINES
@@ -924,7 +925,8 @@ def _empty_is_absent(value: Any) -> Any:
     return None if value == {} else NotImplemented
 
 
-def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> Any:
+def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str
+             ) -> dict[str, Any]:
     """``webhook = URL`` (plus ``webhook_ca``, ``webhook_insecure``, ``webhook_timeout``):
     the CRD's real conversion webhook as the ``convert`` function."""
     from compatfuzz.roundtrip._check._webhook import ca_context, webhook_converter
@@ -957,11 +959,11 @@ def _webhook(entry: Mapping[str, Any], base: Path, source: str, where: str) -> A
                      "PEM CA bundle that signed the webhook's certificate (the CRD's "
                      "caBundle, base64-decoded)") from None
     try:
-        return webhook_converter(
+        return {"convert": webhook_converter(
             str(entry["webhook"]), ca_file=ca_file,
             insecure=insecure,
             timeout=entry.get("webhook_timeout", 10.0),
-        )
+        )}
     except CompatfuzzError as exc:
         raise SchemaLoadError(str(exc), source=source, pointer=f"{where}/webhook",
                               hint="paths (webhook_ca) are relative to the config file's "
@@ -975,3 +977,11 @@ def _mapping(entry: Mapping[str, Any], key: str, source: str, where: str) -> Map
                               pointer=f"{where}/{key}",
                               hint=f'write it as a TOML table: {key} = {{ name = "value", ... }}')
     return value
+
+
+#: A converter kind's config key, and what makes the API's converter options of it (``API``
+#: keywords: ``convert=`` for a webhook, ``converter=`` for any ``_converter.Converter``).
+#: The keys that configure a kind (``webhook_ca``, ...) are listed in ``_KEYS``.
+CONVERTER_KEYS: dict[str, Callable[[Mapping[str, Any], Path, str, str], dict[str, Any]]] = {
+    "webhook": _webhook,
+}

@@ -1,4 +1,4 @@
-"""The user's converters in any of their three shapes, behind one ``convert(obj, a, b)``.
+"""Python converters in any of their three shapes, as one :class:`~._converter.Converter`.
 
 Shared by every API family the runner knows (JSON Schema / CRD :class:`~._model.API`, and
 ``compatfuzz.protobuf``'s message APIs), so the forms people write converters in, the
@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from compatfuzz.errors import ConverterError, InvalidArgument
+from compatfuzz.roundtrip._check._converter import WebhookAddress
 from compatfuzz.roundtrip._check._usercode import describe, our_signal, safe_str, user_traceback
 
 __all__ = ["Converters", "call_user", "check_callable", "plain_json", "short_repr"]
@@ -118,6 +119,12 @@ class Converters:
         self._to_hub = to_hub
         self._from_hub = from_hub
         self._paths: dict[tuple[str, str], list[str]] = {}
+
+    def webhook(self) -> WebhookAddress | None:
+        """The address of ``convert`` when it is a conversion webhook's client
+        (``webhook_converter(url)`` passed as ``convert=``), else ``None``."""
+        address = getattr(self._convert, "address", None)
+        return address if isinstance(address, WebhookAddress) else None
 
     def check_chains(self, versions: Collection[str]) -> None:
         """With only per-pair converters, check that every ordered pair of ``versions`` is

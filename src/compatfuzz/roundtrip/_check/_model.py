@@ -20,6 +20,7 @@ from typing import Any
 from compatfuzz.apiserver._admission import admit, admit_schema
 from compatfuzz.errors import ConverterError, InvalidArgument
 from compatfuzz.roundtrip._check._accept import check_accepts, check_stash_prefixes
+from compatfuzz.roundtrip._check._converter import Converter
 from compatfuzz.roundtrip._check._converters import (
     Converters,
     call_user,
@@ -184,8 +185,10 @@ class API:
       are reached by chaining the given ones.
 
     Per-pair converters may also be combined with ``convert`` or the hub form, in which
-    case they take precedence for their pair.  ``defaulters={"v1": f}`` maps a version to
-    ``f(obj) -> obj`` (or ``None`` after defaulting in place).
+    case they take precedence for their pair.  ``converter=`` takes any other kind of
+    converter instead (``compatfuzz.roundtrip._check._converter.Converter``: the seam a new
+    kind plugs into).  ``defaulters={"v1": f}`` maps a version to ``f(obj) -> obj`` (or
+    ``None`` after defaulting in place).
 
     ``go_durations`` (field-path globs holding Go durations, ``"90m" == "1h30m"``) and
     ``empty_struct_is_absent`` are passed to :func:`compatfuzz.semantic.equal` for every
@@ -246,6 +249,7 @@ class API:
         stash_annotations: Iterable[str] = (),
         plan_limit: int | str | None = 300,
         apiserver: str = "model",
+        converter: Converter | None = None,
     ) -> None:
         check_api_name(name)
         kinds = tuple(kinds)
@@ -255,8 +259,20 @@ class API:
                 "use API.from_crd() or API.from_schemas() to build them"
             )
         versions = {v for k in kinds for v in k.versions}
-        self._converters = Converters(name, versions, convert=convert, to_hub=to_hub,
-                                      from_hub=from_hub, converters=converters)
+        self._converters: Converter
+        if converter is not None:
+            if convert or to_hub or from_hub or converters:
+                raise InvalidArgument(
+                    f"API {name!r}: pass converter= alone, or the Python converters "
+                    "(convert=, to_hub=/from_hub=, converters=), not both")
+            if not isinstance(converter, Converter):
+                raise InvalidArgument(
+                    f"Expected a compatfuzz Converter but got converter={converter!r} "
+                    f"(type={type(converter).__name__}); pass a function as convert=")
+            self._converters = converter
+        else:
+            self._converters = Converters(name, versions, convert=convert, to_hub=to_hub,
+                                          from_hub=from_hub, converters=converters)
         self._defaulters = dict(defaulters or {})
         for version, fn in self._defaulters.items():
             if version not in versions:
@@ -459,10 +475,11 @@ class API:
             check=lambda out, a, b: self._checked(k, out, a, b))
         return out
 
-    def converter_function(self) -> Any:
-        """The user's ``convert`` function (``None`` for the hub or per-pair forms): a
-        real API server points the CRD at it when it is a conversion webhook's."""
-        return self._converters._convert
+    @property
+    def converter(self) -> Converter:
+        """The API's converter (``_converter.Converter``): its Python functions, or the
+        user's webhook, or any other kind."""
+        return self._converters
 
     def default(self, kind: Kind | str, version: str, obj: Obj) -> Obj:
         """Return ``obj`` with ``version``'s defaulter applied (unchanged if none)."""

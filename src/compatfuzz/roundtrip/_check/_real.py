@@ -224,18 +224,16 @@ def _crd_name(kind: Kind) -> str:
 def user_webhook(api: API) -> tuple[str, bytes | None] | None:
     """``(url, CA bundle)`` when ``api`` converts through the user's own conversion
     webhook (``webhook = URL``): the CRD then points at it, as in the user's cluster."""
-    convert = api.converter_function()
-    url = getattr(convert, "webhook_url", None)
-    if not isinstance(url, str):
+    address = api.converter.webhook()
+    if address is None:
         return None
-    if getattr(convert, "webhook_insecure", False):
+    if address.insecure:
         raise InvalidArgument(
             f"API {api.name!r}: webhook_insecure cannot go through a real API server, which "
             "always checks the webhook's certificate; give webhook_ca (the CA that signed "
             "it), as the CRD's caBundle would")
-    ca = getattr(convert, "webhook_ca", None)
-    bundle = Path(ca).read_bytes() if ca is not None else None
-    return url, bundle
+    bundle = Path(address.ca_file).read_bytes() if address.ca_file is not None else None
+    return address.url, bundle
 
 
 def install_api(client: Client, api: API, endpoint: Endpoint) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from compatfuzz.errors import ConverterError, InvalidArgument
+from compatfuzz.roundtrip._check._converter import WebhookAddress
 from compatfuzz.roundtrip._deadline import ExampleDeadline
 
 __all__ = ["WebhookError", "WebhookUnavailable", "ca_context", "webhook_converter"]
@@ -152,10 +153,9 @@ def webhook_converter(
         return out
 
     convert.__name__ = f"webhook({url})"
-    # what a real API server needs to call the same webhook (compatfuzz.roundtrip._check._real)
-    convert.webhook_url = url  # type: ignore[attr-defined]
-    convert.webhook_ca = None if ca_file is None else str(ca_file)  # type: ignore[attr-defined]
-    convert.webhook_insecure = insecure  # type: ignore[attr-defined]
+    # what a real API server needs to call the same webhook (``Converter.webhook``)
+    convert.address = WebhookAddress(  # type: ignore[attr-defined]
+        url, None if ca_file is None else str(ca_file), insecure)
     return convert
 
 
