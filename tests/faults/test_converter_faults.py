@@ -238,8 +238,6 @@ def test_a_shared_but_acyclic_value_is_fine() -> None:
         "x": {"a": [1]}, "y": [{"a": [1]}, {"a": [1]}]}
 
 
-
-
 @pytest.mark.parametrize(("converter", "needle"), [
     ("os._exit(0)", "exited with status 0"),
     ("raise KeyboardInterrupt", "raised KeyboardInterrupt"),

@@ -26,7 +26,6 @@ from tests.faults._project import LOSSY, command, project
 redis = pytest.importorskip("redis")
 
 
-
 def _vanishing_redis() -> tuple[str, socket.socket]:
     """A Redis that answers the client's handshake and one PING, then is gone for good."""
     server = socket.socket()
@@ -118,8 +117,6 @@ def test_no_database_no_claim_it_was_saved(tmp_path: Path) -> None:
                           check=False)
     assert done.returncode == 1, done.stderr
     assert "FAILED" in done.stderr and "saved in the example database" not in done.stderr
-
-
 
 
 def test_a_real_redis_dying_mid_run(real_redis: tuple[str, subprocess.Popen[bytes]],

@@ -38,7 +38,6 @@ INT32_MAX = 2**31 - 1
 V1ALPHA1_MAX_ARGS = 8
 
 
-
 @contextlib.contextmanager
 def without_local_constants() -> Iterator[bool]:
     """Generate as an installed compatfuzz does: without Hypothesis's *local constants*.

@@ -40,8 +40,6 @@ REPO = Path(__file__).resolve().parents[2]
 FROBBER = REPO / "examples" / "frobber"
 
 
-
-
 # -- stash annotations -------------------------------------------------------------
 
 

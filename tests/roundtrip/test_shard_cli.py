@@ -141,8 +141,6 @@ def test_two_missing_shards_are_each_named_with_the_units_they_owned(
     assert sorted(doc["not_run"]) == sorted(u for u, k in owners.items() if k in (2, 4))
 
 
-
-
 def test_a_failure_one_shard_finds_is_replayed_first_by_every_shard_next_night(
         job: Path, tmp_path: Path,
         real_redis: tuple[str, subprocess.Popen[bytes]]) -> None:

@@ -278,7 +278,6 @@ def test_a_huge_seed_or_example_count_is_a_usage_error(
     assert exit_.value.code == 2 and words in err and len(err) < 1000, err
 
 
-
 FAKE = "compatfuzz report merge: 3 passed -> passed (exit 0)"
 
 

@@ -116,9 +116,6 @@ _draw.__name__ = _draw.__qualname__ = "from_schema"
 _from_schema = st.composite(_draw)
 
 
-
-
-
 def from_schema(
     schema: Schema | Mapping[str, Any],
     *,

@@ -42,7 +42,6 @@ def path_text(path: tuple[str | int, ...]) -> str:
     return out
 
 
-
 @dataclass
 class CelFilterStats:
     """How often the values drawn at one node met its CEL rules, where some of them
@@ -51,7 +50,6 @@ class CelFilterStats:
     rules: tuple[str, ...]
     checks: int = 0
     passes: int = 0
-
 
 
 class CelCompiling:
@@ -282,7 +280,6 @@ class CelCompiling:
             return ok
 
         return counted
-
 
 
 #: CEL cost a generated value's rule check may spend (about half a second of cel-python)

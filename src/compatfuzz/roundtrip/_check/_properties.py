@@ -82,26 +82,6 @@ def example_from_json(api: API | Suite, unit: Unit, data: Any) -> Any:
     return api.from_json(unit, data) if isinstance(api, Suite) else data
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def backend_for(api: API) -> Backend:
     """Who answers ``api``'s requests: the model, the real server of this process
     (``_real.backend_for``), or both side by side."""
@@ -346,11 +326,5 @@ def _check(api: API, unit: Unit, obj: Any) -> None:
                       api=api)
     else:  # pragma: no cover - Property is closed
         raise AssertionError(prop)
-
-
-
-
-
-
 
 

@@ -64,8 +64,6 @@ __all__ = ["Count", "LiveCounts", "config_digest", "default_night", "run", "unit
            "unit_seed"]
 
 
-
-
 def unit_seed(run_seed: int, unit: Unit, copy: int = 0) -> int:
     """The seed a unit runs with: derived from the run's seed and the unit id, so
     ``--seed S`` replays every unit, and units do not all explore the same choices.
@@ -153,19 +151,7 @@ def config_digest(apis: Sequence[API | Suite], unit_ids: Iterable[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-
-
 # -- watching one unit ---------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
 
 
 class Count:
@@ -200,8 +186,6 @@ class LiveCounts:
         """Examples run by finished units plus the running units' so far."""
         with self._lock:
             return self.finished + sum(int(c.value) for c in self._running.values())
-
-
 
 
 def _select(apis: Sequence[API | Suite], properties: Iterable[Property | str] | None,

@@ -148,7 +148,6 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-
 def _one_of(value: Any, choices: set[str]) -> bool:
     return isinstance(value, str) and value in choices
 

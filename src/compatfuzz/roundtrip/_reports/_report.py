@@ -123,10 +123,6 @@ def strict_json(doc: Any, **kw: Any) -> str:
         return json.dumps(_finite(doc), allow_nan=False, default=str, **kw)
 
 
-
-
-
-
 def _bounded_row(result: UnitResult, full: str | None) -> dict[str, Any]:
     """``result.to_json()`` cut to the report limits (the counterexample file keeps all)."""
     row = result.to_json()
