@@ -116,8 +116,8 @@ def _surrounding(around: tuple[str | int, ...], value: Any) -> dict[str, Any]:
 def _check(path: str, s: Mapping[str, Any], default: Any, root: Mapping[str, Any],
            around: tuple[str | int, ...], *, inside_meta: bool, errs: list[CRDProblem]
            ) -> None:
-    from compatfuzz.apiserver._objectmeta import Rejected, coerce
-    from compatfuzz.apiserver._prune import prune
+    from compatfuzz.apiserver._objectmeta import Rejected
+    from compatfuzz.apiserver._structural import coerce, prune
 
     at = child(path, "default")
     embedded = bool(s.get("x-kubernetes-embedded-resource"))
