@@ -19,10 +19,9 @@ from compatfuzz.apiserver._conversion import check_response
 from compatfuzz.apiserver._crd_problem import CRDProblem, field_pointer
 from compatfuzz.apiserver._crd_validation import validate_crd
 from compatfuzz.apiserver._default import default
-from compatfuzz.apiserver._objectmeta import Rejected, coerce
+from compatfuzz.apiserver._objectmeta import Rejected
 from compatfuzz.apiserver._pipeline import APIServer, Step, decode
-from compatfuzz.apiserver._prune import prune, prune_nulls
-from compatfuzz.apiserver._structural import structural
+from compatfuzz.apiserver._structural import coerce, prune, prune_nulls, structural
 from compatfuzz.apiserver._validate import validation_errors
 
 __all__ = [

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from compatfuzz.apiserver._objectmeta import Rejected
+from compatfuzz.apiserver._structural_node import _copy
 
 __all__ = ["Restored", "check_response", "label_key_errors"]
 
@@ -98,8 +99,6 @@ def check_response(original: dict[str, Any], converted: dict[str, Any], want_api
     if not isinstance(response_meta, dict):
         raise Rejected(f"invalid metadata of type {type(response_meta).__name__} in converted "
                        "object", "metadata")
-    from compatfuzz.apiserver._prune import _copy
-
     original_meta = original.get("metadata")
     meta: dict[str, Any] = _copy(original_meta) if isinstance(original_meta, dict) else {}
     restored = [Restored(k, meta.get(k), response_meta.get(k))

@@ -13,8 +13,8 @@ create path calls it. Every ``default`` reachable through ``properties`` and ``i
 A default inside the ``metadata``/``apiVersion``/``kind`` of an embedded resource is judged
 as part of a whole object (``apiVersion: validation/v1, kind: Validation``) built around it
 (``surroundingobject.go``): it must make valid metadata. The checks use the project's model of
-the server (``_prune``, ``_objectmeta``, ``_validate``), which its own conformance suite
-holds to the upstream code.
+the server (``prune`` and ``coerce`` of ``_structural``, ``_validate``), which its own
+conformance suite holds to the upstream code.
 """
 
 from __future__ import annotations
@@ -34,12 +34,15 @@ from compatfuzz.apiserver._crd_problem import (
     TOO_MANY,
     CRDProblem,
     child,
+    compile_detail,
     go_json,
     invalid,
     key,
     not_supported,
     problem,
+    required,
 )
+from compatfuzz.apiserver._dns import is_dns1035_label
 from compatfuzz.errors import CompatfuzzError
 
 __all__ = ["validate_defaults"]
@@ -116,8 +119,8 @@ def _surrounding(around: tuple[str | int, ...], value: Any) -> dict[str, Any]:
 def _check(path: str, s: Mapping[str, Any], default: Any, root: Mapping[str, Any],
            around: tuple[str | int, ...], *, inside_meta: bool, errs: list[CRDProblem]
            ) -> None:
-    from compatfuzz.apiserver._objectmeta import Rejected, coerce
-    from compatfuzz.apiserver._prune import prune
+    from compatfuzz.apiserver._objectmeta import Rejected
+    from compatfuzz.apiserver._structural import coerce, prune
 
     at = child(path, "default")
     embedded = bool(s.get("x-kubernetes-embedded-resource"))
@@ -180,9 +183,6 @@ def _meta_errors(path: str, x: Any, s: Mapping[str, Any] | None) -> list[CRDProb
 
 
 def _embedded_errors(path: str, x: Mapping[str, Any]) -> list[CRDProblem]:
-    from compatfuzz.apiserver._crd_problem import required
-    from compatfuzz.apiserver._crd_spec import is_dns1035_label
-
     out: list[CRDProblem] = []
     for name in ("apiVersion", "kind"):
         if name not in x:
@@ -374,7 +374,6 @@ def _compile_errors(at: str, s: Mapping[str, Any] | None, value: Any) -> list[CR
         return []
     out: list[CRDProblem] = []
     if s.get("x-kubernetes-validations"):
-        from compatfuzz.apiserver._crd_schema import _compile_detail
         from compatfuzz.strategies._cel_check import compile_errors
 
         for entry in s["x-kubernetes-validations"]:
@@ -384,7 +383,7 @@ def _compile_errors(at: str, s: Mapping[str, Any] | None, value: Any) -> list[CR
             problems = compile_errors(text, s, old_self=bool(entry.get("optionalOldSelf")))
             if problems:
                 out.append(problem(INVALID, at, _kube_type(value),
-                                   f"rule compile error: {_compile_detail(problems)}"))
+                                   f"rule compile error: {compile_detail(problems)}"))
     if isinstance(value, dict):
         props = s.get("properties") or {}
         extra = s.get("additionalProperties")

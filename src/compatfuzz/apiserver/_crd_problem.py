@@ -5,8 +5,10 @@ holds the pieces that make its text identical to the server's: a field path
 (``k8s.io/apimachinery/pkg/util/validation/field/path.go``: ``Child`` adds ``.name``,
 ``Index`` adds ``[i]``, ``Key`` adds ``[key]``), the rendering of the bad value
 (``field/errors.go``, ``ErrorBody``: Go's ``%v`` for numbers and booleans, ``%q`` for
-strings, ``json.Marshal`` for anything else) and the conversion of a field path back to a
-JSON pointer into the document the user wrote (issue 30: name the file and line).
+strings, ``json.Marshal`` for anything else), the conversion of a field path back to a
+JSON pointer into the document the user wrote (issue 30: name the file and line), and
+the detail of a CEL rule that does not compile (:func:`compile_detail`), which both the
+schema checks (``_crd_schema``) and the defaults checks (``_crd_defaults``) report.
 """
 
 from __future__ import annotations
@@ -241,3 +243,14 @@ def field_pointer(problem: CRDProblem | str, document: Mapping[str, Any]) -> str
         else:
             break
     return pointer
+
+
+_WHOLE = ("cel expression must evaluate to a bool", "messageExpression must evaluate to a string")
+
+
+def compile_detail(problems: list[str], what: str = "") -> str:
+    """The server's detail for a compile result: the "must evaluate" texts as they are,
+    otherwise ``compilation failed: ERROR: ...`` (cel-go's issues, without locations)."""
+    if len(problems) == 1 and problems[0] in _WHOLE:
+        return problems[0]
+    return f"{what}compilation failed: " + "\n".join(f"ERROR: {p}" for p in problems)

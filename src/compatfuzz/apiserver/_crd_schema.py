@@ -36,10 +36,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from compatfuzz.apiserver._crd_decode import items_schema
+from compatfuzz.apiserver._crd_defaults import validate_defaults
 from compatfuzz.apiserver._crd_problem import (
     CRDProblem,
     GoJSON,
     child,
+    compile_detail,
     forbidden,
     go_json,
     index,
@@ -217,8 +219,6 @@ def validate_validation(validation: Mapping[str, Any] | None, status_enabled: bo
         if structural:
             errs.extend(structural)
         else:
-            from compatfuzz.apiserver._crd_defaults import validate_defaults
-
             defaults = validate_defaults(root, schema)
             if defaults:
                 errs.extend(defaults)
@@ -650,7 +650,7 @@ def _compile(s: Mapping[str, Any], path: str, ssv: _SSV, is_root: bool = False
         problems = compile_errors(text, s, old_self=bool(optional_old_self))
         old_self = False
         if problems:
-            errs.append(invalid(child(at, "rule"), _rule_json(rule), _compile_detail(problems)))
+            errs.append(invalid(child(at, "rule"), _rule_json(rule), compile_detail(problems)))
         else:
             old_self = bool(uses_old_self(text, s, optional_old_self=bool(optional_old_self)))
             message_expression = rule.get("messageExpression", "")
@@ -658,7 +658,7 @@ def _compile(s: Mapping[str, Any], path: str, ssv: _SSV, is_root: bool = False
                 bad = compile_errors(message_expression, s, message_expression=True)
                 if bad:
                     errs.append(invalid(child(at, "messageExpression"), _rule_json(rule),
-                                        _compile_detail(bad, "messageExpression ")))
+                                        compile_detail(bad, "messageExpression ")))
         if old_self:
             if ssv.uncorrelatable is not None:
                 errs.append(invalid(child(at, "rule"), text, "oldSelf cannot be used on the "
@@ -668,14 +668,3 @@ def _compile(s: Mapping[str, Any], path: str, ssv: _SSV, is_root: bool = False
             errs.append(invalid(child(at, "optionalOldSelf"), bool(optional_old_self),
                                 "may not be set if oldSelf is not used in rule"))
     return errs
-
-
-_WHOLE = ("cel expression must evaluate to a bool", "messageExpression must evaluate to a string")
-
-
-def _compile_detail(problems: list[str], what: str = "") -> str:
-    """The server's detail for a compile result: the "must evaluate" texts as they are,
-    otherwise ``compilation failed: ERROR: ...`` (cel-go's issues, without locations)."""
-    if len(problems) == 1 and problems[0] in _WHOLE:
-        return problems[0]
-    return f"{what}compilation failed: " + "\n".join(f"ERROR: {p}" for p in problems)

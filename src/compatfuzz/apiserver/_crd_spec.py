@@ -2,12 +2,11 @@
 
 Part of the port of k8s.io/apiextensions-apiserver v0.37.2
 ``pkg/apis/apiextensions/validation/validation.go`` behind
-:func:`compatfuzz.apiserver.validate_crd` (``_crd_validation``): the DNS rules of names
-(k8s.io/apimachinery ``pkg/util/validation/validation.go``, with their messages word for
-word), ``ValidateCustomResourceDefinitionNames``, the subresources, printer columns and
+:func:`compatfuzz.apiserver.validate_crd` (``_crd_validation``): the DNS rules applied to
+names (``ValidateCustomResourceDefinitionNames``, the subresources, printer columns and
 selectable fields, the conversion webhook (k8s.io/apiserver ``pkg/util/webhook/
 validation.go``), deprecation warnings and the API-approval annotation of the protected
-groups (``pkg/apihelpers/helpers.go``).
+groups (``pkg/apihelpers/helpers.go``). The DNS rules themselves are in ``_dns``.
 """
 
 from __future__ import annotations
@@ -32,51 +31,15 @@ from compatfuzz.apiserver._crd_problem import (
     required,
 )
 from compatfuzz.apiserver._crd_schema import valid_field_path
-from compatfuzz.schema._re2 import compile_python
+from compatfuzz.apiserver._dns import is_dns1035_label, is_dns1123_subdomain
 
-__all__ = ["is_dns1035_label", "is_dns1123_subdomain", "validate_names"]
+__all__ = ["validate_names"]
 
-_DNS1035 = compile_python("^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_LABEL = compile_python("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = compile_python(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-                "start with an alphabetic character, and end with an alphanumeric character "
-                "(e.g. 'my-name',  or 'abc-123', regex used for validation is "
-                "'[a-z]([-a-z0-9]*[a-z0-9])?')")
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                  "characters, '-' or '.', and must start and end with an alphanumeric "
-                  "character (e.g. 'example.com', regex used for validation is "
-                  "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
 _COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 _COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64",
                    "password")
 _APPROVAL = "api-approved.kubernetes.io"
 _MAX_SELECTABLE_FIELDS = 8
-
-
-def _max_len(n: int) -> str:
-    return f"must be no more than {n} characters"
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    """``utilvalidation.IsDNS1035Label``."""
-    errs = []
-    if len(value) > 63:
-        errs.append(_max_len(63))
-    if not _DNS1035.match(value):
-        errs.append(_DNS1035_MSG)
-    return errs
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    """``utilvalidation.IsDNS1123Subdomain``."""
-    errs = []
-    if len(value) > 253:
-        errs.append(_max_len(253))
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errs.append(_SUBDOMAIN_MSG)
-    return errs
 
 
 def _go_len(text: str) -> int:

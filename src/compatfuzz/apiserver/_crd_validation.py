@@ -55,11 +55,10 @@ from compatfuzz.apiserver._crd_spec import (
     _enum,
     _selectable_errors,
     _subresource_errors,
-    is_dns1035_label,
-    is_dns1123_subdomain,
     validate_names,
 )
 from compatfuzz.apiserver._crd_structural import new_structural_error
+from compatfuzz.apiserver._dns import is_dns1035_label, is_dns1123_subdomain
 
 __all__ = ["validate_crd"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compatfuzz.apiserver._prune import _copy
-from compatfuzz.apiserver._structural import Node, structural
+from compatfuzz.apiserver._structural import structural
+from compatfuzz.apiserver._structural_node import Node, _copy
 from compatfuzz.schema import Schema
 
 __all__ = ["default", "default_node"]

@@ -13,21 +13,24 @@ apimachinery's JSON rules for ``metav1.ObjectMeta`` (``pkg/apis/meta/v1/types.go
   ``creationTimestamp`` is omitted (``omitzero``), a zero ``*Time`` is written as null;
 * a value of the wrong type makes the whole metadata invalid (the request is rejected),
   unless malformed fields are dropped one by one, as when reading from storage.
+
+These are the node-level steps, over a built :class:`Node`; ``coerce``, which takes a
+schema, is in ``_structural`` (building the view coerces each default with
+:func:`coerce_node`, so this module cannot import the builder).
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from compatfuzz.apiserver._structural import Node, structural
+from compatfuzz.apiserver._structural_node import Node
 from compatfuzz.errors import CompatfuzzError
-from compatfuzz.schema import Schema
 
-__all__ = ["Rejected", "coerce", "coerce_node", "object_meta"]
+__all__ = ["Rejected", "coerce_node", "object_meta"]
 
 
 class Rejected(CompatfuzzError):
@@ -277,21 +280,3 @@ def coerce_node(x: Any, s: Node | None, *, drop_invalid: bool, path: str = "") -
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def coerce(obj: Any, schema: Schema | Mapping[str, Any], *, root: bool = True,
-           drop_invalid: bool = False) -> Any:
-    """Return ``obj`` with its (embedded) ObjectMeta decoded and written back as the server does.
-
-    ``root`` also coerces the top-level ``apiVersion``/``kind``/``metadata``.
-
-    Raises:
-        Rejected: malformed metadata and ``drop_invalid`` is off.
-    """
-    from compatfuzz.apiserver._prune import _as_root, _copy
-
-    node = structural(schema)
-    out = _copy(obj)
-    if root:
-        node = _as_root(node)
-    return coerce_node(out, node, drop_invalid=drop_invalid)

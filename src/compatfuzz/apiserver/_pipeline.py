@@ -33,8 +33,9 @@ from typing import Any
 from compatfuzz.apiserver._conversion import check_response
 from compatfuzz.apiserver._default import default_node
 from compatfuzz.apiserver._objectmeta import Rejected, coerce_node, object_meta
-from compatfuzz.apiserver._prune import _as_root, _copy, _Paths, prune_node, prune_nulls_node
-from compatfuzz.apiserver._structural import Node, structural
+from compatfuzz.apiserver._prune import _Paths, prune_node, prune_nulls_node
+from compatfuzz.apiserver._structural import structural
+from compatfuzz.apiserver._structural_node import Node, _as_root, _copy
 from compatfuzz.apiserver._validate import update_errors, validation_errors
 from compatfuzz.schema import Schema
 

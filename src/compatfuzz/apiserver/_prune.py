@@ -5,17 +5,19 @@ Mirrors apiextensions-apiserver ``pkg/apiserver/schema/pruning/algorithm.go``
 (``PruneNonNullableNullsWithoutDefaults``). The unknown-field paths are spelt as upstream
 ``UnknownFieldPathOptions`` spells them (``spec.items[0].x``), so they read like the API
 server's ``unknown field "spec.x"`` warnings.
+
+These are the node-level steps, over a built :class:`Node`; ``prune`` and
+``prune_nulls``, which take a schema, are in ``_structural`` (building the view prunes
+each default with :func:`prune_node`, so this module cannot import the builder).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from compatfuzz.apiserver._structural import Node, structural
-from compatfuzz.schema import Schema
+from compatfuzz.apiserver._structural_node import Node
 
-__all__ = ["prune", "prune_node", "prune_nulls", "prune_nulls_node"]
+__all__ = ["prune_node", "prune_nulls_node"]
 
 _META = frozenset({"apiVersion", "kind", "metadata"})
 
@@ -40,16 +42,6 @@ class _Paths:
         self.key(k)
         self.found.append("".join(self.parent))
         del self.parent[n:]
-
-
-def _as_root(node: Node) -> Node:
-    if node.embedded:
-        return node
-    clone = Node()
-    for slot in Node.__slots__:
-        setattr(clone, slot, getattr(node, slot))
-    clone.embedded = True
-    return clone
 
 
 def _prune_keys(x: dict[str, Any], s: Node, paths: _Paths | None, *, drop_unknown: bool
@@ -112,25 +104,6 @@ def _skip(x: Any, s: Node | None, paths: _Paths | None) -> None:
                 del paths.parent[n:]
 
 
-def prune(obj: Any, schema: Schema | Mapping[str, Any], *, root: bool = True
-          ) -> tuple[Any, list[str]]:
-    """Return ``obj`` with the fields ``schema`` does not declare removed, and their paths.
-
-    ``root`` treats ``obj`` as a whole resource: ``apiVersion``, ``kind`` and
-    ``metadata`` at its top are kept whatever the schema says (``isResourceRoot``).
-    The input is not changed; the paths come sorted, as upstream returns them.
-
-    >>> prune({"spec": {"a": 1, "b": 2}}, {"type": "object", "properties": {
-    ...     "spec": {"type": "object", "properties": {"a": {"type": "integer"}}}}})
-    ({'spec': {'a': 1}}, ['spec.b'])
-    """
-    node = structural(schema)
-    out = _copy(obj)
-    paths = _Paths()
-    prune_node(out, _as_root(node) if root else node, paths)
-    return out, sorted(paths.found)
-
-
 def prune_nulls_node(x: Any, s: Node | None, dropped: list[str] | None = None,
                      path: str = "") -> None:
     """``PruneNonNullableNullsWithoutDefaults`` in place; ``dropped`` collects the paths."""
@@ -153,19 +126,3 @@ def prune_nulls_node(x: Any, s: Node | None, dropped: list[str] | None = None,
         items = s.items if s is not None else None
         for i, v in enumerate(x):
             prune_nulls_node(v, items, dropped, f"{path}[{i}]")
-
-
-def prune_nulls(obj: Any, schema: Schema | Mapping[str, Any]) -> Any:
-    """Return ``obj`` without the ``null`` values of fields that are neither nullable
-    nor defaulted (the server drops them; a defaulted one is defaulted later)."""
-    out = _copy(obj)
-    prune_nulls_node(out, structural(schema))
-    return out
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value

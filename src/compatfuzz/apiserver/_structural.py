@@ -14,6 +14,12 @@ A CRD version is read from its raw ``openAPIV3Schema`` (kept by the loader in
 ``Schema.meta["openapi"]``); any other schema from its normalised 2020-12 root, with
 ``$ref`` followed and the loader's ``nullable`` rewrites (``type: [T, "null"]`` and
 ``anyOf: [<node>, {type: null}]``) read back as ``nullable``.
+
+The :class:`~compatfuzz.apiserver._structural_node.Node` type lives in
+``_structural_node`` so that ``_prune`` and ``_objectmeta``, which prune the defaults
+here, need not import this module. For the same reason the schema-level entry points
+(``prune``, ``prune_nulls``, ``coerce``: build the view, then walk it) live here, above
+the node-level steps they call.
 """
 
 from __future__ import annotations
@@ -21,43 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from compatfuzz.apiserver._objectmeta import coerce_node
+from compatfuzz.apiserver._prune import _Paths, prune_node, prune_nulls_node
+from compatfuzz.apiserver._structural_node import Node, _as_root, _copy
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.schema import Schema
 
-__all__ = ["Node", "structural"]
-
-_NO_DEFAULT = object()
-
-
-class Node:
-    """One node of a structural schema (``structuralschema.Structural``).
-
-    ``additional`` is ``None`` when ``additionalProperties`` is absent; when it is present
-    (``true`` or a schema) ``has_additional`` is set and ``additional`` holds the schema
-    (``None`` for a bare ``true``, whose values the server prunes to nothing).
-    """
-
-    __slots__ = (
-        "additional", "default", "embedded", "has_additional", "items", "list_type",
-        "map_keys", "nullable", "preserve", "properties", "type",
-    )
-
-    def __init__(self) -> None:
-        self.properties: dict[str, Node] = {}
-        self.items: Node | None = None
-        self.additional: Node | None = None
-        self.has_additional = False
-        self.preserve = False
-        self.embedded = False
-        self.nullable = False
-        self.default: Any = _NO_DEFAULT
-        self.type = ""
-        self.list_type = ""  # x-kubernetes-list-type
-        self.map_keys: tuple[str, ...] = ()  # x-kubernetes-list-map-keys
-
-    @property
-    def has_default(self) -> bool:
-        return self.default is not _NO_DEFAULT
+__all__ = ["coerce", "prune", "prune_nulls", "structural"]
 
 
 def _is_null_branch(node: Any) -> bool:
@@ -123,14 +99,11 @@ class _Builder:
 
 
 def _prune_defaults(node: Node, seen: set[int]) -> None:
-    from compatfuzz.apiserver._objectmeta import coerce_node
-    from compatfuzz.apiserver._prune import prune_node
-
     if id(node) in seen:
         return
     seen.add(id(node))
     if node.has_default:
-        value = _json_copy(node.default)
+        value = _copy(node.default)
         value = coerce_node(value, node, drop_invalid=True)
         prune_node(value, node, None)
         node.default = value
@@ -140,14 +113,6 @@ def _prune_defaults(node: Node, seen: set[int]) -> None:
         _prune_defaults(node.items, seen)
     if node.additional is not None:
         _prune_defaults(node.additional, seen)
-
-
-def _json_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _json_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_copy(v) for v in value]
-    return value
 
 
 _CACHE: dict[int, tuple[Any, Node]] = {}
@@ -184,3 +149,51 @@ def structural(schema: Schema | Mapping[str, Any]) -> Node:
         _CACHE.clear()
     _CACHE[key] = (schema, root)
     return root
+
+
+# ------------------------------------------------------- one step, given a schema
+# The schema-level entry points of ``compatfuzz.apiserver``: each builds (or reuses) the
+# view above, then walks it with the node-level step of ``_prune`` or ``_objectmeta``.
+
+
+def prune(obj: Any, schema: Schema | Mapping[str, Any], *, root: bool = True
+          ) -> tuple[Any, list[str]]:
+    """Return ``obj`` with the fields ``schema`` does not declare removed, and their paths.
+
+    ``root`` treats ``obj`` as a whole resource: ``apiVersion``, ``kind`` and
+    ``metadata`` at its top are kept whatever the schema says (``isResourceRoot``).
+    The input is not changed; the paths come sorted, as upstream returns them.
+
+    >>> prune({"spec": {"a": 1, "b": 2}}, {"type": "object", "properties": {
+    ...     "spec": {"type": "object", "properties": {"a": {"type": "integer"}}}}})
+    ({'spec': {'a': 1}}, ['spec.b'])
+    """
+    node = structural(schema)
+    out = _copy(obj)
+    paths = _Paths()
+    prune_node(out, _as_root(node) if root else node, paths)
+    return out, sorted(paths.found)
+
+
+def prune_nulls(obj: Any, schema: Schema | Mapping[str, Any]) -> Any:
+    """Return ``obj`` without the ``null`` values of fields that are neither nullable
+    nor defaulted (the server drops them; a defaulted one is defaulted later)."""
+    out = _copy(obj)
+    prune_nulls_node(out, structural(schema))
+    return out
+
+
+def coerce(obj: Any, schema: Schema | Mapping[str, Any], *, root: bool = True,
+           drop_invalid: bool = False) -> Any:
+    """Return ``obj`` with its (embedded) ObjectMeta decoded and written back as the server does.
+
+    ``root`` also coerces the top-level ``apiVersion``/``kind``/``metadata``.
+
+    Raises:
+        Rejected: malformed metadata and ``drop_invalid`` is off.
+    """
+    node = structural(schema)
+    out = _copy(obj)
+    if root:
+        node = _as_root(node)
+    return coerce_node(out, node, drop_invalid=drop_invalid)

@@ -22,7 +22,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from compatfuzz.apiserver._structural import Node, structural
+from compatfuzz.apiserver._structural import structural
+from compatfuzz.apiserver._structural_node import Node
 from compatfuzz.schema import Schema
 
 __all__ = ["update_errors", "validation_errors"]

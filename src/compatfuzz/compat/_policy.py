@@ -16,7 +16,9 @@ A ``reason`` is required: an ignore without one is a break nobody can explain la
 
 A *profile* (``--policy``, issue 19) is the other half: a severity for each rule, each
 entry remembering the file line (or built-in profile) it came from, so a finding can say
-which line let it pass; see :mod:`compatfuzz.compat._profiles`.
+which line let it pass; see :mod:`compatfuzz.compat._profiles`. The helpers that find
+that line (``_line``, ``_where``) live here, since both an ignore file's ``severity:``
+and a profile's entries quote it, and the profiles module builds on this one.
 """
 
 from __future__ import annotations
@@ -183,6 +185,26 @@ def _severity(value: Any, *, source: str, pointer: str) -> Severity:
         ) from None
 
 
+def _line(text: str, pattern: str, nth: int = 0, start: int = 0) -> tuple[int, str]:
+    """The 1-based number and text of the ``nth`` line after line ``start`` matching
+    ``pattern`` (0, "" if none): what a finding quotes as the line that set its
+    severity."""
+    seen = 0
+    for i, line in enumerate(text.splitlines(), 1):
+        if i > start and re.search(pattern, line):
+            if seen == nth:
+                return i, line.strip()
+            seen += 1
+    return 0, ""
+
+
+def _where(source: str, text: str, pattern: str, nth: int = 0, start: int = 0) -> str:
+    """``FILE:LINE: text`` of that line (``FILE`` alone if none matches): the ``source``
+    a :class:`PolicyEntry` or a severity override quotes."""
+    number, line = _line(text, pattern, nth, start)
+    return f"{source}:{number}: {line}" if number else source
+
+
 def parse_severity(text: str, *, rules: Mapping[str, Rule] = RULES) -> tuple[str, Severity]:
     """Parse a ``RULE=LEVEL`` command-line override; ``rules`` are the valid ids (another
     rule family, such as protobuf's, passes its own)."""
@@ -268,8 +290,6 @@ def load_policy(path: str | Path, *, rules: Mapping[str, Rule] = RULES) -> Polic
             _severity(v, source=source, pointer=f"/severity/{k}")
         for k, v in sev_raw.items()
     }
-    from compatfuzz.compat._profiles import _line, _where
-
     start = _line(text, r"^\s*['\"]?severity['\"]?\s*:")[0]
     return Policy(tuple(entries), severities, sources={
         k: _where(source, text, rf"^\s*['\"]?{re.escape(k)}['\"]?\s*:", start=start)

@@ -28,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from compatfuzz.compat._model import Severity
-from compatfuzz.compat._policy import Policy, PolicyEntry, _rule_id, _severity
+from compatfuzz.compat._policy import (
+    Policy,
+    PolicyEntry,
+    _line,
+    _rule_id,
+    _severity,
+    _where,
+)
 from compatfuzz.errors import SchemaLoadError
 
 __all__ = ["CRDIFY_VALIDATIONS", "PROFILES", "builtin_profile", "load_crdify",
@@ -78,24 +85,6 @@ def builtin_profile(name: str) -> Policy:
             hint=(f"did you mean {close[0]!r}? " if close else "")
             + "use kubernetes, gateway-api, crdify:FILE or a policy FILE")
     return Policy(entries=PROFILES[name], profile=name)
-
-
-def _line(text: str, pattern: str, nth: int = 0, start: int = 0) -> tuple[int, str]:
-    """The 1-based number and text of the ``nth`` line after line ``start`` matching
-    ``pattern`` (0, "" if none): what a finding quotes as the line that set its
-    severity."""
-    seen = 0
-    for i, line in enumerate(text.splitlines(), 1):
-        if i > start and re.search(pattern, line):
-            if seen == nth:
-                return i, line.strip()
-            seen += 1
-    return 0, ""
-
-
-def _where(source: str, text: str, pattern: str, nth: int = 0, start: int = 0) -> str:
-    number, line = _line(text, pattern, nth, start)
-    return f"{source}:{number}: {line}" if number else source
 
 
 def _read(path: str | Path, what: str) -> str:

@@ -725,18 +725,3 @@ def message_cost(expression: str, node: Mapping[str, Any], *, resolve: Any = Non
     if checked.errors or checked.ast is None or checked.type(checked.ast) != STRING:
         return None
     return estimate(checked)
-
-
-_PER_CRD = frozenset({"RuleCost", "cardinality_factor", "cost_error_message",
-                      "crd_cost_errors", "crd_rule_costs", "expression_cost",
-                      "unbounded_cardinality"})
-
-
-def __getattr__(name: str) -> Any:
-    """The per-CRD names moved to ``_cel_cost_crd``; they are still importable from here
-    (``cardinality_factor``, ``unbounded_cardinality`` were)."""
-    if name in _PER_CRD:
-        from compatfuzz.strategies import _cel_cost_crd
-
-        return getattr(_cel_cost_crd, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
