@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compatfuzz.roundtrip import Property, Status, Unit, _report
+from compatfuzz.roundtrip import Property, Status, Unit
+from compatfuzz.roundtrip._reports import _report
 from compatfuzz.roundtrip._events import (
     Counterexample,
     RunFinished,
