@@ -685,7 +685,7 @@ def _server(args: argparse.Namespace, apis: list[Any]) -> Any:
     return serving(apis, mode=getattr(args, "apiserver", None),
                    assets_dir=getattr(args, "apiserver_assets", None),
                    start_timeout=getattr(args, "apiserver_start_timeout", 90.0),
-                   on_start=started)
+                   on_start=started, workers=getattr(args, "workers", 1))
 
 
 def _recorded_path(recorded: str) -> str:
@@ -874,17 +874,10 @@ def run(args: argparse.Namespace) -> int:
     progress.start_ticking()
     server = contextlib.ExitStack()
     try:
-        workers = args.workers
-        if server.enter_context(_server(args, apis)) is not None and workers > 1:
-            # the CRDs name one webhook port: two workers serving it would answer (and,
-            # exiting, reset) each other's conversions
-            print(f"compatfuzz fuzz: note: through a real API server units run one at a "
-                  f"time (the run's one conversion webhook); --workers {workers} is not "
-                  "used", file=sys.stderr)
-            workers = 1
+        server.enter_context(_server(args, apis))
         for event in run_engine(
             apis, profile=args.profile, max_examples=args.max_examples,
-            duration=args.duration, seed=args.seed, workers=workers,
+            duration=args.duration, seed=args.seed, workers=args.workers,
             database="" if args.database is None else args.database,
             properties=args.properties, stop=stop, example_deadline=args.example_deadline,
             on_failure=writer.found, live=live, isolate=True, plan_limit=limit,

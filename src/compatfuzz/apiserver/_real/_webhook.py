@@ -13,6 +13,9 @@ The port is bound once for the run (:func:`listen`, in the process that started 
 plane) and every process that runs examples (a worker per unit) serves it in turn on a
 copy of that socket: without ``SO_REUSEPORT``, so no other process can listen on it beside
 us and take a share of the API server's connections, nor take the port between two units.
+With several workers at once the run's router (``_router``) serves that port instead,
+and each worker serves its webhook on a Unix socket of its own (``unix=``), plain HTTP,
+with the same limits: the router hands it the conversions of the objects it created.
 The TLS handshake runs in the connection's own thread, with a deadline, and at most
 :data:`MAX_HANDLERS` connections are served at once (the others wait in the backlog): a
 client that connects and says nothing, or a converter that hangs, ties up one thread,
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import socket
 import ssl
@@ -49,7 +53,8 @@ from types import FrameType
 from typing import Any
 
 __all__ = ["MAX_ABANDONED", "MAX_HANDLERS", "SERVER_TIMEOUT", "WEBHOOK_PATH", "Call",
-           "ConversionWebhook", "WebhookPortTaken", "listen", "webhook_url"]
+           "ConversionWebhook", "WebhookPortTaken", "failure", "listen", "listen_unix",
+           "serve", "server_timeout", "webhook_url"]
 
 WEBHOOK_PATH = "/convert/"
 #: what the handler may read (a ConversionReview of one object is kilobytes; the server
@@ -60,8 +65,8 @@ MAX_REQUEST_BYTES = 64 * 1024 * 1024
 Convert = Callable[[dict[str, Any], str, str], Any]
 
 
-#: connections served at once; more wait in the listen backlog until one ends (the run
-#: checks one unit at a time through the server, which converts one request at a time)
+#: connections served at once; more wait in the listen backlog until one ends (a worker
+#: checks one example at a time through the server, which converts one request at a time)
 MAX_HANDLERS = 8
 #: seconds a connection may stay silent (in the handshake, between requests) before it is
 #: dropped: the API server waits at most 30 s for a conversion (``timeoutSeconds``)
@@ -76,7 +81,7 @@ MAX_ABANDONED = 16
 _DURATION = re.compile(r"(?:^|&)timeout=(\d+(?:\.\d+)?)(ms|s|m)(?:&|$)")
 
 
-def _server_timeout(query: str) -> float:
+def server_timeout(query: str) -> float:
     """The API server's timeout for one call, from its ``?timeout=`` (a Go duration)."""
     found = _DURATION.search(query)
     if found is None:
@@ -126,11 +131,16 @@ def listen(port: int) -> socket.socket:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, listener: socket.socket, handler: Any) -> None:
-        super().__init__(listener.getsockname(), handler, bind_and_activate=False)
+    def __init__(self, listener: socket.socket, answer: Answer,
+                 handlers: int = MAX_HANDLERS) -> None:
+        super().__init__(listener.getsockname(), _Handler, bind_and_activate=False)
         self.socket.close()  # the unbound one the constructor made
         self.socket = listener
-        self.slots = threading.BoundedSemaphore(MAX_HANDLERS)
+        #: what a request's path (with its query) and body are answered: (status, JSON)
+        self.answer = answer
+        #: the connections open now (their handshake done)
+        self.open: set[socket.socket] = set()
+        self.slots = threading.BoundedSemaphore(handlers)
         self.closing = False
         self._freed: set[int] = set()  # handler threads whose slot was given back early
         self._lock = threading.Lock()
@@ -164,8 +174,108 @@ class _Server(ThreadingHTTPServer):
         finally:
             self.free(threading.get_ident(), ending=True)
 
+    def get_request(self) -> tuple[Any, Any]:
+        # TCP_NODELAY: the handler writes the headers and the body in two sends, and
+        # with Nagle on the body waits for the API server's delayed ACK (~40 ms a
+        # conversion; a Frobber round trip took 280 ms, 15 ms with it off:
+        # benchmarks/bench_apiserver.py). Go's net/http sets it on every TCP
+        # connection (net/tcpsock.go newTCPConn: setNoDelay(fd, true)). A worker's Unix
+        # socket has no Nagle to turn off.
+        request, address = super().get_request()
+        if request.family != socket.AF_UNIX:
+            with contextlib.suppress(OSError):
+                request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return request, address
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hangs up or fails its handshake is no concern of the run
+
+    def stop(self) -> None:
+        """Stop accepting, and end the kept-alive connections too: a client reusing one
+        would otherwise go on talking to what is closed."""
+        self.closing = True
+        self.shutdown()
+        self.server_close()
+        for sock in list(self.open):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+#: (path with its query, body) -> (HTTP status, JSON body)
+Answer = Callable[[str, bytes], tuple[int, bytes]]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection: ``POST``s answered by its server's :attr:`_Server.answer`."""
+
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = False  # TCP_NODELAY is set by _Server.get_request
+    timeout = IDLE_TIMEOUT  # the handshake and each read (StreamRequestHandler)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def setup(self) -> None:
+        super().setup()  # TCP_NODELAY: from _Server.get_request, not here (not on Unix)
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.connection.do_handshake()  # here, not in the thread that accepts
+        self.server.open.add(self.connection)
+
+    def finish(self) -> None:
+        self.server.open.discard(self.connection)
+        super().finish()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_REQUEST_BYTES:
+            self._send(413, json.dumps({"message": "request too large"}).encode())
+            return
+        body = self.rfile.read(length)
+        code, answer = self.server.answer(self.path, body)
+        with contextlib.suppress(OSError):  # the server may have given up on it
+            self._send(code, answer)
+
+    def _send(self, code: int, data: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def serve(listener: socket.socket, answer: Answer, *, tls: tuple[str, str] | None,
+          handlers: int = MAX_HANDLERS, name: str = "compatfuzz-webhook") -> _Server:
+    """Answer ``POST``s on ``listener`` (which it then owns) with ``answer``, over TLS with
+    ``tls`` (certificate, key) when given, in a thread of its own."""
+    try:
+        if tls is not None:
+            ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            ctx.load_cert_chain(*tls)
+            listener = ctx.wrap_socket(listener, server_side=True,
+                                       do_handshake_on_connect=False)
+        server = _Server(listener, answer, handlers)
+    except BaseException:
+        listener.close()
+        raise
+    threading.Thread(target=server.serve_forever, name=name, daemon=True).start()
+    return server
+
+
+def listen_unix(path: str) -> socket.socket:
+    """A listening Unix socket at ``path`` (its folder is the control plane's, which only
+    this user can enter), replacing what an ended process of the same pid left there."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        os.chmod(path, 0o600)
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def webhook_url(port: int, crd: str) -> str:
@@ -184,11 +294,13 @@ class ConversionWebhook:
 
     def __init__(self, port: int, cert: str, key: str,
                  converters: Mapping[str, Convert],
-                 listener: socket.socket | None = None) -> None:
+                 listener: socket.socket | None = None, *, unix: str | None = None) -> None:
+        """On ``https://127.0.0.1:port`` (``listener``: the run's socket for that port,
+        else one bound here), or with ``unix`` on a Unix socket at that path, plain HTTP:
+        a worker's own, to which the run's router (``_router``) hands its conversions."""
         self.converters = dict(converters)
         self.errors: dict[str, BaseException] = {}
         self.calls = 0
-        self._open: set[socket.socket] = set()
         self._inflight: dict[int, Call] = {}
         #: calls still running past the server's timeout, by handler thread
         self.abandoned: dict[int, Call] = {}
@@ -196,66 +308,24 @@ class ConversionWebhook:
         self._hung: dict[str, Call] = {}
         self._calls_lock = threading.Lock()
         self._closed = threading.Event()
-        webhook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # TCP_NODELAY: the handler writes the headers and the body in two sends, and
-            # with Nagle on the body waits for the API server's delayed ACK (~40 ms a
-            # conversion; a Frobber round trip took 280 ms, 15 ms with it off:
-            # benchmarks/bench_apiserver.py). Go's net/http sets it on every TCP
-            # connection (net/tcpsock.go newTCPConn: setNoDelay(fd, true)).
-            disable_nagle_algorithm = True
-            timeout = IDLE_TIMEOUT  # the handshake and each read (StreamRequestHandler)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def setup(self) -> None:
-                super().setup()
-                self.connection.do_handshake()  # here, not in the thread that accepts
-                webhook._open.add(self.connection)
-
-            def finish(self) -> None:
-                webhook._open.discard(self.connection)
-                super().finish()
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > MAX_REQUEST_BYTES:
-                    self._send(413, {"message": "request too large"})
-                    return
-                body = self.rfile.read(length)
-                path, _, query = self.path.partition("?")  # the server adds ?timeout=30s
-                crd = path[len(WEBHOOK_PATH):] if path.startswith(WEBHOOK_PATH) else ""
-                answer = webhook.review(crd, body, timeout=_server_timeout(query))
-                with contextlib.suppress(OSError):  # the server may have given up on it
-                    self._send(200, answer)
-
-            def _send(self, code: int, answer: Any) -> None:
-                data = json.dumps(answer).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        # the run's socket when there is one (a copy: closing it leaves the run's open)
-        sock = listener.dup() if listener is not None else listen(port)
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        try:
-            ctx.load_cert_chain(cert, key)
-            tls = ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-        except BaseException:
-            sock.close()
-            raise
-        self._server = _Server(tls, Handler)
+        self.unix = unix
+        if unix is not None:
+            sock, tls = listen_unix(unix), None
+        else:
+            # the run's socket when there is one (a copy: closing it leaves the run's open)
+            sock = listener.dup() if listener is not None else listen(port)
+            tls = (cert, key)
+        self._server = serve(sock, self._answer, tls=tls)
+        self._open = self._server.open
         self.port = port
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        name="compatfuzz-webhook", daemon=True)
-        self._thread.start()
         threading.Thread(target=self._reap, name="compatfuzz-webhook-reaper",
                          daemon=True).start()
+
+    def _answer(self, target: str, body: bytes) -> tuple[int, bytes]:
+        path, _, query = target.partition("?")  # the server adds ?timeout=30s
+        crd = path[len(WEBHOOK_PATH):] if path.startswith(WEBHOOK_PATH) else ""
+        return 200, json.dumps(self.review(crd, body,
+                                           timeout=server_timeout(query))).encode()
 
     def _reap(self) -> None:
         """Give back the place of each converter call the server has given up on."""
@@ -298,7 +368,7 @@ class ConversionWebhook:
         self.calls += 1
         if len(self.abandoned) >= MAX_ABANDONED:
             stuck = next(iter(self.abandoned.values()))
-            return _failure(_uid(body), f"compatfuzz's conversion webhook converts no more: "
+            return failure(_uid(body), f"compatfuzz's conversion webhook converts no more: "
                             f"{len(self.abandoned)} converter calls never returned "
                             f"(the first for {stuck.crd})")
         now = time.monotonic()
@@ -320,7 +390,7 @@ class ConversionWebhook:
             desired = request["desiredAPIVersion"]
             objects = request["objects"]
         except (ValueError, KeyError, TypeError):
-            return _failure("", "not a ConversionReview")
+            return failure("", "not a ConversionReview")
         out: dict[str, Any] = {"uid": uid}
         convert = self.converters.get(crd)
         try:
@@ -345,17 +415,19 @@ class ConversionWebhook:
         """Stop listening and end the kept-alive connections too: the API server reuses
         them, and would otherwise go on talking to this (closed) webhook's converters."""
         self._closed.set()
-        self._server.closing = True
-        self._server.shutdown()
-        self._server.server_close()
-        for sock in list(self._open):
+        self._server.stop()
+        if self.unix is not None:
             with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+                os.unlink(self.unix)
 
 
-def _failure(uid: str, message: str) -> dict[str, Any]:
+def failure(uid: str, message: str) -> dict[str, Any]:
+    """A ConversionReview answer that fails the conversion with ``message``."""
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
             "response": {"uid": uid, "result": {"status": "Failure", "message": message}}}
+
+
+_server_timeout = server_timeout  # its name before the router used it
 
 
 def _uid(body: bytes) -> str:

@@ -10,6 +10,9 @@ it, their ``conversion.strategy: Webhook`` pointing at compatfuzz's own webhook 
 serves the API's Python converter) or at the user's (``webhook = URL``). The process
 that checks examples (a unit's worker, forked after the install) serves the webhook
 itself on the run's fixed port: a converter's crash stays its unit's, as in model mode.
+With several workers at once (:meth:`RunServer.route`) that port is the run's router's
+(``_router``), and each worker serves its webhook on a Unix socket of its own, to which
+the router hands the conversions of the objects that worker created.
 :class:`RealBackend` answers the properties' requests (``_properties``: the same
 sequence of creates, gets and updates as on the model) with HTTP requests to the server;
 a failure shows the server's answer: a 422 with its field errors, or a conversion error
@@ -21,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -29,7 +34,13 @@ from typing import Any
 from compatfuzz.apiserver._real._backend import RealKind, crd_document, install
 from compatfuzz.apiserver._real._client import Client, ServerError
 from compatfuzz.apiserver._real._process import Endpoint, StartError
-from compatfuzz.apiserver._real._webhook import ConversionWebhook, listen, webhook_url
+from compatfuzz.apiserver._real._router import ConversionRouter, socket_path
+from compatfuzz.apiserver._real._webhook import (
+    MAX_HANDLERS,
+    ConversionWebhook,
+    listen,
+    webhook_url,
+)
 from compatfuzz.errors import (
     CompatfuzzError,
     ConverterError,
@@ -61,9 +72,20 @@ class ServerUnavailable(CompatfuzzError):
 # -- one control plane per run -------------------------------------------------------
 
 #: ``listener``: the webhook's socket, bound by the process that started the control plane
-#: and inherited by its forks, which serve it one at a time (``_webhook.listen``)
+#: and inherited by its forks, which serve it one at a time (``_webhook.listen``);
+#: ``routes``: once the run routes conversions (:meth:`RunServer.route`), the folder of
+#: the workers' sockets, and the router that serves the listener
 _state: dict[str, Any] = {"endpoint": None, "pid": 0, "webhook": None, "backends": {},
-                          "listener": None}
+                          "listener": None, "routes": None, "router": None}
+
+
+def _webhook(endpoint: Endpoint) -> ConversionWebhook:
+    """This process's webhook: on the run's port, or on its own socket for the router."""
+    routes = _state["routes"]
+    if routes is not None:
+        return ConversionWebhook(0, "", "", {}, unix=socket_path(routes, os.getpid()))
+    return ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
+                             endpoint.webhook_key, {}, listener=_state["listener"])
 
 
 def attach(endpoint: Endpoint | None) -> None:
@@ -95,9 +117,7 @@ def backend_for(api: API) -> RealBackend:
     backend: RealBackend | None = _state["backends"].get(id(api))
     if backend is None:
         if _state["webhook"] is None and user_webhook(api) is None:
-            _state["webhook"] = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
-                                                  endpoint.webhook_key, {},
-                                                  listener=_state["listener"])
+            _state["webhook"] = _webhook(endpoint)
         backend = RealBackend(api, endpoint, install=False, webhook=_state["webhook"])
         _state["backends"][id(api)] = backend
     else:
@@ -140,6 +160,7 @@ class RunServer:
         self.endpoint: Endpoint | None = None
         self._plane: Any = None
         self._installed: set[int] = set()
+        self._routes_tmp: Path | None = None  # the sockets' folder when not in the plane's
 
     def ensure(self, api: API) -> Endpoint:
         """Start the control plane if need be, install ``api``'s CRDs if not yet.
@@ -179,12 +200,36 @@ class RunServer:
         attach(self.endpoint)
         return self.endpoint
 
+    def route(self, workers: int) -> None:
+        """Have each conversion served by the worker that created its objects, for
+        ``workers`` processes checking examples at once: the run's port is served by a
+        router (``_router``) and each process serves its webhook on a socket of its own.
+        Call it after :meth:`ensure`, before the workers fork."""
+        if _state["router"] is not None or self._plane is None or self.endpoint is None:
+            return
+        folder = self._plane.dir / "webhooks"
+        if len(socket_path(folder, 4 * 10**9)) > 100:  # a Unix socket's path is short
+            folder = Path(tempfile.mkdtemp(prefix="compatfuzz-webhooks-"))
+            self._routes_tmp = folder
+        folder.mkdir(mode=0o700, exist_ok=True)
+        listener, _state["listener"] = _state["listener"], None
+        _state["router"] = ConversionRouter(
+            listener, self.endpoint.webhook_cert, self.endpoint.webhook_key, folder,
+            handlers=max(MAX_HANDLERS, 2 * workers))
+        _state["routes"] = str(folder)
+
     def stop(self) -> None:
         """Stop kube-apiserver and etcd and remove their files (idempotent)."""
         attach(None)
+        router, _state["router"], _state["routes"] = _state["router"], None, None
+        if router is not None:
+            router.close()
         listener, _state["listener"] = _state["listener"], None
         if listener is not None:
             listener.close()
+        if self._routes_tmp is not None:
+            shutil.rmtree(self._routes_tmp, ignore_errors=True)
+            self._routes_tmp = None
         plane, self._plane, self.endpoint = self._plane, None, None
         if plane is not None:
             plane.stop()
@@ -193,11 +238,13 @@ class RunServer:
 @contextlib.contextmanager
 def serving(apis: Sequence[API | Suite], *, mode: str | None = None,
             assets_dir: str | Path | None = None, start_timeout: float = 90.0,
-            on_start: Callable[[str], None] | None = None) -> Iterator[Endpoint | None]:
+            on_start: Callable[[str], None] | None = None, workers: int = 1
+            ) -> Iterator[Endpoint | None]:
     """Start kube-apiserver and etcd for ``apis`` that ask for one (``mode`` overrides
     each API's ``apiserver``), install their CRDs, and stop both (and remove their files)
     on the way out, however it is left. Yields the endpoint, or ``None`` when every API
-    stays in model mode.
+    stays in model mode. ``workers`` > 1: that many processes check examples at once,
+    each converting its own objects (:meth:`RunServer.route`).
 
     Raises:
         MissingAssets, StartError, CRDRefused: as :meth:`RunServer.ensure`.
@@ -210,6 +257,8 @@ def serving(apis: Sequence[API | Suite], *, mode: str | None = None,
     try:
         for api in needed:
             server.ensure(api)
+        if workers > 1:
+            server.route(workers)
         yield server.endpoint
     finally:
         server.stop()
@@ -273,9 +322,7 @@ class RealBackend:
         self._example_started = 0.0  # time.monotonic() when the running check began
         ours = user_webhook(api) is None  # else the server calls the user's webhook
         if ours and webhook is None:
-            webhook = ConversionWebhook(endpoint.webhook_port, endpoint.webhook_cert,
-                                        endpoint.webhook_key, {},
-                                        listener=_state["listener"])
+            webhook = _webhook(endpoint)
             self._own_webhook = True
         self.webhook = webhook if ours else None
         self.serve()
