@@ -111,3 +111,17 @@ def test_a_pid_no_worker_serves_is_a_failure_that_says_why(router: Any) -> None:
         stale.close()
     message = post(_review(["someone-else"]))["result"]["message"]
     assert "not created by a compatfuzz worker" in message
+
+
+def test_a_process_that_gets_an_ended_ones_pid_does_not_reuse_its_names() -> None:
+    """Names are ``cf-<pid>-<n>``: a long night forks many workers, and a later one may
+    get an ended one's pid while that one's objects are still in etcd."""
+    from compatfuzz.apiserver._real import _backend
+
+    kind = _backend.RealKind(None, group="example.com", plural="gadgets",  # type: ignore[arg-type]
+                             namespaced=True, storage="v1")
+    first = [kind.new_name() for _ in range(3)]
+    _backend._names.clear()  # as in a new process with the same pid
+    again = [kind.new_name() for _ in range(3)]
+    assert not set(first) & set(again)
+    assert all(route_of(_review([name]))[1] == os.getpid() for name in first + again)

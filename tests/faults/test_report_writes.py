@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compatfuzz.roundtrip import Property, Status, Unit
-from compatfuzz.roundtrip._reports import _report
 from compatfuzz.roundtrip._events import (
     Counterexample,
     RunFinished,
@@ -30,6 +29,7 @@ from compatfuzz.roundtrip._events import (
     UnitResult,
     UnitStarted,
 )
+from compatfuzz.roundtrip._reports import _report
 
 UNITS = [Unit("t", "T", Property.ROUNDTRIP, (f"v{i}", f"v{i + 1}")) for i in range(1500)]
 

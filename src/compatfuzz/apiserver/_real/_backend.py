@@ -13,7 +13,7 @@ import base64
 import itertools
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from compatfuzz.apiserver._real._client import Client, ServerError
@@ -21,7 +21,9 @@ from compatfuzz.errors import CompatfuzzError
 
 __all__ = ["CRDRefused", "RealKind", "crd_document", "install"]
 
-_names = itertools.count()
+#: each process's name counter, started at a random number: a later process that gets an
+#: ended one's pid (a long night forks many) must not reuse its objects' names
+_names: dict[int, Iterator[int]] = {}
 
 #: metadata the server owns: never sent on create, never compared
 SERVER_FIELDS = ("resourceVersion", "uid", "creationTimestamp", "generation",
@@ -135,7 +137,11 @@ class RealKind:
 
     def new_name(self) -> str:
         """A name no other example (or process) uses on this server."""
-        return f"cf-{os.getpid()}-{next(_names)}"
+        pid = os.getpid()
+        counter = _names.get(pid)
+        if counter is None:
+            counter = _names[pid] = itertools.count(int.from_bytes(os.urandom(4), "big") << 16)
+        return f"cf-{pid}-{next(counter)}"
 
     def prepare(self, obj: dict[str, Any], name: str) -> dict[str, Any]:
         """``obj`` as a client creates it: our name and namespace, no server fields."""
