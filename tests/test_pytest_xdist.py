@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from compatfuzz.roundtrip import load_config, units
 from compatfuzz.roundtrip._deadline import run_queue_wait
-from compatfuzz.roundtrip._engine import _runner, load_config, units
+from compatfuzz.roundtrip._engine import _runner
 from compatfuzz.roundtrip._engine._database import _unseal
 from compatfuzz.roundtrip._engine._profiles import PROFILES, get_profile
 from compatfuzz.roundtrip._engine._runner import unit_seed
