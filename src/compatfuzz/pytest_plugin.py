@@ -929,7 +929,7 @@ class PropertyItem(pytest.Item):
         overrides["database"] = self.database = _item_database(self, base)
         if self.replay_only:  # the saved failures only: no generation, no shrinking
             overrides["phases"] = (Phase.explicit, Phase.reuse)
-        from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
+        from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline, run_armed
         from compatfuzz.strategies._warm import warm_up
 
         warm_up()  # Hypothesis's one-time set-up is not the first example's time
@@ -955,15 +955,7 @@ class PropertyItem(pytest.Item):
         failure: BaseException | None = None
         nothing_saved = False
         try:
-            with alarm:
-                # the first example's draw runs user code too (a pydantic validator filters
-                # what is drawn): under the deadline, as in compatfuzz fuzz's runner
-                alarm.arm()
-                try:
-                    test()
-                    alarm.check()  # the last example's deadline, if it fired and was dropped
-                finally:
-                    alarm.disarm()
+            run_armed(alarm, test)  # as compatfuzz fuzz's runner does
         except ExampleDeadline as exc:
             # a KeyboardInterrupt, which would end the pytest session: fail this item
             failure = _deadline_failure(alarm, recorder, exc)

@@ -10,6 +10,8 @@ default (``_crd_defaults``, which ``_crd_schema`` calls and so cannot import
 
 from __future__ import annotations
 
+import re
+
 from compatfuzz.schema._re2 import compile_python
 
 __all__ = ["is_dns1035_label", "is_dns1123_subdomain"]
@@ -31,21 +33,21 @@ def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
+def _dns(value: str, limit: int, pattern: re.Pattern[str], message: str) -> list[str]:
+    """The errors of one of ``validation.go``'s DNS checks: too long, then not matching."""
+    errs = []
+    if len(value) > limit:
+        errs.append(_max_len(limit))
+    if not pattern.match(value):
+        errs.append(message)
+    return errs
+
+
 def is_dns1035_label(value: str) -> list[str]:
     """``utilvalidation.IsDNS1035Label``."""
-    errs = []
-    if len(value) > 63:
-        errs.append(_max_len(63))
-    if not _DNS1035.match(value):
-        errs.append(_DNS1035_MSG)
-    return errs
+    return _dns(value, 63, _DNS1035, _DNS1035_MSG)
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
     """``utilvalidation.IsDNS1123Subdomain``."""
-    errs = []
-    if len(value) > 253:
-        errs.append(_max_len(253))
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errs.append(_SUBDOMAIN_MSG)
-    return errs
+    return _dns(value, 253, _DNS1123_SUBDOMAIN, _SUBDOMAIN_MSG)

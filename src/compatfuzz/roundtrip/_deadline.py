@@ -40,10 +40,11 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-__all__ = ["PUT_OFF", "Alarm", "ExampleDeadline", "run_queue_wait", "where"]
+__all__ = ["PUT_OFF", "Alarm", "ExampleDeadline", "run_armed", "run_queue_wait", "where"]
 
 
 class ExampleDeadline(KeyboardInterrupt):
@@ -263,3 +264,18 @@ class Alarm:
             del frame
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(self._thread_id), ctypes.py_object(ExampleDeadline))
+
+
+def run_armed(alarm: Alarm, test: Callable[[], None], heartbeat: Any = None) -> None:
+    """Run a unit's Hypothesis ``test`` with the example deadline armed from its first
+    draw: the draw runs user code too (a pydantic validator filters what is drawn).
+    ``heartbeat.value`` (a worker's, watched by its parent) is set as it starts."""
+    with alarm:
+        alarm.arm()
+        if heartbeat is not None:
+            heartbeat.value = time.monotonic()
+        try:
+            test()
+            alarm.check()  # the last example's deadline, if it fired and was dropped
+        finally:
+            alarm.disarm()

@@ -15,7 +15,7 @@ import enum
 import json
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -99,13 +99,14 @@ class Change:
         else:
             text = f"{where}: {_short(self.old)} -> {_short(self.new)}"
             if self.kind is ChangeKind.TYPE_CHANGED:
-                text += f" (type {_jtype(self.old)} -> {_jtype(self.new)})"
+                text += f" (type {jtype(self.old)} -> {jtype(self.new)})"
         if self.detail:
             text += f"  [{self.detail}]"
         return text
 
 
-def _jtype(v: Any) -> str:
+def jtype(v: Any) -> str:
+    """The JSON type of ``v``: ``null``, ``boolean``, ``integer``, ..."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -118,7 +119,7 @@ def _jtype(v: Any) -> str:
         return "string"
     if isinstance(v, (list, tuple)):
         return "array"
-    if isinstance(v, dict):
+    if isinstance(v, Mapping):
         return "object"
     return type(v).__name__
 

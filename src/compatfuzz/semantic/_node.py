@@ -22,35 +22,16 @@ equivalence relation.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from typing import Any
 
-from compatfuzz.semantic._diff import Change, ChangeKind
+from compatfuzz.semantic._diff import Change, ChangeKind, jtype
 
 ABSENT: tuple[str] = ("a",)
 
 
 class NoKey(Exception):
     """A subtree is compared by an opaque user comparator, so it has no key."""
-
-
-def jtype(v: Any) -> str:
-    if v is None:
-        return "null"
-    t = type(v)
-    if t is bool:
-        return "boolean"
-    if t is int or (isinstance(v, int) and not isinstance(v, bool)):
-        return "integer"
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (list, tuple)):
-        return "array"
-    if isinstance(v, Mapping):
-        return "object"
-    return type(v).__name__
 
 
 def _scalar_key(v: Any) -> Hashable:

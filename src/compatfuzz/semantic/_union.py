@@ -10,8 +10,8 @@ from collections.abc import Hashable
 from typing import Any
 
 from compatfuzz.semantic._containers import ANY, AnyNode, ListNode, _Keyed
-from compatfuzz.semantic._diff import Change
-from compatfuzz.semantic._node import Node, NoKey, jtype, leaf_change
+from compatfuzz.semantic._diff import Change, jtype
+from compatfuzz.semantic._node import Node, NoKey, leaf_change
 from compatfuzz.semantic._registered import CanonicaliserNode, ComparatorNode
 from compatfuzz.semantic._scalars import NumberNode, _ParsedScalar
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from compatfuzz.apiserver import Rejected
@@ -129,12 +129,8 @@ class ModelSession:
             written = self.server.accept(obj, version, self.trace)
         except Rejected as exc:
             raise Refused(step, [str(exc)]) from None
-        errors = accepted_errors(self.server.validate(written, version))
-        if errors:
-            raise Refused(step, errors)
-        with self._converting(step):
-            self.stored[name] = self.server.store(written, version, self.trace)
-        return self.get(name, version)
+        return self._store(name, version, step, self.server.validate(written, version),
+                           lambda: self.server.store(written, version, self.trace))
 
     def get(self, name: str, version: str) -> dict[str, Any]:
         with self._converting(f"get in {version}"):
@@ -144,11 +140,18 @@ class ModelSession:
     def update(self, name: str, obj: dict[str, Any], version: str) -> dict[str, Any]:
         step = f"update in {version} (unchanged)"
         sent = plain(obj)
-        errors = accepted_errors(self.server.update_errors(sent, version))
+        return self._store(name, version, step, self.server.update_errors(sent, version),
+                           lambda: self.server.write(sent, version, self.trace))
+
+    def _store(self, name: str, version: str, step: str, errors: list[str],
+               store: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Refuse the request for ``errors`` (less those accepted), else store what
+        ``store`` converts and answer as the server does: the object read back."""
+        errors = accepted_errors(errors)
         if errors:
             raise Refused(step, errors)
         with self._converting(step):
-            self.stored[name] = self.server.write(sent, version, self.trace)
+            self.stored[name] = store()
         return self.get(name, version)
 
 

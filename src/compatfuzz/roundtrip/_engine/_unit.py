@@ -15,7 +15,7 @@ from compatfuzz.roundtrip._check._properties import example_to_json
 from compatfuzz.roundtrip._check._suite import Suite
 from compatfuzz.roundtrip._check._usercode import find_user_traceback, safe_str
 from compatfuzz.roundtrip._check._verdict import diff_to_json
-from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline
+from compatfuzz.roundtrip._deadline import Alarm, ExampleDeadline, run_armed
 from compatfuzz.roundtrip._engine._given import Recorder, _OutOfTime, build_test, iter_failures
 from compatfuzz.roundtrip._events import (
     Counterexample,
@@ -233,17 +233,7 @@ def run_unit(
     caught: BaseException | None = None
     shrunk = True
     try:
-        with alarm:
-            # the first example's draw runs user code too (a pydantic validator filters
-            # what is drawn): under the deadline, and watched by the worker's parent
-            alarm.arm()
-            if heartbeat is not None:
-                heartbeat.value = time.monotonic()
-            try:
-                test()
-                alarm.check()  # the last example's deadline, if it fired and was dropped
-            finally:
-                alarm.disarm()
+        run_armed(alarm, test, heartbeat)
     except ExampleDeadline as exc:
         where, checking = alarm.fired_at or ("", True)
         where = exc.where or where
