@@ -118,7 +118,7 @@ class _Client:
                                                                   dict[str, Any]]:
         """Create the example as generated: ``(name, what was sent, the answer)``. A
         refusal is compatfuzz's fault (its generator and the judge disagree), never
-        the converter's (issue 17)."""
+        the converter's: no converter has run on it yet."""
         s = self.session
         name = s.name()
         sent = s.prepare(obj, name)
