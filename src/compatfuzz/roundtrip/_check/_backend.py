@@ -120,9 +120,6 @@ class ModelSession:
     def prepare(self, obj: dict[str, Any], name: str) -> dict[str, Any]:
         return obj  # the model keys objects by name; the example keeps its own
 
-    def _converting(self, step: str) -> contextlib.AbstractContextManager[None]:
-        return _converting(self.api, step)
-
     def create(self, name: str, obj: dict[str, Any], version: str) -> dict[str, Any]:
         step = f"create in {version}"
         try:
@@ -133,7 +130,7 @@ class ModelSession:
                            lambda: self.server.store(written, version, self.trace))
 
     def get(self, name: str, version: str) -> dict[str, Any]:
-        with self._converting(f"get in {version}"):
+        with _converting(self.api):
             out: dict[str, Any] = self.server.read(self.stored[name], version, self.trace)
         return out
 
@@ -150,13 +147,13 @@ class ModelSession:
         errors = accepted_errors(errors)
         if errors:
             raise Refused(step, errors)
-        with self._converting(step):
+        with _converting(self.api):
             self.stored[name] = store()
         return self.get(name, version)
 
 
 @contextlib.contextmanager
-def _converting(api: API, step: str) -> Iterator[None]:
+def _converting(api: API) -> Iterator[None]:
     """A conversion response the server refuses is the converter's failure."""
     try:
         yield
