@@ -917,9 +917,9 @@ class PropertyItem(pytest.Item):
         from compatfuzz.roundtrip._engine._runner import unit_seed
 
         config = self.config
-        from compatfuzz.roundtrip._check._real import REAL_PROPERTIES
+        from compatfuzz.roundtrip._check._properties import SERVED_PROPERTIES
 
-        if self.unit.property in REAL_PROPERTIES:
+        if self.unit.property in SERVED_PROPERTIES:
             _real_server(config, self.api)
         base = get_profile(_profile(config))
         max_examples = _max_examples(config)

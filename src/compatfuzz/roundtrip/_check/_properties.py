@@ -39,8 +39,8 @@ from compatfuzz.roundtrip._check._verdict import (
 )
 from compatfuzz.roundtrip._events import Property, Unit
 
-__all__ = ["backend_for", "check", "example_from_json", "example_to_json", "served",
-           "strategy_for"]
+__all__ = ["SERVED_PROPERTIES", "backend_for", "check", "example_from_json", "example_to_json",
+           "served", "strategy_for"]
 
 
 def strategy_for(api: API, kind: Kind, version: str) -> Any:
@@ -212,6 +212,8 @@ _SEQUENCES: dict[Property, Callable[[_Client, tuple[str, ...], Any], None]] = {
     Property.VALID: _valid,
     Property.PATH_INDEPENDENT: _path_independent,
 }
+#: the properties a backend answers (the model, a real server); the others never involve one
+SERVED_PROPERTIES = tuple(_SEQUENCES)
 
 
 def check(api: API | Suite, unit: Unit, obj: Any, *,

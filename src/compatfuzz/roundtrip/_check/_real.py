@@ -51,15 +51,13 @@ from compatfuzz.roundtrip._check._backend import Refused
 from compatfuzz.roundtrip._check._model import API, Kind
 from compatfuzz.roundtrip._check._suite import Suite
 from compatfuzz.roundtrip._deadline import ExampleDeadline, where
-from compatfuzz.roundtrip._events import Property, Unit
+from compatfuzz.roundtrip._events import Unit
 
-__all__ = ["MODES", "REAL_PROPERTIES", "RealBackend", "RealSession", "RunServer",
+__all__ = ["MODES", "RealBackend", "RealSession", "RunServer",
            "ServerUnavailable", "TooLarge", "attach", "backend_for", "serving", "set_mode",
            "too_large"]
 
 MODES = ("model", "real", "both")
-#: the properties a real server judges; the others never involve the server
-REAL_PROPERTIES = (Property.ROUNDTRIP, Property.VALID, Property.PATH_INDEPENDENT)
 
 
 class ServerUnavailable(CompatfuzzError):
