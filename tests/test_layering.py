@@ -25,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     # one engine for Python models (issue 20): Cadwyn bodies are drawn and compared by
     # the pydantic family, never the reverse
     "cadwyn": {"schema", "strategies", "semantic", "roundtrip", "compat", "pydantic"},
+    # a converter kind: implements roundtrip's Converter, serves through apiserver's PKI
+    "golang": {"schema", "roundtrip", "apiserver"},
 }
 PARTS = set(ALLOWED) | {"cli", "pytest_plugin", "_commands"}
 

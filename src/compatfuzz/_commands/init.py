@@ -1,6 +1,7 @@
 """Write a commented compatfuzz.toml for a CRD, for one schema file per version, for
-one pydantic model per version (``pydantic:module:Model``), or for a Cadwyn version bundle
-(``cadwyn:module:bundle``: its migrations are the converters, so no converter is written).
+one pydantic model per version (``pydantic:module:Model``), for a Cadwyn version bundle
+(``cadwyn:module:bundle``: its migrations are the converters, so no converter is written),
+or for a kubebuilder project (a folder with a PROJECT file: its Go packages convert).
 
 Then the first run is one more command: compatfuzz fuzz.  FILE is one CRD file, or one
 schema file per version (VERSION=FILE, or FILE whose name is the version: v1.json
@@ -35,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", metavar="FILE", nargs="+",
                         help="a CRD file, one schema file per version (VERSION=FILE), or "
                         "one pydantic model per version ([VERSION=]pydantic:module:Model), "
-                        "or a Cadwyn bundle (cadwyn:module:bundle)")
+                        "or a Cadwyn bundle (cadwyn:module:bundle), or a kubebuilder project "
+                        "folder (its PROJECT file)")
     parser.add_argument("--config", metavar="FILE", type=Path,
                         default=Path("compatfuzz.toml"),
                         help="the config to write (default: ./compatfuzz.toml)")
@@ -302,6 +304,10 @@ def run(args: argparse.Namespace) -> int:
                    for item in args.files)
     if any(item.startswith("cadwyn:") for item in args.files):
         return _init_cadwyn(args, config)
+    from compatfuzz._commands._kubebuilder import is_kubebuilder
+
+    if len(args.files) == 1 and is_kubebuilder(Path(args.files[0])):
+        return _init_kubebuilder(args, config)
     first = Path(args.files[0].partition("=")[2] or args.files[0])
     is_crd = not pydantic and len(args.files) == 1 and first.is_file() and any(
         isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
@@ -374,6 +380,46 @@ def run(args: argparse.Namespace) -> int:
                 sum(len(k.versions) * (len(k.versions) - 1) for k in a.kinds) for a in apis)
     print(f"compatfuzz init: wrote {', '.join(wrote)}", file=sys.stderr)
     where = "" if folder.resolve() == Path.cwd().resolve() else f" --config {config}"
+    print(f"  {pairs} version pairs to check; next: compatfuzz fuzz{where}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _init_kubebuilder(args: argparse.Namespace, config: Path) -> int:
+    """``compatfuzz init DIR`` for a kubebuilder project: an ``[[api]]`` per kind served in
+    several versions, converted by its Go packages (``compatfuzz.golang``)."""
+    from compatfuzz._commands._kubebuilder import config_lines, kubebuilder_apis
+    from compatfuzz.errors import SchemaLoadError
+    from compatfuzz.roundtrip import load_config
+
+    if args.convert is not None:
+        raise SchemaLoadError(
+            "a kubebuilder project converts with its Go code", source=args.files[0],
+            hint="drop --convert: compatfuzz builds the project's API packages and "
+                 "converts through controller-runtime's webhook handler")
+    root = Path(args.files[0])
+    root = root.parent if root.name == "PROJECT" else root
+    plans = kubebuilder_apis(root)
+    header = [
+        f"# compatfuzz.toml: written by `compatfuzz init {' '.join(args.files)}` for a "
+        "kubebuilder project.",
+        "# Run every property for every version pair:  compatfuzz fuzz",
+        "# Through a real kube-apiserver (envtest's KUBEBUILDER_ASSETS):  compatfuzz fuzz "
+        "--apiserver real",
+        "# The Go converter is described in compatfuzz's docs/go.md.",
+        "",
+    ]
+    config.parent.mkdir(parents=True, exist_ok=True)
+    _replace(config, "\n".join(header + config_lines(root, config.parent, plans)))
+    try:
+        apis: list[Any] = load_config(config)
+    except SchemaLoadError as exc:
+        print(f"compatfuzz init: wrote {config}, but it does not load yet:", file=sys.stderr)
+        raise exc from None
+    pairs = sum(len(k.versions) * (len(k.versions) - 1) for a in apis for k in a.kinds)
+    print(f"compatfuzz init: wrote {config} ({', '.join(p.kind for p in plans)})",
+          file=sys.stderr)
+    where = ("" if config.parent.resolve() == Path.cwd().resolve()
+             else f" --config {config}")
     print(f"  {pairs} version pairs to check; next: compatfuzz fuzz{where}", file=sys.stderr)
     return EXIT_OK
 

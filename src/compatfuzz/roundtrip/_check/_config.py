@@ -49,6 +49,9 @@ __all__ = ["ENTRY_POINT_GROUP", "ConfigEntry", "find_config", "load_config",
 
 #: Entry points naming the loader of an API family's config key (``proto``).
 ENTRY_POINT_GROUP = "compatfuzz.apis"
+#: converter kinds a package adds: config key -> ``f(entry, base, source, where)`` giving
+#: the API's converter options, as the built-in :data:`CONVERTER_KEYS`
+CONVERTER_ENTRY_POINT_GROUP = "compatfuzz.converters"
 
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
@@ -616,6 +619,35 @@ def _families() -> dict[str, Any]:
     return {ep.name: ep for ep in found}
 
 
+def _converter_kinds() -> dict[str, Callable[[Mapping[str, Any], Path, str, str],
+                                             dict[str, Any]]]:
+    """The converter kinds by config key: :data:`CONVERTER_KEYS` and those of the
+    ``compatfuzz.converters`` entry points (``go``: ``compatfuzz.golang``), loaded only
+    when their key is used."""
+    import importlib.metadata
+
+    kinds = dict(CONVERTER_KEYS)
+    try:
+        found = importlib.metadata.entry_points(group=CONVERTER_ENTRY_POINT_GROUP)
+    except Exception:  # a broken installation: the built-in kinds only
+        return kinds
+    for ep in found:
+        kinds.setdefault(ep.name, functools.partial(_load_converter_kind, ep))
+    return kinds
+
+
+def _load_converter_kind(ep: Any, entry: Mapping[str, Any], base: Path, source: str,
+                         where: str) -> dict[str, Any]:
+    try:
+        make = ep.load()
+    except ImportError as exc:
+        raise SchemaLoadError(f"the {ep.name} converter cannot be loaded ({exc})",
+                              source=source, pointer=f"{where}/{ep.name}",
+                              hint=_install_hint(ep, exc.name or ep.value)) from None
+    options: dict[str, Any] = make(entry, base, source, where)
+    return options
+
+
 def _install_hint(ep: Any, missing: str) -> str:
     """``pip install 'compatfuzz[protobuf]'`` when the entry point names its extra."""
     extras = list(getattr(ep, "extras", None) or ())
@@ -659,7 +691,8 @@ def _load_family(key: str, ctx: ConfigEntry) -> API | Suite:
 def _load_api(ctx: ConfigEntry) -> API | Suite:
     entry, base, source, where = ctx.table, ctx.base, ctx.source, ctx.pointer
     roots = list(ctx.ref_roots)
-    others = set(entry) - _KEYS
+    kinds = _converter_kinds()
+    others = set(entry) - _KEYS - set(kinds)
     family = sorted(k for k in others if k in _families()) if others else []
     if family:
         return _load_family(family[0], ctx)
@@ -671,14 +704,17 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
             raise ctx.error(f"unknown key {key!r}", key=key,
                             hint=f"did you mean {close[0]!r}? ({close[0]} = ... declares "
                                  "an API of that family; its other keys are checked then)")
-    ctx.check_keys(_KEYS | (set(_families()) if others else set()))
+    ctx.check_keys(_KEYS | set(kinds) | (set(_families()) if others else set()))
     name = ctx.name()
     fn = ctx.function
 
     options: dict[str, Any] = {}
-    for key, make in CONVERTER_KEYS.items():
-        if key in entry:
-            options.update(make(entry, base, source, where))
+    given = [key for key in kinds if key in entry]
+    if len(given) > 1:
+        raise ctx.error(f"{' and '.join(given)} both convert",
+                        hint="keep one converter kind per API")
+    for key in given:
+        options.update(kinds[key](entry, base, source, where))
     options.update(ctx.converter_options())
     if "pipeline" in entry:
         from compatfuzz.roundtrip._check._model import PIPELINES
@@ -979,7 +1015,7 @@ def _mapping(entry: Mapping[str, Any], key: str, source: str, where: str) -> Map
     return value
 
 
-#: A converter kind's config key, and what makes the API's converter options of it (``API``
+#: A built-in converter kind's config key, and what makes the API's converter options of it (``API``
 #: keywords: ``convert=`` for a webhook, ``converter=`` for any ``_converter.Converter``).
 #: The keys that configure a kind (``webhook_ca``, ...) are listed in ``_KEYS``.
 CONVERTER_KEYS: dict[str, Callable[[Mapping[str, Any], Path, str, str], dict[str, Any]]] = {

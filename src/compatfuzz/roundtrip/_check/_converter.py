@@ -44,6 +44,9 @@ class Converter(Protocol):
 
     #: the API it converts for, in messages
     owner: str
+    # A kind may also set ``isolated = True``: it converts a serialized copy in another
+    # process (the Go converter), so it cannot mutate its input and ``no_mutation`` is
+    # not planned for it.
 
     def convert(self, obj: Any, a: str, b: str, *, label: str, hub: str | None,
                 target: Callable[[str], Any], check: Check) -> Any:

@@ -116,6 +116,8 @@ def plan(api: API | Suite, properties: Iterable[Property | str] | None = None, *
     cap = (getattr(api, "plan_limit", DEFAULT_PLAN_LIMIT) if limit == "api"
            else plan_limit_arg(limit, "limit"))
     show_kind = len(api.kinds) > 1
+    # a converter in another process gets a copy of the object: no_mutation cannot fail
+    isolated = bool(getattr(api.converter, "isolated", False))
     out: list[Unit] = []
     sampled: list[Sampled] = []
     for kind in api.kinds:
@@ -124,7 +126,7 @@ def plan(api: API | Suite, properties: Iterable[Property | str] | None = None, *
         seed = "\0".join(["compatfuzz plan", api.name, kind.name, *vs])
         cache: dict[int, list[tuple[str, ...]]] = {}
         for prop in _ORDER:
-            if prop not in wanted:
+            if prop not in wanted or (prop is Property.NO_MUTATION and isolated):
                 continue
             r = _ARITY[prop]
             if prop is Property.ENCODINGS:

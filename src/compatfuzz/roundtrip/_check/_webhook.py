@@ -36,7 +36,8 @@ from compatfuzz.errors import ConverterError, InvalidArgument
 from compatfuzz.roundtrip._check._converter import WebhookAddress
 from compatfuzz.roundtrip._deadline import ExampleDeadline
 
-__all__ = ["WebhookError", "WebhookUnavailable", "ca_context", "webhook_converter"]
+__all__ = ["WebhookError", "WebhookUnavailable", "ca_context", "converted_object",
+           "webhook_converter"]
 
 REVIEW_API_VERSION = "apiextensions.k8s.io/v1"
 #: Larger answers are refused: a ConversionReview of one object is kilobytes.
@@ -128,35 +129,48 @@ def webhook_converter(
                   "request": {"uid": uid, "desiredAPIVersion": desired_api_version,
                               "objects": [obj]}}
         status, body = _post(url, json.dumps(review).encode(), timeout, context)
-        if not 200 <= status < 300:
-            detail = body[:300].decode(errors="replace")
-            raise WebhookError(f"{url} answered HTTP {status}: {detail}")
-        try:
-            response = json.loads(body)["response"]
-            result = response.get("result") or {}
-            converted = response.get("convertedObjects")
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise WebhookError(f"{url} did not answer a ConversionReview: "
-                               f"{body[:200].decode(errors='replace')!r}") from None
-        if response.get("uid") != uid:
-            raise WebhookError(f"{url} answered uid {response.get('uid')!r}, expected the "
-                               f"request's {uid!r}")
-        if result.get("status") != "Success":
-            raise WebhookError(f"{url} refused the conversion to {desired_api_version}: "
-                               f"{result.get('message') or result}")
-        if not isinstance(converted, list) or len(converted) != 1:
-            raise WebhookError(f"{url} returned {converted!r:.120} as convertedObjects, "
-                               "expected a list of exactly the one object sent")
-        out = converted[0]
-        if not isinstance(out, dict):
-            raise WebhookError(f"{url} returned {out!r:.80}, expected a JSON object")
-        return out
+        return converted_object(status, body, uid, desired_api_version, url)
 
     convert.__name__ = f"webhook({url})"
     # what a real API server needs to call the same webhook (``Converter.webhook``)
     convert.address = WebhookAddress(  # type: ignore[attr-defined]
         url, None if ca_file is None else str(ca_file), insecure)
     return convert
+
+
+def converted_object(status: int, body: bytes, uid: str, desired_api_version: str,
+                     who: str) -> dict[str, Any]:
+    """The one object of a ConversionReview answer, checked as the API server checks it
+    (``apiextensions-apiserver/pkg/apiserver/conversion/webhook_converter.go``: the
+    uid, a ``Success`` result, exactly as many objects as sent).
+
+    Raises:
+        WebhookError: an HTTP error, a ``Failure`` result, or an answer that is not a
+            ConversionReview of one object; ``who`` names the webhook in the message.
+    """
+    if not 200 <= status < 300:
+        detail = body[:300].decode(errors="replace")
+        raise WebhookError(f"{who} answered HTTP {status}: {detail}")
+    try:
+        response = json.loads(body)["response"]
+        result = response.get("result") or {}
+        converted = response.get("convertedObjects")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise WebhookError(f"{who} did not answer a ConversionReview: "
+                           f"{body[:200].decode(errors='replace')!r}") from None
+    if response.get("uid") != uid:
+        raise WebhookError(f"{who} answered uid {response.get('uid')!r}, expected the "
+                           f"request's {uid!r}")
+    if result.get("status") != "Success":
+        raise WebhookError(f"{who} refused the conversion to {desired_api_version}: "
+                           f"{result.get('message') or result}")
+    if not isinstance(converted, list) or len(converted) != 1:
+        raise WebhookError(f"{who} returned {converted!r:.120} as convertedObjects, "
+                           "expected a list of exactly the one object sent")
+    out = converted[0]
+    if not isinstance(out, dict):
+        raise WebhookError(f"{who} returned {out!r:.80}, expected a JSON object")
+    return out
 
 
 def _post(url: str, data: bytes, timeout: float,

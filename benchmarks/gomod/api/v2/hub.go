@@ -1,0 +1,4 @@
+package v2
+
+// Hub marks v2 as the version conversions go through.
+func (*Deploy) Hub() {}
