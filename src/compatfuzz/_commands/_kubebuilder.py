@@ -133,8 +133,9 @@ def config_lines(root: Path, folder: Path, plans: list[KindPlan]) -> list[str]:
             f"go = {{ module = {json.dumps(module)}, packages = [{packages}] }}",
             "",
             "[api.semantic]",
-            "# a Go status struct cannot tell `status: {}` from none",
-            'empty_struct_is_absent = ["status"]',
+            "# a Go struct field (status, a pod template's metadata) cannot tell `{}` from",
+            "# none: json:\",omitempty\" writes {} for an empty one",
+            "empty_struct_is_absent = true",
             "",
         ]
     return lines

@@ -223,10 +223,11 @@ def _compile_error(text: str, root: Path, work: Path) -> str:
     """The compiler's lines, with the user's files relative to their module (Go prints
     them relative to the build folder when it can: ``../../x/api/v1/conv.go``)."""
     shown = []
-    for line in text.splitlines():
-        if line.startswith("#"):
+    for raw in text.splitlines():
+        if raw.startswith("#"):
             continue
-        file, colon, rest = line.strip().partition(":")
+        line = raw.strip()
+        file, colon, rest = line.partition(":")
         if colon and file.endswith(".go"):
             where = (work / file).resolve()
             if where.is_relative_to(root):

@@ -77,6 +77,13 @@ class GoConverter:
         return check(converted_object(int(reply.get("status", 0)), reply["body"], uid,
                                       desired, who), a, b)
 
+    def hub_of(self, group: str, kind: str) -> str | None:
+        """The version of ``kind`` that is a ``conversion.Hub`` (None: scheme.Convert)."""
+        for info in self.kinds:
+            if (info["group"], info["kind"]) == (group, kind):
+                return info.get("hub") or None
+        return None
+
     def reachable(self, a: str, b: str) -> bool:
         return True
 

@@ -46,7 +46,8 @@ class Converter(Protocol):
     owner: str
     # A kind may also set ``isolated = True``: it converts a serialized copy in another
     # process (the Go converter), so it cannot mutate its input and ``no_mutation`` is
-    # not planned for it.
+    # not planned for it. A kind that knows its Hub version gives ``hub_of(group, kind)``:
+    # annotations read back there are then not taken for a spoke's stash (``roundtrip``).
 
     def convert(self, obj: Any, a: str, b: str, *, label: str, hub: str | None,
                 target: Callable[[str], Any], check: Check) -> Any:

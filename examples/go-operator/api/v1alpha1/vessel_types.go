@@ -1,0 +1,120 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CrewMember is one member of the crew.
+type CrewMember struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	Name string `json:"name"`
+	// +kubebuilder:validation:Enum=Officer;Engineer;Deckhand;Cook
+	// +optional
+	Role string `json:"role,omitempty"`
+}
+
+// Insurance describes the hull insurance.
+type Insurance struct {
+	Underwriter string `json:"underwriter"`
+	// PolicyNumber is never empty: leave it out when there is none.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	PolicyNumber string `json:"policyNumber,omitempty"`
+}
+
+// CargoKind is a kind of cargo.
+// +kubebuilder:validation:Enum=Containers;Bulk;Liquid;Vehicles
+type CargoKind string
+
+// VesselSpec defines the desired state of Vessel.
+// allowedCargo: [] (no cargo at all) and a cargoCapacity contradict each other;
+// an absent allowedCargo (any cargo) does not.
+// +kubebuilder:validation:XValidation:rule="!has(self.allowedCargo) || size(self.allowedCargo) > 0 || !has(self.cargoCapacity)",message="a vessel that allows no cargo (allowedCargo: []) has no cargoCapacity"
+type VesselSpec struct {
+	// Captain commands the vessel (renamed to master in v1beta1).
+	Captain string `json:"captain"`
+	// HomePort is "City/CC" (split into {city, country} in v1beta1).
+	// +kubebuilder:validation:Pattern=`^[^/]+/[A-Z]{2}$`
+	HomePort string `json:"homePort"`
+	// SpeedKnots is the cruise speed in whole knots (v1: speed.deciKnots).
+	// 0 (lying still) is a speed of its own, distinct from unset (absent),
+	// hence a pointer.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=60
+	// +optional
+	SpeedKnots *int32 `json:"speedKnots,omitempty"`
+	// +optional
+	CargoCapacity *resource.Quantity `json:"cargoCapacity,omitempty"`
+	// AllowedCargo: absent (nil) means any cargo, [] means none, hence
+	// omitzero rather than omitempty.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=4
+	AllowedCargo []CargoKind `json:"allowedCargo,omitzero"`
+	// Crew: leave it out when there is no crew ([] is not allowed).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	Crew []CrewMember `json:"crew,omitempty"`
+	// Tags: leave it out when there are no tags ({} is not allowed).
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=4
+	Tags map[string]string `json:"tags,omitempty"`
+	// +optional
+	Insurance *Insurance `json:"insurance,omitempty"`
+}
+
+// VesselStatus defines the observed state of Vessel.
+type VesselStatus struct {
+	// +kubebuilder:validation:Enum=Docked;Underway;Anchored
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// ObservedGeneration is the metadata.generation last acted on;
+	// generations start at 1, so it is absent until then.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// CrewAboard: 0 (nobody aboard) is an observation of its own, distinct
+	// from unknown (absent), hence a pointer.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	CrewAboard *int32 `json:"crewAboard,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// Vessel is the Schema for the vessels API.
+type Vessel struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is a standard object metadata
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec defines the desired state of Vessel
+	// +required
+	Spec VesselSpec `json:"spec"`
+
+	// status defines the observed state of Vessel
+	// +optional
+	Status VesselStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// VesselList contains a list of Vessel.
+type VesselList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []Vessel `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Vessel{}, &VesselList{})
+}
