@@ -43,6 +43,18 @@ def test_the_build_is_cached_and_the_user_s_tree_is_left_alone(tmp_path: Path) -
     (mod / "api" / "v1" / "extra.go").write_text("package v1\n\nconst Extra = 1\n")
     changed = build(mod, ["./api/v1", "./api/v2"])
     assert changed.binary != first.binary and changed.binary.is_file()
+    # the build it replaces is removed: one per edit would fill the disk
+    assert not first.binary.parent.exists()
+
+
+def test_a_package_without_add_to_scheme_is_named(tmp_path: Path) -> None:
+    need_go()
+    mod = _copy(tmp_path)
+    (mod / "api" / "util").mkdir()
+    (mod / "api" / "util" / "util.go").write_text("package util\n\nconst X = 1\n")
+    with pytest.raises(GoBuildError) as info:
+        build(mod, ["./api/v1", "./api/v2", "./api/util"])
+    assert "example.com/tiny/api/util.AddToScheme (the package has none" in str(info.value)
 
 
 def test_a_compile_error_names_the_user_s_file_and_line(tmp_path: Path) -> None:
@@ -63,8 +75,11 @@ def test_a_compile_error_names_the_user_s_file_and_line(tmp_path: Path) -> None:
 
 def test_a_package_that_does_not_exist_is_named(tmp_path: Path) -> None:
     need_go()
-    with pytest.raises(GoBuildError, match=r"example.com/tiny/api/v9"):
+    # a folder of the module that is not there: said before Go asks any proxy for it
+    with pytest.raises(GoBuildError, match=r"packages: \./api/v9 is not a folder"):
         build(_copy(tmp_path), ["./api/v9", "./api/v2"])
+    with pytest.raises(GoBuildError, match=r"example\.com/tiny/api/v9"):
+        build(_copy(tmp_path / "b"), ["example.com/tiny/api/v9", "./api/v2"])
 
 
 def test_no_go_mod_says_where_to_point(tmp_path: Path) -> None:

@@ -219,10 +219,13 @@ def _go_mod(info: dict[str, Any], root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _compile_error(text: str, root: Path, work: Path) -> str:
+def _compile_error(text: str, root: Path, work: Path, imports: tuple[str, ...]) -> str:
     """The compiler's lines, with the user's files relative to their module (Go prints
     them relative to the build folder when it can: ``../../x/api/v1/conv.go``)."""
     shown = []
+    text = re.sub(r"\bp(\d+)\.AddToScheme",
+                  lambda m: f"{imports[int(m.group(1))]}.AddToScheme (the package has none; "
+                            "kubebuilder declares it in groupversion_info.go)", text)
     for raw in text.splitlines():
         if raw.startswith("#"):
             continue
@@ -258,6 +261,12 @@ def build(module_dir: str | Path, packages: Iterable[str], *,
     root = Path(module_dir).resolve()
     info = module_info(go, root)
     module = str((info.get("Module") or {}).get("Path"))
+    packages = list(packages)
+    for pkg in packages:
+        if pkg.startswith("./") and not (root / pkg).is_dir():
+            raise GoBuildError(
+                f"{source}: packages: {pkg} is not a folder of the module in {root}; list "
+                "each API version's package folder, e.g. ./api/v1")
     imports = import_paths(module, packages)
     if not imports:
         raise GoBuildError(f"{source}: no packages to convert with; list the API "
@@ -274,10 +283,29 @@ def build(module_dir: str | Path, packages: Iterable[str], *,
         if binary.is_file():  # another worker built it while we waited
             return driver
         _say(f"building the Go converter for {module} ({', '.join(imports)}) in "
-             f"{work}; the first build downloads and compiles its dependencies "
-             "(a minute or two)")
+             f"{work}: its sources changed since the last build (seconds), or this is "
+             "the machine's first (Go downloads and compiles controller-runtime: a "
+             "minute or two)")
+        (work / "root.txt").write_text(str(root))
         _build_in(go, work, info, root, imports)
+    _prune(work, root)
     return driver
+
+
+def _prune(current: Path, root: Path) -> None:
+    """Remove the builds of ``root`` other than ``current``: each is tens of MB, and an
+    author editing conversion code makes one per change."""
+    for other in current.parent.glob(f"{root.name}-*"):
+        if other == current or not (other / "root.txt").is_file():
+            continue
+        try:
+            if (other / "root.txt").read_text() != str(root):
+                continue
+            with open(other / ".lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # not being built
+                shutil.rmtree(other, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _build_in(go: str, work: Path, info: dict[str, Any], root: Path,
@@ -303,9 +331,10 @@ def _build_in(go: str, work: Path, info: dict[str, Any], root: Path,
         raise GoBuildError(
             f"the Go packages {', '.join(imports)} do not build (files relative to "
             f"{root}):\n  "
-            + _compile_error(done.stderr, root, work)
-            + "\n(fix the code, or check that each package has AddToScheme, as "
-              "kubebuilder's groupversion_info.go declares it)")
+            + _compile_error(done.stderr, root, work, imports)
+            + ("\n(compatfuzz's program is a module of its own: it cannot import "
+               "packages under internal/; list public API packages)"
+               if "use of internal package" in done.stderr else ""))
     os.replace(work / "driver.tmp", work / "driver")
 
 
