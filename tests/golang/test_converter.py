@@ -45,8 +45,11 @@ def convert(c: GoConverter, obj: dict[str, Any], a: str = "v1", b: str = "v2") -
 
 
 def test_the_scheme_s_kinds_hub_and_mode_are_read_from_the_program(tiny: GoConverter) -> None:
-    assert tiny.kinds == [{"group": GROUP, "kind": "Thing", "versions": ["v1", "v2"],
-                           "hub": "v2", "mode": "hub"}]
+    assert tiny.kinds == [
+        {"group": GROUP, "kind": "Gadget", "versions": ["v1", "v2"], "mode": "scheme"},
+        {"group": GROUP, "kind": "Thing", "versions": ["v1", "v2"], "hub": "v2",
+         "mode": "hub"}]
+    assert tiny.hub_of(GROUP, "Thing") == "v2" and tiny.hub_of(GROUP, "Gadget") is None
     tiny.check_chains(["v1", "v2"])
     with pytest.raises(InvalidArgument, match=r"v1, v3.*Thing.tiny.example.com: v1, v2"):
         tiny.check_chains(["v1", "v3"])
@@ -112,3 +115,26 @@ def test_a_conversion_that_never_returns_is_stopped_by_the_deadline(tiny: GoConv
 def test_controller_runtime_refuses_a_conversion_to_the_same_version(tiny: GoConverter) -> None:
     with pytest.raises(WebhookError, match="conversion is not allowed between same type"):
         convert(tiny, thing("same"), "v1", "v1")
+
+
+def gadget(size: str | None, version: str = "v1") -> dict[str, Any]:
+    out: dict[str, Any] = {"apiVersion": f"{GROUP}/{version}", "kind": "Gadget",
+                           "metadata": {"name": "g", "namespace": "default"}}
+    if size is not None:
+        out["size" if version == "v1" else "inches"] = size
+    return out
+
+
+@settings(max_examples=20, deadline=None)
+@given(inches=st.integers(1, 10**12))
+def test_a_kind_without_a_hub_converts_by_the_scheme_s_functions(
+        tiny: GoConverter, inches: int) -> None:
+    """conversion-gen's pattern: functions registered on the scheme (scheme.Convert)."""
+    v2 = convert(tiny, gadget(f"{inches}in"))
+    assert (v2["apiVersion"], v2["inches"]) == (f"{GROUP}/v2", inches)
+    assert convert(tiny, v2, "v2", "v1")["size"] == f"{inches}in"
+
+
+def test_a_scheme_function_s_error_is_the_conversion_s_failure(tiny: GoConverter) -> None:
+    with pytest.raises(WebhookError, match=r'refused the conversion.*parsing "big"'):
+        convert(tiny, gadget("big"))
