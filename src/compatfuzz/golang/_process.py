@@ -81,6 +81,10 @@ class GoProcess:
 
     def _start(self) -> None:
         self.close()
+        if not self.driver.binary.is_file():
+            # another run rebuilt after an edit and removed this build (``_build._prune``)
+            raise GoCrash(f"the Go converter {self.driver.binary} is gone: its module's "
+                          "sources changed and another run rebuilt it; run again")
         read, write = os.pipe()
         # kept open for the process's life, read after a crash; closed by close()
         self._log = tempfile.TemporaryFile(prefix="compatfuzz-go-")  # noqa: SIM115
