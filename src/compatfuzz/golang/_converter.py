@@ -45,19 +45,16 @@ class GoConverter:
         self._server: subprocess.Popen[bytes] | None = None
         self._address: WebhookAddress | None = None
         self._certs: tempfile.TemporaryDirectory[str] | None = None
-        weakref.finalize(self, GoConverter._stop, self._process, self._holder())
-        self._box: list[Any] = []
-
-    def _holder(self) -> list[Any]:
-        self._box = []
-        return self._box
+        #: what to undo when the converter goes away (the webhook server, its certificates)
+        self._undo: list[Callable[[], Any]] = []
+        weakref.finalize(self, GoConverter._stop, self._process, self._undo)
 
     @staticmethod
-    def _stop(process: GoProcess, box: list[Any]) -> None:
+    def _stop(process: GoProcess, undo: list[Callable[[], Any]]) -> None:
         process.close()
-        for item in box:
+        for step in undo:
             with contextlib.suppress(Exception):
-                item()
+                step()
 
     def __repr__(self) -> str:
         return f"go_converter({str(self.driver.root)!r}, {list(self.driver.packages)!r})"
@@ -118,14 +115,14 @@ class GoConverter:
         from compatfuzz.apiserver._real._pki import mint
 
         self._certs = tempfile.TemporaryDirectory(prefix="compatfuzz-go-webhook-")
-        self._box.append(self._certs.cleanup)
+        self._undo.append(self._certs.cleanup)
         ca = mint(Path(self._certs.name))
         proc = subprocess.Popen(
             [str(self.driver.binary), "serve", "-listen", "127.0.0.1:0",
              "-cert", str(ca.webhook.cert), "-key", str(ca.webhook.key)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
         self._server = proc
-        self._box.append(proc.kill)
+        self._undo.append(proc.kill)
         atexit.register(_kill, proc)
         assert proc.stdout is not None
         first = proc.stdout.readline().decode().split()
