@@ -138,3 +138,37 @@ def test_a_kind_without_a_hub_converts_by_the_scheme_s_functions(
 def test_a_scheme_function_s_error_is_the_conversion_s_failure(tiny: GoConverter) -> None:
     with pytest.raises(WebhookError, match=r'refused the conversion.*parsing "big"'):
         convert(tiny, gadget("big"))
+
+
+def test_the_webhook_serves_the_same_handler_and_goes_away_with_the_converter() -> None:
+    """``webhook()``: the program as the CRD's HTTPS webhook, as a real API server calls
+    it (a ConversionReview POSTed to /convert, its certificate checked against the CA);
+    dropped with the converter: the server stopped, its certificates removed."""
+    need_go()
+    import gc
+    import json
+    import ssl
+    import urllib.request
+    from pathlib import Path
+
+    converter = go_converter(TINY, ["./api/v1", "./api/v2"])
+    address = converter.webhook()
+    assert address is not None and address.ca_file is not None
+    review = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+              "request": {"uid": "u1", "desiredAPIVersion": f"{GROUP}/v2",
+                          "objects": [thing("served", ["a"])]}}
+    request = urllib.request.Request(address.url, json.dumps(review).encode(),
+                                     {"Content-Type": "application/json"})
+    context = ssl.create_default_context(cafile=address.ca_file)
+    with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+        body = json.load(answer)
+    assert body["response"]["uid"] == "u1"
+    assert body["response"]["convertedObjects"][0]["spec"] == {"name": "served",
+                                                               "items": ["a"]}
+    certs = Path(address.ca_file).parent
+    server = converter._server
+    assert server is not None
+    del converter
+    gc.collect()
+    assert not certs.exists()
+    assert server.wait(timeout=10) is not None

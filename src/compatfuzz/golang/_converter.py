@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
+import shutil
 import subprocess
 import tempfile
 import uuid
@@ -44,7 +46,6 @@ class GoConverter:
         self._process = GoProcess(driver)
         self._server: subprocess.Popen[bytes] | None = None
         self._address: WebhookAddress | None = None
-        self._certs: tempfile.TemporaryDirectory[str] | None = None
         #: what to undo when the converter goes away (the webhook server, its certificates)
         self._undo: list[Callable[[], Any]] = []
         weakref.finalize(self, GoConverter._stop, self._process, self._undo)
@@ -114,9 +115,11 @@ class GoConverter:
     def _serve(self) -> WebhookAddress:
         from compatfuzz.apiserver._real._pki import mint
 
-        self._certs = tempfile.TemporaryDirectory(prefix="compatfuzz-go-webhook-")
-        self._undo.append(self._certs.cleanup)
-        ca = mint(Path(self._certs.name))
+        # a plain folder, removed by _stop: a TemporaryDirectory collected first would
+        # warn (ResourceWarning) wherever the garbage collector happens to run
+        certs = tempfile.mkdtemp(prefix="compatfuzz-go-webhook-")
+        self._undo.append(functools.partial(shutil.rmtree, certs, ignore_errors=True))
+        ca = mint(Path(certs))
         proc = subprocess.Popen(
             [str(self.driver.binary), "serve", "-listen", "127.0.0.1:0",
              "-cert", str(ca.webhook.cert), "-key", str(ca.webhook.key)],
