@@ -26,7 +26,8 @@ class KindPlan:
 
     group: str  # the API group, with the domain
     kind: str
-    packages: dict[str, str] = field(default_factory=dict)  # version -> import path
+    #: version -> its Go package as the config names it (``./api/v1`` in the project)
+    packages: dict[str, str] = field(default_factory=dict)
     crd: Path | None = None
 
 
@@ -66,6 +67,7 @@ def kubebuilder_apis(root: Path) -> list[KindPlan]:
     root = root.parent if root.name == "PROJECT" else root
     doc = _project(root)
     domain = str(doc.get("domain") or "")
+    repo = str(doc.get("repo") or "")
     plans: dict[tuple[str, str], KindPlan] = {}
     for i, res in enumerate(doc["resources"]):
         if not isinstance(res, dict) or not res.get("kind") or not res.get("version"):
@@ -79,7 +81,7 @@ def kubebuilder_apis(root: Path) -> list[KindPlan]:
                 hint="an external or core type cannot be converted here; compatfuzz reads "
                      "the kinds your project defines")
         plan = plans.setdefault((full, str(res["kind"])), KindPlan(full, str(res["kind"])))
-        plan.packages[str(res["version"])] = str(res["path"])
+        plan.packages[str(res["version"])] = relative_package(str(res["path"]), repo)
     multi = [p for p in plans.values() if len(p.packages) >= 2]
     if not multi:
         raise SchemaLoadError(
@@ -108,7 +110,7 @@ def kubebuilder_apis(root: Path) -> list[KindPlan]:
 def relative_package(path: str, repo: str) -> str:
     """``./api/v1`` for ``example.com/shipyard/api/v1`` in repo ``example.com/shipyard``."""
     if repo and (path == repo or path.startswith(repo + "/")):
-        return "." + path[len(repo):] if path != repo else "."
+        return "." + path[len(repo):]
     return path
 
 
@@ -116,14 +118,12 @@ def config_lines(root: Path, folder: Path, plans: list[KindPlan]) -> list[str]:
     """One ``[[api]]`` per kind, converting through the project's Go packages."""
     import json
 
-    repo = str(_project(root).get("repo") or "")
     module = Path(os.path.relpath(root.resolve(), folder.resolve())).as_posix()
     lines: list[str] = []
     for plan in plans:
         crd = Path(os.path.relpath(plan.crd.resolve(), folder.resolve())).as_posix() \
             if plan.crd else ""
-        packages = ", ".join(json.dumps(relative_package(p, repo))
-                             for p in plan.packages.values())
+        packages = ", ".join(json.dumps(p) for p in plan.packages.values())
         lines += [
             "[[api]]",
             f"name = {json.dumps(plan.kind.lower() + 's')}",

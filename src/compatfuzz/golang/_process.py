@@ -111,10 +111,9 @@ class GoProcess:
                 proc.kill()
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
-            for stream in (proc.stdin,):
+            if proc.stdin is not None:
                 with contextlib.suppress(OSError):
-                    if stream is not None:
-                        stream.close()
+                    proc.stdin.close()
         if self._reply >= 0:
             with contextlib.suppress(OSError):
                 os.close(self._reply)
