@@ -149,11 +149,13 @@ def test_a_crd_the_server_refuses_says_why(real_endpoint: Endpoint, tmp_path: Pa
     with pytest.raises(CRDRefused) as info:
         RealBackend(api, real_endpoint)
     # nothing left listening on the webhook port: it would answer the next backend's
-    # reviews (with REUSEPORT the kernel shares connections between the two)
+    # reviews (with REUSEPORT the kernel shares connections between the two). A connection
+    # asks exactly that; binding would also fail on an earlier test's TIME_WAIT connections
+    import errno
     import socket
 
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", real_endpoint.webhook_port))
+        assert probe.connect_ex(("127.0.0.1", real_endpoint.webhook_port)) == errno.ECONNREFUSED
     text = str(info.value)
     assert "gadgets.example.com" in text
     assert "spec.size" in text or "size" in text
