@@ -77,3 +77,48 @@ def test_a_value_that_is_no_bundle_names_the_file_and_key(
     err = capsys.readouterr().err
     assert "at $.api[0].cadwyn: Expected a cadwyn.VersionBundle or a cadwyn.Cadwyn app" in err
     assert 'fix: point at the VersionBundle or the Cadwyn app' in err
+
+
+def test_an_accepted_difference_passes_the_lossy_bundle(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    import shutil
+
+    shutil.copytree(SHOP / "shop", tmp_path / "shop",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    config = tmp_path / "compatfuzz.toml"
+    config.write_text((SHOP / "accepted.toml").read_text())  # lossy.toml, its loss accepted
+    report = tmp_path / "report.json"
+    rc = main(["fuzz", "--config", str(config), "--database", "none", "--seed", str(SEED),
+               "--report", str(report)])
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert rc == 0, out
+    assert "accepted: shop: name (roundtrip, 2023-01-01->head)" in out
+    import json
+
+    (row,) = json.loads(report.read_text())["accepted"]
+    assert row["units"] == ["shop::Customer::roundtrip[2023-01-01->head]"]
+    # a version the bundle does not have is named at its key
+    config.write_text(config.read_text().replace('"2023-01-01->head"', '"2023-01-02->head"'))
+    assert main(["fuzz", "--config", str(config), "--database", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "at $.api[0].accept[0].versions" in err and "did you mean '2023-01-01'?" in err
+
+
+def test_the_extra_brings_what_fastapi_s_testclient_needs() -> None:
+    # starlette 1.10+ imports httpx2 and warns (an error here) on httpx alone: the cadwyn
+    # extra installs both, so a user's route tests run beside compatfuzz's
+    from starlette.testclient import TestClient
+
+    load_config(SHOP / "app.toml")  # puts examples/cadwyn_shop on sys.path
+    from shop.app import app  # type: ignore[import-not-found]
+
+    old = {"x-api-version": "2023-01-01"}
+    with TestClient(app) as client:
+        made = client.post("/customers", headers=old,
+                           json={"name": "Cher", "email": "c@x", "credit_limit": 5})
+        assert made.status_code == 200, made.text
+        read = client.get(f"/customers/{made.json()['id']}", headers=old)
+    assert read.status_code == 200
+    assert read.json()["name"] == "Cher" and read.json()["email"] == "c@x"

@@ -253,15 +253,17 @@ def _cadwyn_api(items: list[str], name: str | None) -> tuple[list[str], str]:
 _STUB_PYDANTIC = '''"""Convert {what} documents between versions (a starter written by
 `compatfuzz init`: edit it).
 
-compatfuzz calls convert(doc, target_version) for every pair of versions with the JSON
-document a client sends (a dict), and checks that the result is valid in the target
-version and that nothing is lost on the way back: `compatfuzz fuzz`, or `pytest`.
+compatfuzz calls convert(doc, source_version, target_version) for every pair of
+versions with the JSON document a client of source_version sends (a dict), and checks
+that the result is valid in the target version and that nothing is lost on the way back:
+`compatfuzz fuzz`, or `pytest`.
 """
 
 
-def convert(doc, target_version):
+def convert(doc, source_version, target_version):
     out = dict(doc)  # never change doc itself: the no_mutation property checks that
-    # TODO: move the fields that were renamed, split or restructured between versions.
+    # TODO: move the fields that were renamed, split or restructured between versions,
+    # e.g. if (source_version, target_version) == ("v1", "v2"): out["name"] = out.pop("title")
     return out
 '''
 

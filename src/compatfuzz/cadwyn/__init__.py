@@ -28,10 +28,12 @@ from compatfuzz.cadwyn._properties import (
     request_bodies,
     response_bodies,
 )
+from compatfuzz.cadwyn._suite import CadwynSuite
 
 __all__ = [
     "HEAD",
     "CadwynAPI",
+    "CadwynSuite",
     "Instruction",
     "LostInRoundTrip",
     "Migrated",

@@ -8,20 +8,26 @@
     schemas = ["shop.schemas:CustomerResource"]  # optional: HEAD schemas the bundle's
                                                  # instructions do not name
 
+    [[api.accept]]                  # optional: a difference a version shows on purpose
+    property = "roundtrip"
+    versions = "2023-01-01->head"
+    path = "phone"
+    why = "2023-01-01 clients never had phones"
+
 ``roundtrip``'s config loader finds :func:`load_api` through the ``compatfuzz.apis`` entry
 point named ``cadwyn`` (it never imports this part, which needs the ``cadwyn`` extra).
 """
 
 from __future__ import annotations
 
-from compatfuzz.cadwyn._bundle import CadwynAPI
+from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI
 from compatfuzz.cadwyn._suite import CadwynSuite
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip import ConfigEntry
 
 __all__ = ["KEYS", "load_api"]
 
-KEYS = frozenset({"name", "cadwyn", "schemas"})
+KEYS = frozenset({"name", "cadwyn", "schemas", "accept"})
 
 
 def load_api(entry: ConfigEntry) -> CadwynSuite:
@@ -49,4 +55,5 @@ def load_api(entry: ConfigEntry) -> CadwynSuite:
         raise entry.error("the bundle names no schema in its instructions or migrations",
                           key="cadwyn", hint='list the HEAD schemas to check: schemas = '
                                              '["shop.schemas:Customer"]')
-    return CadwynSuite(name, api, source=entry.source)
+    return CadwynSuite(name, api, source=entry.source,
+                       accept=entry.accept_entries([[*api.versions, HEAD]]))

@@ -35,6 +35,7 @@ from compatfuzz.cadwyn._properties import (
 )
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip import Property, Suite, Unit
+from compatfuzz.roundtrip._check._accept import Accept, check_accepts
 from compatfuzz.roundtrip._check._suite import check_api_name
 
 #: the properties a Cadwyn API has
@@ -47,9 +48,14 @@ class CadwynSuite(Suite):
     .. versionadded:: 0.2
     """
 
-    def __init__(self, name: str, api: CadwynAPI, *, source: str | None = None) -> None:
+    def __init__(self, name: str, api: CadwynAPI, *, source: str | None = None,
+                 accept: Sequence[Accept] = ()) -> None:
+        """``accept`` lists deliberate differences a round trip may show (a field an old
+        version drops on purpose); a migrated body must still be valid, as Cadwyn
+        validates it too (an invalid one is a 422 or a 500 to the client)."""
         check_api_name(name)
         self.name = name
+        self.accept = check_accepts(name, accept, [[*api.versions, HEAD]])
         self.api = api
         self.source = source
         self.kind = "cadwyn"

@@ -9,6 +9,12 @@ fuzz`` and pytest.
     converters = { "v1->v2" = "shop.conversion:v1_to_v2", "v2->v1" = "shop.conversion:v2_to_v1" }
     # or convert = "mod:convert", or to_hub/from_hub with hub = "v2"
 
+    [[api.accept]]                  # optional: a difference a version shows on purpose
+    property = "roundtrip"
+    versions = "v2->v1"
+    path = "discount"
+    why = "v1 has no discounts; v2 orders lose theirs when a v1 client writes them"
+
 ``roundtrip``'s config loader finds :func:`load_api` through the ``compatfuzz.apis`` entry
 point named ``pydantic`` (it never imports this part, which needs the ``pydantic`` extra:
 without it the error says ``pip install 'compatfuzz[pydantic]'``).  Models are imported
@@ -24,7 +30,8 @@ from compatfuzz.roundtrip import ConfigEntry
 
 __all__ = ["KEYS", "load_api"]
 
-KEYS = frozenset({"name", "pydantic", "hub", "convert", "to_hub", "from_hub", "converters"})
+KEYS = frozenset({"name", "pydantic", "hub", "convert", "to_hub", "from_hub", "converters",
+                  "accept"})
 _EXAMPLE = 'pydantic = { v1 = "shop.models.v1:Order", v2 = "shop.models.v2:Order" }'
 
 
@@ -59,4 +66,4 @@ def load_api(entry: ConfigEntry) -> PydanticAPI:
                                    "(class Order(BaseModel)), as 'module:Order'")
         models[str(version)] = model
     options = entry.converter_options()
-    return PydanticAPI(name, models, **options)
+    return PydanticAPI(name, models, accept=entry.accept_entries([list(models)]), **options)

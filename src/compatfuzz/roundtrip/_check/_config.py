@@ -29,7 +29,7 @@ import difflib
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -564,6 +564,41 @@ class ConfigEntry:
             options["converters"] = pairs
         return options
 
+    def accept_entries(self, versions: Sequence[Sequence[str]] | None = None) -> list[Any]:
+        """The ``[[api.accept]]`` tables as :class:`~compatfuzz.roundtrip.Accept` entries
+        (none without the key); with ``versions`` (each kind's version names) each is
+        also checked to name versions the API has, as ``API`` does for a CRD.
+
+        Raises:
+            SchemaLoadError: a malformed entry, at ``accept/<i>[/<key>]`` with the fix.
+        """
+        from compatfuzz.roundtrip._check._accept import check_accepts, from_table
+
+        if "accept" not in self.table:
+            return []
+        raw = self.table["accept"]
+        array = ("[[tool.compatfuzz.api.accept]]" if self.pointer.startswith("/tool")
+                 else "[[api.accept]]")
+        example = (f'{array}\nproperty = "roundtrip"\nversions = "v1->v1alpha1"\n'
+                   'path = "spec.timeout"\nwhy = "v1alpha1 holds whole seconds only"')
+        if not isinstance(raw, list) or not all(isinstance(e, Mapping) for e in raw):
+            raise self.error(f"accept must be an array of tables, got {raw!r}", key="accept",
+                             hint=f"write each entry as its own table after the [[api]] it "
+                                  f"belongs to:\n{example}")
+        entries = []
+        for i, entry in enumerate(raw):
+            try:
+                entries.append(from_table(entry))
+            except AcceptError as exc:
+                raise self.error(exc.reason, key=_accept_key(i, exc), hint=exc.hint) from None
+        if versions is None:
+            return entries
+        try:
+            return list(check_accepts(self.name(), entries, versions))
+        except AcceptError as exc:
+            raise self.error(exc.reason, key=_accept_key(exc.index or 0, exc),
+                             hint=exc.hint) from None
+
     def path(self, key: str, value: Any, *, what: str = "file or folder") -> Path:
         """``value`` (at ``key``) as a path relative to the config's folder, which must
         exist."""
@@ -841,26 +876,8 @@ def _accept_options(ctx: ConfigEntry) -> dict[str, Any]:
                 f"{table['plan_limit']!r}", key="plan_limit",
                 hint='write plan_limit = 1000, or plan_limit = "none" to plan every version '
                      "pair and triple") from None
-    if "accept" not in table:
-        return options
-    raw = table["accept"]
-    array = "[[tool.compatfuzz.api.accept]]" if ctx.pointer.startswith("/tool") \
-        else "[[api.accept]]"
-    example = (f'{array}\nproperty = "roundtrip"\nversions = "v1->v1alpha1"\n'
-               'path = "spec.timeout"\nwhy = "v1alpha1 holds whole seconds only"')
-    if not isinstance(raw, list) or not all(isinstance(e, Mapping) for e in raw):
-        raise ctx.error(f"accept must be an array of tables, got {raw!r}", key="accept",
-                        hint=f"write each entry as its own table after the [[api]] it "
-                             f"belongs to:\n{example}")
-    from compatfuzz.roundtrip._check._accept import Accept, from_table
-
-    entries: list[Accept] = []
-    for i, entry in enumerate(raw):
-        try:
-            entries.append(from_table(entry))
-        except AcceptError as exc:
-            raise ctx.error(exc.reason, key=_accept_key(i, exc), hint=exc.hint) from None
-    options["accept"] = entries
+    if "accept" in table:
+        options["accept"] = ctx.accept_entries()
     return options
 
 

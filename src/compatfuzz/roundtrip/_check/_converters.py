@@ -6,7 +6,10 @@ chaining of per-pair converters and the wrapping of whatever a converter raises 
 piece of code (issue 12: protobuf reuses roundtrip rather than copying it):
 
 * ``convert(obj, target)``, one function for every pair; what ``target`` is depends on
-  the family (a CRD's ``apiVersion``, an empty message of the target version);
+  the family (a CRD's ``apiVersion``, an empty message of the target version); a
+  ``convert(obj, source, target)`` with three required parameters is also told the
+  version ``obj`` is in (in the same form), for families whose documents do not say it
+  (a pydantic model's JSON has no ``apiVersion``);
 * ``to_hub(obj) -> hub`` and ``from_hub(hub, version) -> obj``, hub and spoke;
 * ``{(a, b): f}`` with ``f(obj) -> obj``; missing pairs are reached by chaining (BFS).
 
@@ -116,6 +119,7 @@ class Converters:
         self.owner = owner
         self.pairs = pairs
         self._convert = convert
+        self._with_source = convert is not None and _required_positional(convert) == 3
         self._to_hub = to_hub
         self._from_hub = from_hub
         self._paths: dict[tuple[str, str], list[str]] = {}
@@ -198,8 +202,9 @@ class Converters:
         if pair is not None:
             return check(self._call(f"converter {a}->{b}", pair, label, a, b, obj), a, b)
         if self._convert is not None:
-            return check(self._call("convert()", self._convert, label, a, b, obj,
-                                    target(b)), a, b)
+            args = (target(a), target(b)) if self._with_source else (target(b),)
+            return check(self._call("convert()", self._convert, label, a, b, obj, *args),
+                         a, b)
         if self._to_hub is not None and self._from_hub is not None:
             mid = obj if a == hub else self._call("to_hub()", self._to_hub, label, a, b, obj)
             if b == hub:
@@ -212,6 +217,18 @@ class Converters:
     def _call(self, what: str, fn: Callable[..., Any], label: str, a: str, b: str,
               *args: Any) -> Any:
         return call_user(fn, args, f"{self.owner}: {what}", f" (converting {label} {a} -> {b})")
+
+
+def _required_positional(fn: Callable[..., Any]) -> int | None:
+    """How many positional parameters ``fn`` requires (``None``: no signature to read)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return sum(1 for p in params if p.default is p.empty
+               and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 #: Objects nested deeper than this are refused: the comparisons after a conversion recurse,

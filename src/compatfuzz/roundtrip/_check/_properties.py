@@ -270,7 +270,8 @@ def check(api: API | Suite, unit: Unit, obj: Any, *,
             create: a compatfuzz bug.
     """
     if isinstance(api, Suite):
-        api.check(unit, obj)
+        with checking(api.accept, unit, accepted if accepted is not None else set()):
+            api.check(unit, obj)
         return
     written = None
     if api.pipeline == "apiserver" and unit.property in (Property.PATH_INDEPENDENT,

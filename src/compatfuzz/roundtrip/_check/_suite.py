@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compatfuzz.errors import InvalidArgument
+from compatfuzz.roundtrip._check._accept import Accept
 from compatfuzz.roundtrip._events import Property, Unit
 
 __all__ = ["Suite", "check_api_name", "plan_units"]
@@ -76,6 +77,9 @@ class Suite(abc.ABC):
 
     name: str
     source: str | None = None
+    #: deliberate differences (``[[api.accept]]``): a difference or validation error at a
+    #: path an entry covers is no failure of the units it names, as for a CRD's ``API``
+    accept: tuple[Accept, ...] = ()
 
     @abc.abstractmethod
     def units(self, properties: Sequence[Property]) -> list[Unit]:

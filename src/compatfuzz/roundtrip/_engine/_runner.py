@@ -372,7 +372,7 @@ def run(
         run_seed = shard_doc["seed"]
     started = time.monotonic()
     accept = tuple({"api": a.name, "index": i, **entry.to_json()}
-                   for a in api_list if isinstance(a, API) for i, entry in enumerate(a.accept))
+                   for a in api_list for i, entry in enumerate(a.accept))
     yield RunStarted(tuple(u for _, u in selected), run_seed, profile, max_examples,
                      duration, workers, db_label, accept,
                      tuple(s.to_json() for s in sampled), shard_doc)
