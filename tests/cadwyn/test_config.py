@@ -26,7 +26,7 @@ def test_the_app_form_checks_each_route() -> None:
     # the app serves (Cadwyn starts it only when each response migration finds a route)
     # and each route's units pass
     results = _results(SHOP / "app.toml")
-    assert len(results) == 9
+    assert len(results) == 9 + 2  # and migrations[2023-06-01], migrations[2024-01-01]
     failed = {uid: r.message for uid, r in results.items() if str(r.status) != "passed"}
     assert not failed, failed
 
@@ -40,7 +40,8 @@ def test_the_correct_bundle_passes_every_unit() -> None:
         [f"shop::Customer::roundtrip[{v}->head]" for v in versions]
         + [f"shop::Customer::valid[{a}->{b}]" for v in versions
            for a, b in ((v, "head"), ("head", v))]
-        + [f"shop::CustomerResource::valid[head->{v}]" for v in versions])
+        + [f"shop::CustomerResource::valid[head->{v}]" for v in versions]
+        + [f"shop::migrations[{v}]" for v in versions[1:]])
     failed = {uid: r.message for uid, r in results.items() if str(r.status) != "passed"}
     assert not failed, failed
 
@@ -57,7 +58,7 @@ def test_the_lossy_bundle_fails_naming_the_version_change(tmp_path: Path,
     assert rc == 1
     assert "FAIL    shop::Customer::roundtrip[2023-01-01->head]" in out
     assert "SplitNameAndRenameEmail.split_name (version 2023-06-01)" in out
-    assert "1 failed, 11 passed" in out
+    assert "1 failed, 13 passed" in out
     saved = next((tmp_path / "compatfuzz-counterexamples").glob("*.json"))
     assert main(["fuzz", "--config", str(config), "--database", "none",
                  "--replay", str(saved)]) == 1

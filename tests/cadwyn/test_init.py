@@ -30,9 +30,11 @@ def test_init_writes_a_config_that_loads_and_runs(shop: Path,
     assert main(["init", "cadwyn:shop.versions:version_bundle"]) == 0
     err = capsys.readouterr().err
     # Customer, used both ways, three old versions: 3 valid up, 3 valid down, 3 round trips;
-    # CustomerResource, returned only: 3 valid down
-    assert ("12 properties to check (schemas: Customer, CustomerResource; versions: "
-            "2023-01-01, 2023-06-01, 2024-01-01 against head); next: compatfuzz fuzz\n") in err
+    # CustomerResource, returned only: 3 valid down; the migration code of the two versions
+    # with VersionChanges
+    assert ("14 properties to check (schemas: Customer, CustomerResource; versions: "
+            "2023-01-01, 2023-06-01, 2024-01-01 against head; the VersionChange code of 2 "
+            "versions); next: compatfuzz fuzz\n") in err
     keys = [line.split("#")[0].strip() for line in
             (shop / "compatfuzz.toml").read_text().splitlines() if not line.startswith("#")]
     assert [k for k in keys if k] == ["[[api]]", 'name = "shop"',
@@ -41,13 +43,14 @@ def test_init_writes_a_config_that_loads_and_runs(shop: Path,
     assert isinstance(suite, CadwynSuite) and suite.name == "shop"
     assert sorted(p.name for p in shop.iterdir()) == ["compatfuzz.toml", "shop"]  # no stub
     assert main(["fuzz", "--database", "none", "--max-examples", "10", "--seed", "1"]) == 0
-    assert "12 passed" in capsys.readouterr().err
+    assert "14 passed" in capsys.readouterr().err
 
 
 def test_init_takes_the_cadwyn_app_and_a_name(shop: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "cadwyn:shop.app:app", "--name", "store"]) == 0
-    assert "9 properties to check" in capsys.readouterr().err
+    assert "11 properties to check (routes: create_customer, get_customer;" in \
+        capsys.readouterr().err
     (suite,) = load_config(shop / "compatfuzz.toml")
     assert suite.name == "store"
 

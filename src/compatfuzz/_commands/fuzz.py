@@ -1,17 +1,16 @@
 """Round-trip every version pair of every API through its converters (the nightly job).
 
-Runs each property (roundtrip, valid, no_mutation, path_independent, default_*, and
-encodings for protobuf APIs) for each version pair, shows progress on stderr, writes a
-JSON report and one replayable JSON file per counterexample.  Ctrl-C or SIGTERM stops at
-the next example and still writes the report and every counterexample found; a failure is
-written the moment it is found, so even SIGKILL keeps it.  Output paths are checked before
-any unit runs (issue 22, item 7): a folder, the config itself, two outputs on one path or a
-folder that cannot be written is a usage error; a write that fails later (disk full) is
-said once and the run goes on, but cannot end in exit 0.  What user code wrote reaches the
-terminal cut to ``TERMINAL_TEXT_LIMIT`` characters and with control characters escaped
-(items 8 and 9).  Exit status: 0 every planned
-property ran and holds, 1 a property failed, 2 usage or config error, 130 interrupted
-with no failure.
+Runs each property (roundtrip, valid, no_mutation, path_independent, default_*, encodings
+for protobuf APIs, migrations for Cadwyn APIs) for each version pair, shows progress on
+stderr, writes a JSON report and one replayable JSON file per counterexample. Ctrl-C or
+SIGTERM stops at the next example and still writes the report and every counterexample
+found; a failure is written the moment it is found, so even SIGKILL keeps it. Output paths
+are checked before any unit runs: a folder, the config itself, two outputs on one path or
+a folder that cannot be written is a usage error; a write that fails later (disk full) is
+said once and the run goes on, but cannot end in exit 0. What user code wrote reaches the
+terminal cut to ``TERMINAL_TEXT_LIMIT`` characters and with control characters escaped.
+Exit status: 0 every planned property ran and holds, 1 a property failed, 2 usage or
+config error, 130 interrupted with no failure.
 """
 
 from __future__ import annotations
@@ -131,7 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--property", metavar="NAME", action="append", dest="properties",
                         help="only this property (repeatable): roundtrip, valid, "
                         "no_mutation, path_independent, default_idempotent, default_commutes, "
-                        "encodings (protobuf)")
+                        "encodings (protobuf), migrations (Cadwyn)")
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--max-examples", type=_max_examples, metavar="N",
                         help="examples per property and pair (default: the profile's)")
@@ -511,7 +510,8 @@ class _Progress:
                      Status.SKIPPED: "skip", Status.INTERRUPTED: "stopped"}[r.status]
             if not self.quiet or r.status is not Status.PASSED:
                 print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {label:<7} "
-                      f"{r.unit.id}  ({r.examples} examples, {r.seconds:.1f}s"
+                      f"{r.unit.id}  ({r.examples} example{'s' if r.examples != 1 else ''}, "
+                      f"{r.seconds:.1f}s"
                       + (f", {r.coverage_summary()})" if r.coverage else ")"),
                       file=self.out)
                 if r.replayed:
@@ -710,6 +710,7 @@ _NEEDS = {
     "default_idempotent": "defaulters (defaulters = { v1 = \"mod:f\" })",
     "default_commutes": "defaulters (defaulters = { v1 = \"mod:f\" })",
     "encodings": "a protobuf API (proto = ...)",
+    "migrations": "a Cadwyn API (cadwyn = ...) with two or more versions",
 }
 
 

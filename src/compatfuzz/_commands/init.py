@@ -454,12 +454,17 @@ def _init_cadwyn(args: argparse.Namespace, config: Path) -> int:
         print(f"compatfuzz init: wrote {config}, but it does not load yet:", file=sys.stderr)
         raise exc from None
     planned = units(suite)
-    schemas = ", ".join(dict.fromkeys(u.kind for u in planned))
-    versions = getattr(getattr(suite, "api", None), "versions", ())
+    static = [u for u in planned if str(u.property) == "migrations"]
+    schemas = ", ".join(dict.fromkeys(u.kind for u in planned if u not in static))
+    api = getattr(suite, "api", None)
+    versions = getattr(api, "versions", ())
     print(f"compatfuzz init: wrote {config}", file=sys.stderr)
     where = ("" if config.parent.resolve() == Path.cwd().resolve()
              else f" --config {config}")
-    print(f"  {len(planned)} properties to check (schemas: {schemas}; versions: "
-          f"{', '.join(versions)} against head); next: compatfuzz fuzz{where}",
+    plural = "s" if len(static) > 1 else ""
+    code = f"; the VersionChange code of {len(static)} version{plural}" if static else ""
+    what = "routes" if getattr(api, "routes", ()) else "schemas"
+    print(f"  {len(planned)} properties to check ({what}: {schemas}; versions: "
+          f"{', '.join(versions)} against head{code}); next: compatfuzz fuzz{where}",
           file=sys.stderr)
     return EXIT_OK

@@ -415,7 +415,8 @@ class CadwynAPI:
                     step = Step(value, change.__name__, _name(instruction), before, body)
                     raise MigrationFailure(
                         f"{direction} migration {step} raised {type(exc).__name__}: {exc}\n"
-                        f"  on the {schema.__name__} body {before!r}",
+                        f"  on the {schema.__name__} body {before!r}"
+                        + self._direction_hint(exc, direction, schema, value),
                         direction=direction, schema=schema.__name__, version=version,
                         steps=(*steps, step), blamed_steps=(step,),
                     ) from exc
@@ -423,6 +424,27 @@ class CadwynAPI:
                 steps.append(Step(value, change.__name__, _name(instruction), before,
                                   copy.deepcopy(body)))
         return body, tuple(steps)
+
+    def _direction_hint(self, exc: Exception, direction: Direction, schema: type[Any],
+                        version: str) -> str:
+        """For a ``KeyError`` on a key the body on the other side of ``version`` has (and
+        this one lacks): that a migration of this direction receives the other shape."""
+        key = exc.args[0] if isinstance(exc, KeyError) and exc.args else None
+        index = self.versions.index(version) if version in self.versions else 0
+        if not isinstance(key, str) or index == 0:
+            return ""
+        older, newer = self.versions[index - 1], version
+        gets, other = (older, newer) if direction == "request" else (newer, older)
+        try:
+            has = {v: {n for name, info in self.model(schema, v).model_fields.items()
+                       for n in (name, info.alias) if n} for v in (gets, other)}
+        except KeyError:
+            return ""
+        if key in has[gets] or key not in has[other]:
+            return ""
+        return (f"\n  hint: `{key}` is a {other} field, and a {direction} migration of "
+                f"version {version} receives the {gets} body and makes the {other} one: "
+                "does it run in the wrong direction?")
 
     def _invalid(self, direction: Direction, schema: type[Any], version: str, target: str, *,
                  body: Any, steps: tuple[Step, ...], error: Any) -> MigrationFailure:

@@ -1,9 +1,13 @@
 """A Cadwyn bundle as a :class:`compatfuzz.roundtrip.Suite`: ``compatfuzz fuzz``, the pytest
 plugin, reports and ``--replay`` for ``[[api]] cadwyn = "shop.versions:version_bundle"``.
 
-Units, per schema and old version ``v`` (versions written oldest first, ``head`` the newest
-shape), in the words of issue 20 (a request-only or response-only schema, as
-:meth:`CadwynAPI.roles` tells, gets only its direction's units):
+First, per version ``v`` that has ``VersionChange`` classes, ``migrations[v]``: their code passes
+the static checks of ``_lint`` (same-named migrations, body keys a migration reads that the
+body it receives cannot have), one run, before any example.
+
+Then, per schema and old version ``v`` (versions written oldest first, ``head`` the newest
+shape; a request-only or response-only schema, as :meth:`CadwynAPI.roles` tells, gets only
+its direction's units):
 
 * ``valid[v->head]``: an old client's request, migrated to HEAD, is valid there;
 * ``valid[head->v]``: a HEAD response migrated to ``v`` is valid in ``v``;
@@ -26,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Route
+from compatfuzz.cadwyn._lint import MigrationCodeError, check_version
 from compatfuzz.cadwyn._properties import (
     check_request_roundtrip,
     check_request_up,
@@ -39,7 +44,9 @@ from compatfuzz.roundtrip._check._accept import Accept, check_accepts
 from compatfuzz.roundtrip._check._suite import check_api_name
 
 #: the properties a Cadwyn API has
-PROPERTIES = (Property.ROUNDTRIP, Property.VALID)
+PROPERTIES = (Property.ROUNDTRIP, Property.VALID, Property.MIGRATIONS)
+#: the kind of the ``migrations[<version>]`` units: the bundle's code, not one schema
+BUNDLE = "bundle"
 
 
 class CadwynSuite(Suite):
@@ -64,6 +71,14 @@ class CadwynSuite(Suite):
         self._strategies: dict[tuple[str, str], Any] = {}
 
     def units(self, properties: Sequence[Property]) -> list[Unit]:
+        # each version's VersionChange code, read before any example (``_lint``); the
+        # oldest version has no changes
+        static = ([Unit(self.name, BUNDLE, Property.MIGRATIONS, (v,))
+                   for v in self.api.versions[1:]]
+                  if Property.MIGRATIONS in properties else [])
+        return static + self._example_units(properties)
+
+    def _example_units(self, properties: Sequence[Property]) -> list[Unit]:
         if self._routes:
             return self._route_units(properties)
         several = len(self._by_name) > 1
@@ -71,7 +86,7 @@ class CadwynSuite(Suite):
         for kind, schema in self._by_name.items():
             roles = self.api.roles(schema)
             for prop in PROPERTIES:
-                if prop not in properties:
+                if prop not in properties or prop is Property.MIGRATIONS:
                     continue
                 for version in self.api.versions:
                     pairs = []
@@ -88,7 +103,7 @@ class CadwynSuite(Suite):
         for name, route in self._routes.items():
             shared = route.body is not None and route.body is route.response
             for prop in PROPERTIES:
-                if prop not in properties:
+                if prop not in properties or prop is Property.MIGRATIONS:
                     continue
                 for version in self.api.versions:
                     pairs = []
@@ -118,6 +133,10 @@ class CadwynSuite(Suite):
         return self._target(unit)[0]
 
     def strategy(self, unit: Unit) -> Any:
+        if unit.property is Property.MIGRATIONS:
+            from hypothesis import strategies as st
+
+            return st.just(None)  # one run: the code does not depend on an example
         schema = self._schema(unit)
         source = unit.versions[0]
         key = (unit.kind, source)
@@ -127,6 +146,11 @@ class CadwynSuite(Suite):
         return self._strategies[key]
 
     def check(self, unit: Unit, example: Any) -> None:
+        if unit.property is Property.MIGRATIONS:
+            found = check_version(self.api, unit.versions[0])
+            if found:
+                raise MigrationCodeError(found)
+            return
         schema, route = self._target(unit)
         a, b = unit.versions
         if unit.property is Property.ROUNDTRIP:

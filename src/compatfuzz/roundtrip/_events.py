@@ -47,6 +47,9 @@ class Property(str, enum.Enum):
     #: An example survives every wire and text encoding of its version and back (per
     #: version; protobuf: binary, proto3 JSON with either field name, YAML).
     ENCODINGS = "encodings"
+    #: A version's migration code passes static checks before any example (per version;
+    #: Cadwyn: same-named migrations, keys read the body cannot have).
+    MIGRATIONS = "migrations"
 
     def __str__(self) -> str:
         return self.value
@@ -56,7 +59,7 @@ class Property(str, enum.Enum):
         """How many versions one unit of this property names."""
         if self is Property.PATH_INDEPENDENT:
             return 3
-        if self in (Property.DEFAULT_IDEMPOTENT, Property.ENCODINGS):
+        if self in (Property.DEFAULT_IDEMPOTENT, Property.ENCODINGS, Property.MIGRATIONS):
             return 1
         return 2
 

@@ -55,7 +55,7 @@ class Sampled:
 
 _ARITY = {Property.ROUNDTRIP: 2, Property.VALID: 2, Property.NO_MUTATION: 2,
           Property.PATH_INDEPENDENT: 3, Property.DEFAULT_IDEMPOTENT: 1,
-          Property.DEFAULT_COMMUTES: 2, Property.ENCODINGS: 1}
+          Property.DEFAULT_COMMUTES: 2, Property.ENCODINGS: 1, Property.MIGRATIONS: 1}
 
 
 def _count(n: int, r: int, d: int) -> int:
@@ -129,8 +129,9 @@ def plan(api: API | Suite, properties: Iterable[Property | str] | None = None, *
             if prop not in wanted or (prop is Property.NO_MUTATION and isolated):
                 continue
             r = _ARITY[prop]
-            if prop is Property.ENCODINGS:
-                combos: list[tuple[str, ...]] = []  # JSON objects have one encoding
+            if prop in (Property.ENCODINGS, Property.MIGRATIONS):
+                # JSON objects have one encoding; a schema API has no migration code
+                combos: list[tuple[str, ...]] = []
                 total = 0
             elif prop is Property.DEFAULT_IDEMPOTENT:
                 combos = [(v,) for v in vs if v in defaulted]
@@ -177,7 +178,8 @@ def is_unit(api: API | Suite, unit: Unit) -> bool:
     kind = api.kind(unit.kind)
     vs = unit.versions
     if (len(vs) != _ARITY[unit.property] or len(set(vs)) != len(vs)
-            or not set(vs) <= set(kind.versions) or unit.property is Property.ENCODINGS):
+            or not set(vs) <= set(kind.versions)
+            or unit.property in (Property.ENCODINGS, Property.MIGRATIONS)):
         return False
     defaulted = set(api.defaulted_versions(kind))
     if unit.property in (Property.DEFAULT_IDEMPOTENT, Property.DEFAULT_COMMUTES):
