@@ -87,7 +87,8 @@ def test_a_pyproject_table_with_a_hub_loads(project: Path) -> None:
     (TABLE.replace(MODELS, 'pydantic = "shop.models.v1:Order"'), "$.api[0].pydantic",
      "pydantic must be a table of version -> model", "(modules relative to this file)"),
     (TABLE + 'messages = { v1 = "x" }\n', "$.api[0]", "unknown key(s) messages",
-     "the keys are: accept, convert, converters, from_hub, hub, name, pydantic, to_hub"),
+     "the keys are: accept, convert, converters, from_hub, hub, name, overrides, pydantic, "
+     "to_hub"),
     (TABLE.replace("shop.conversion:v2_to_v1", "shop.conversion:v2_to_v0"),
      "$.api[0].converters['v2->v1']", "has no function 'v2_to_v0'",
      "it defines: v1_to_v2, v2_to_v1, v2_to_v3, v3_to_v2"),

@@ -27,7 +27,7 @@ from compatfuzz.roundtrip import ConfigEntry
 
 __all__ = ["KEYS", "load_api"]
 
-KEYS = frozenset({"name", "cadwyn", "schemas", "accept"})
+KEYS = frozenset({"name", "cadwyn", "schemas", "accept", "overrides"})
 
 
 def load_api(entry: ConfigEntry) -> CadwynSuite:
@@ -55,5 +55,8 @@ def load_api(entry: ConfigEntry) -> CadwynSuite:
         raise entry.error("the bundle names no schema in its instructions or migrations",
                           key="cadwyn", hint='list the HEAD schemas to check: schemas = '
                                              '["shop.schemas:Customer"]')
+    from compatfuzz.roundtrip._check._config_overrides import overrides_option
+
     return CadwynSuite(name, api, source=entry.source,
-                       accept=entry.accept_entries([[*api.versions, HEAD]]))
+                       accept=entry.accept_entries([[*api.versions, HEAD]]),
+                       overrides=overrides_option(entry))

@@ -81,14 +81,16 @@ def load_bundle(spec: str, *, root: str | Path | None = None) -> CadwynAPI:
     return CadwynAPI(value)
 
 
-def request_bodies(api: CadwynAPI, schema: type[Any], version: str) -> st.SearchStrategy[Any]:
+def request_bodies(api: CadwynAPI, schema: type[Any], version: str, *,
+                   overrides: Any = None) -> st.SearchStrategy[Any]:
     """JSON request bodies valid in ``version`` (or HEAD): the pydantic family's
-    :func:`~compatfuzz.pydantic.model_strategy` of the model Cadwyn generates for it.
+    :func:`~compatfuzz.pydantic.model_strategy` of the model Cadwyn generates for it
+    (``overrides``: :class:`compatfuzz.strategies.Overrides` by field path).
 
     Values shrink as :func:`compatfuzz.strategies.from_schema`'s do: towards fewer optional
     fields, shorter strings and lists, simpler scalars.
     """
-    return model_strategy(api.model(schema, version))
+    return model_strategy(api.model(schema, version), overrides=overrides)
 
 
 def response_bodies(api: CadwynAPI, schema: type[Any]) -> st.SearchStrategy[Any]:

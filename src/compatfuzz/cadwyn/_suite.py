@@ -36,7 +36,6 @@ from compatfuzz.cadwyn._properties import (
     check_request_up,
     check_response_down,
     request_bodies,
-    response_bodies,
 )
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip import Property, Suite, Unit
@@ -56,10 +55,12 @@ class CadwynSuite(Suite):
     """
 
     def __init__(self, name: str, api: CadwynAPI, *, source: str | None = None,
-                 accept: Sequence[Accept] = ()) -> None:
+                 accept: Sequence[Accept] = (), overrides: Any = None) -> None:
         """``accept`` lists deliberate differences a round trip may show (a field an old
         version drops on purpose); a migrated body must still be valid, as Cadwyn
-        validates it too (an invalid one is a 422 or a 500 to the client)."""
+        validates it too (an invalid one is a 422 or a 500 to the client). ``overrides``
+        (:class:`compatfuzz.strategies.Overrides`) steers the drawing of bodies by field
+        path, in every version."""
         check_api_name(name)
         self.name = name
         self.accept = check_accepts(name, accept, [[*api.versions, HEAD]])
@@ -69,6 +70,7 @@ class CadwynSuite(Suite):
         self._by_name = {schema.__name__: schema for schema in api.schemas}
         self._routes = {route.name: route for route in api.routes}
         self._strategies: dict[tuple[str, str], Any] = {}
+        self.overrides = overrides
 
     def units(self, properties: Sequence[Property]) -> list[Unit]:
         # each version's VersionChange code, read before any example (``_lint``); the
@@ -141,8 +143,8 @@ class CadwynSuite(Suite):
         source = unit.versions[0]
         key = (unit.kind, source)
         if key not in self._strategies:
-            self._strategies[key] = (response_bodies(self.api, schema) if source == HEAD
-                                     else request_bodies(self.api, schema, source))
+            self._strategies[key] = request_bodies(self.api, schema, source,
+                                                   overrides=self.overrides)
         return self._strategies[key]
 
     def check(self, unit: Unit, example: Any) -> None:

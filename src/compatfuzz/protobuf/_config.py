@@ -103,6 +103,13 @@ def load_api(entry: ConfigEntry) -> ProtoAPI:
             compile, a message the files do not define, a converter that cannot be
             imported (naming the file, the key and a fix).
     """
+    if "overrides" in entry.table:
+        raise entry.error(
+            "a protobuf API's messages are drawn from their descriptors and validate "
+            "rules, not from a schema's field paths: [api.overrides] does not apply here",
+            key="overrides",
+            hint="steer values with the message's validate rules ((validate.rules) in the "
+                 ".proto), or draw your own with compatfuzz.protobuf.from_message in Python")
     entry.check_keys(KEYS)
     name = entry.name()
     schema = _schema(entry)

@@ -31,7 +31,7 @@ from compatfuzz.roundtrip import ConfigEntry
 __all__ = ["KEYS", "load_api"]
 
 KEYS = frozenset({"name", "pydantic", "hub", "convert", "to_hub", "from_hub", "converters",
-                  "accept"})
+                  "accept", "overrides"})
 _EXAMPLE = 'pydantic = { v1 = "shop.models.v1:Order", v2 = "shop.models.v2:Order" }'
 
 
@@ -66,4 +66,8 @@ def load_api(entry: ConfigEntry) -> PydanticAPI:
                                    "(class Order(BaseModel)), as 'module:Order'")
         models[str(version)] = model
     options = entry.converter_options()
+    if "overrides" in entry.table:
+        from compatfuzz.roundtrip._check._config_overrides import overrides_option
+
+        options["overrides"] = overrides_option(entry)
     return PydanticAPI(name, models, accept=entry.accept_entries([list(models)]), **options)

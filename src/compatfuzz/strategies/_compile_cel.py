@@ -273,8 +273,10 @@ class CelCompiling:
                         f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
                         f"at {where}: only {seen[1]} of {seen[0]} generated values satisfy "
                         "the rules, so values there are rare or missing; add an override "
-                        f"for it, e.g. from_schema(schema, overrides=Overrides().path("
-                        f"{where!r}, st.sampled_from([...valid values...])))",
+                        f"for it: in compatfuzz.toml, [api.overrides] \"{where}\" = "
+                        "{ values = [...valid values...] }, or in Python "
+                        f"from_schema(schema, overrides=Overrides().path({where!r}, "
+                        "st.sampled_from([...valid values...])))",
                         UnsupportedRuleWarning, stacklevel=2,
                     )
             return ok

@@ -61,8 +61,10 @@ class ScalarCompiling(CompilerBase):
                 self._warned.add(("format", where))
                 warnings.warn(
                     f"{self.schema.name or self.schema.source}: string at {where}: {reason}; "
-                    f"add an override, e.g. from_schema(schema, overrides=Overrides().path("
-                    f"{where!r}, st.sampled_from([...valid values...])))",
+                    f"add an override: in compatfuzz.toml, [api.overrides] \"{where}\" = "
+                    "{ values = [...valid values...] }, or in Python from_schema(schema, "
+                    f"overrides=Overrides().path({where!r}, "
+                    "st.sampled_from([...valid values...])))",
                     UnsupportedRuleWarning, stacklevel=2,
                 )
 

@@ -56,7 +56,7 @@ CONVERTER_ENTRY_POINT_GROUP = "compatfuzz.converters"
 _KEYS = {"name", "crd", "schemas", "kind", "group", "hub", "convert", "to_hub", "from_hub",
          "converters", "defaulters", "webhook", "webhook_ca", "webhook_insecure",
          "webhook_timeout", "pipeline", "semantic", "accept", "stash_annotations",
-         "plan_limit", "apiserver"}
+         "plan_limit", "apiserver", "overrides"}
 _SEMANTIC_KEYS = {"go_durations", "empty_struct_is_absent", "comparators", "canonicalisers"}
 CONFIG_NAMES = ("compatfuzz.toml", "pyproject.toml")
 
@@ -782,6 +782,10 @@ def _load_api(ctx: ConfigEntry) -> API | Suite:
         options.update(_semantic(ctx.mapping("semantic"), base, source,
                                  f"{where}/semantic", fn))
     options.update(_accept_options(ctx))
+    if "overrides" in entry:
+        from compatfuzz.roundtrip._check._config_overrides import overrides_option
+
+        options["overrides"] = overrides_option(ctx)
     if "defaulters" in entry:
         options["defaulters"] = {
             version: fn(f"defaulters/{version}", spec)

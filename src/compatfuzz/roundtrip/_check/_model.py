@@ -201,6 +201,9 @@ class API:
     property compares objects without them (``[[api.accept]]`` and
     ``stash_annotations`` in ``compatfuzz.toml``; docs/roundtrip.md).
 
+    ``overrides`` (:class:`compatfuzz.strategies.Overrides`) steers the drawing of this
+    API's objects by field path (``[api.overrides]`` in ``compatfuzz.toml``).
+
     ``plan_limit`` caps the version pairs (and triples) planned per kind and property:
     beyond it a fixed sample is tested, since ``path_independent`` is cubic in the
     versions (``None`` or ``"none"`` plans them all; docs/security.md).
@@ -250,6 +253,7 @@ class API:
         plan_limit: int | str | None = 300,
         apiserver: str = "model",
         converter: Converter | None = None,
+        overrides: Any = None,
     ) -> None:
         check_api_name(name)
         kinds = tuple(kinds)
@@ -295,6 +299,7 @@ class API:
         self.go_durations = tuple(go_durations)
         self.empty_struct_is_absent = bool(empty_struct_is_absent)
         self.accept = check_accepts(name, accept, [list(k.versions) for k in kinds])
+        self.overrides = _check_overrides(overrides)
         self.stash_annotations = check_stash_prefixes(name, stash_annotations)
         from compatfuzz.roundtrip._check._limits import plan_limit_arg
 
@@ -500,3 +505,16 @@ class API:
     def __repr__(self) -> str:
         kinds = ", ".join(f"{k.name}({'/'.join(k.versions)})" for k in self.kinds)
         return f"<API {self.name}: {kinds}>"
+
+
+def _check_overrides(overrides: Any) -> Any:
+    """``overrides`` (a :class:`compatfuzz.strategies.Overrides` or ``None``), refused
+    with the fix when it is something else."""
+    from compatfuzz.strategies import Overrides
+
+    if overrides is not None and not isinstance(overrides, Overrides):
+        raise InvalidArgument(
+            f"Expected a compatfuzz.strategies.Overrides but got overrides={overrides!r} "
+            f"(type={type(overrides).__name__}); write overrides=Overrides().path("
+            '"spec.replicas", st.integers(1, 5))')
+    return overrides

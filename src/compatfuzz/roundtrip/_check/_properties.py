@@ -54,7 +54,7 @@ def strategy_for(api: API, kind: Kind, version: str) -> Any:
     if key not in cache:
         from compatfuzz.strategies import from_schema
 
-        strategy = from_schema(kind.schema(version))
+        strategy = from_schema(kind.schema(version), overrides=getattr(api, "overrides", None))
         if kind.typed:
             api_version, name = kind.api_version(version), kind.name
 
