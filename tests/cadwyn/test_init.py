@@ -70,3 +70,45 @@ def test_init_mistakes(shop: Path, args: list[str], message: str,
     assert main(["init", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "fix:" in err and "Traceback" not in err
+
+
+def test_init_names_the_app_that_serves_the_bundle(shop: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "cadwyn:shop.versions:version_bundle"]) == 0
+    err = capsys.readouterr().err
+    assert "found shop.app:app, the Cadwyn app serving this bundle" in err
+    text = (shop / "compatfuzz.toml").read_text()
+    assert 'cadwyn = "shop.versions:version_bundle"' in text  # still the bundle form
+    commented = next(line for line in text.splitlines() if line.startswith('# cadwyn = "'))
+    assert commented.startswith('# cadwyn = "shop.app:app"')
+    # uncommented instead of the bundle line, it loads as the app form
+    (shop / "compatfuzz.toml").write_text(
+        text.replace('cadwyn = "shop.versions:version_bundle"', "#")
+        .replace('# cadwyn = "shop.app:app"', 'cadwyn = "shop.app:app"'))
+    (suite,) = load_config(shop / "compatfuzz.toml")
+    assert [r.name for r in suite.api.routes] == ["create_customer", "get_customer"]
+
+
+def test_init_without_an_app_says_nothing_of_one(shop: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    (shop / "shop" / "app.py").unlink()
+    assert main(["init", "cadwyn:shop.versions:version_bundle"]) == 0
+    assert "found" not in capsys.readouterr().err
+    assert "shop.app" not in (shop / "compatfuzz.toml").read_text()
+
+
+def test_find_app_takes_one_app_under_any_name_and_refuses_two(shop: Path) -> None:
+    from compatfuzz.cadwyn._discover import find_app
+
+    load_config_text = '[[api]]\nname = "s"\ncadwyn = "shop.versions:version_bundle"\n'
+    (shop / "compatfuzz.toml").write_text(load_config_text)
+    (suite,) = load_config(shop / "compatfuzz.toml")  # puts the copy first on sys.path
+    bundle = suite.api.bundle
+    # re-exported by the package: still one app
+    (shop / "shop" / "__init__.py").write_text("from shop.app import app  # Cadwyn(\n")
+    assert find_app(bundle, "shop.versions", shop) in ("shop:app", "shop.app:app")
+    # a second app serving the same bundle: which one is meant is not ours to guess
+    (shop / "shop" / "other.py").write_text(
+        "from cadwyn import Cadwyn\nfrom shop.versions import version_bundle\n"
+        "other = Cadwyn(versions=version_bundle)\n")
+    assert find_app(bundle, "shop.versions", shop) is None
