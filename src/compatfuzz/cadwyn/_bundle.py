@@ -126,6 +126,24 @@ class Migrated:
     steps: tuple[Step, ...] = field(default=())
 
 
+def body_keys(model: type[Any]) -> set[str]:
+    """The body keys a model's JSON has: each field's name and its aliases."""
+    out: set[str] = set()
+    for name, info in getattr(model, "model_fields", {}).items():
+        out.add(name)
+        for alias in (info.alias, info.serialization_alias, info.validation_alias):
+            if isinstance(alias, str):
+                out.add(alias)
+    return out
+
+
+def sides(direction: Direction, older: str, version: str) -> tuple[str, str]:
+    """(the version whose body a ``direction`` migration of ``version`` receives, the one
+    it makes): a request migration turns ``older``'s body into ``version``'s, a response
+    migration the reverse."""
+    return (older, version) if direction == "request" else (version, older)
+
+
 def _name(func: Any) -> str:
     inner = getattr(func, "transformer", func)
     return str(getattr(inner, "__name__", repr(inner)))
@@ -433,11 +451,9 @@ class CadwynAPI:
         index = self.versions.index(version) if version in self.versions else 0
         if not isinstance(key, str) or index == 0:
             return ""
-        older, newer = self.versions[index - 1], version
-        gets, other = (older, newer) if direction == "request" else (newer, older)
+        gets, other = sides(direction, self.versions[index - 1], version)
         try:
-            has = {v: {n for name, info in self.model(schema, v).model_fields.items()
-                       for n in (name, info.alias) if n} for v in (gets, other)}
+            has = {v: body_keys(self.model(schema, v)) for v in (gets, other)}
         except KeyError:
             return ""
         if key in has[gets] or key not in has[other]:

@@ -30,7 +30,7 @@ _SKIP = {".venv", "venv", ".git", "node_modules", "__pycache__", ".tox", "build"
 def _candidates(base: Path, package: str) -> list[str]:
     """Dotted names of the modules under ``base`` that may build a Cadwyn app."""
     roots = [base / package] if (base / package).is_dir() else []
-    files = [p for p in sorted(base.glob("*.py"))]
+    files = sorted(base.glob("*.py"))
     for root in roots:
         for path in sorted(root.rglob("*.py")):
             if not _SKIP.intersection(path.relative_to(base).parts[:-1]):

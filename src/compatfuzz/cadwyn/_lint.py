@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compatfuzz.cadwyn._bundle import CadwynAPI
+from compatfuzz.cadwyn._bundle import CadwynAPI, Direction, body_keys, sides
 from compatfuzz.errors import CompatfuzzError
 
 __all__ = ["Finding", "MigrationCodeError", "check_version", "findings"]
@@ -202,31 +202,20 @@ def _reads(fn: Any) -> Iterator[tuple[str, int]]:
                 yield key, start + node.lineno - 1
 
 
-def _keys(model: type[Any]) -> set[str]:
-    """The body keys a model's JSON has: each field's name and its aliases."""
-    out: set[str] = set()
-    for name, info in getattr(model, "model_fields", {}).items():
-        out.add(name)
-        for alias in (info.alias, info.serialization_alias, info.validation_alias):
-            if isinstance(alias, str):
-                out.add(alias)
-    return out
-
-
 def _field_findings(api: CadwynAPI, version: str, older: str, change: type[Any]
                     ) -> Iterator[Finding]:
-    tables = (("request", change.alter_request_by_schema_instructions),
-              ("response", change.alter_response_by_schema_instructions))
+    tables: tuple[tuple[Direction, Any], ...] = (
+        ("request", change.alter_request_by_schema_instructions),
+        ("response", change.alter_response_by_schema_instructions))
     for direction, table in tables:
         for schema, instructions in table.items():
             try:
-                shapes = {v: _keys(api.model(schema, v)) for v in api.versions}
+                shapes = {v: body_keys(api.model(schema, v)) for v in api.versions}
             except (KeyError, TypeError):
                 continue  # not a model Cadwyn versions (a path-based migration's key)
-            new, old = shapes[version], shapes[older]
-            every = set().union(_keys(schema), *shapes.values())
-            gets, other = (old, new) if direction == "request" else (new, old)
-            gets_v, other_v = (older, version) if direction == "request" else (version, older)
+            every = set().union(body_keys(schema), *shapes.values())
+            gets_v, other_v = sides(direction, older, version)
+            gets, other = shapes[gets_v], shapes[other_v]
             for instruction in instructions:
                 fn = getattr(instruction, "transformer", instruction)
                 name = getattr(fn, "__name__", repr(fn))
