@@ -209,3 +209,29 @@ def _hang_up(pki: Any, port: int) -> None:
     ("", 30.0), ("timeout=banana", 30.0), ("xtimeout=5s", 30.0)])
 def test_the_server_s_timeout_is_read_from_its_query(query: str, seconds: float) -> None:
     assert _server_timeout(query) == seconds
+
+
+def test_a_connection_whose_handshake_ends_after_close_is_not_answered(
+        tmp_path: Path) -> None:
+    """A connection accepted just before :meth:`close` finished its TLS handshake after
+    ``close`` had shut the open ones: it stayed kept alive, and the API server reused it
+    for the next backend's conversions, which this closed webhook answered "compatfuzz
+    serves no converter for 'blobs.example.com'" (a CI run, four tests red)."""
+    pki = mint(tmp_path / "pki")
+    webhook = ConversionWebhook(free_port(), str(pki.webhook.cert), str(pki.webhook.key),
+                                {"gadgets.example.com": lambda obj, a, b: obj})
+    raw = socket.create_connection(("127.0.0.1", webhook.port), timeout=10)
+    try:
+        deadline = time.monotonic() + 10  # its handler thread waits in the handshake
+        while not any("process_request_thread" in t.name for t in threading.enumerate()):
+            assert time.monotonic() < deadline, "the webhook never accepted"
+            time.sleep(0.01)
+        webhook.close()
+        ctx = ssl.create_default_context(cafile=str(pki.ca))
+        with pytest.raises((OSError, http.client.HTTPException)), \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            tls.sendall(b"POST /convert/gadgets.example.com HTTP/1.1\r\nHost: x\r\n"
+                        b"Content-Length: 2\r\n\r\n{}")
+            http.client.HTTPResponse(tls).begin()
+    finally:
+        raw.close()

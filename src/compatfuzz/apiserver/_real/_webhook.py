@@ -190,13 +190,28 @@ class _Server(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hangs up or fails its handshake is no concern of the run
 
+    def admit(self, sock: socket.socket) -> bool:
+        """Count ``sock`` (its handshake done) among the open connections, unless the
+        server is stopping: a connection accepted just before :meth:`stop` whose handshake
+        ended after it would stay kept alive, and the API server would go on sending it
+        reviews meant for the next webhook on this port."""
+        with self._lock:
+            if not self.closing:
+                self.open.add(sock)
+                return True
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        return False
+
     def stop(self) -> None:
         """Stop accepting, and end the kept-alive connections too: a client reusing one
         would otherwise go on talking to what is closed."""
-        self.closing = True
+        with self._lock:
+            self.closing = True
+            still = list(self.open)
         self.shutdown()
         self.server_close()
-        for sock in list(self.open):
+        for sock in still:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
@@ -220,7 +235,8 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()  # TCP_NODELAY: from _Server.get_request, not here (not on Unix)
         if isinstance(self.connection, ssl.SSLSocket):
             self.connection.do_handshake()  # here, not in the thread that accepts
-        self.server.open.add(self.connection)
+        if not self.server.admit(self.connection):
+            self.close_connection = True  # its first read finds the socket shut
 
     def finish(self) -> None:
         self.server.open.discard(self.connection)
