@@ -24,9 +24,11 @@ def _results(config: Path) -> dict[str, object]:
 
 def test_the_app_form_checks_each_route() -> None:
     # the app serves (Cadwyn starts it only when each response migration finds a route)
-    # and each route's units pass
+    # and each route's units pass, and the customers resource's through the app: 3
+    # write_then_read, 6 cross_version
     results = _results(SHOP / "app.toml")
-    assert len(results) == 9 + 2  # and migrations[2023-06-01], migrations[2024-01-01]
+    assert len(results) == 9 + 2 + 3 + 6  # and migrations[2023-06-01], [2024-01-01]
+    assert "shop::customers::cross_version[2023-01-01->2024-01-01]" in results
     failed = {uid: r.message for uid, r in results.items() if str(r.status) != "passed"}
     assert not failed, failed
 

@@ -27,6 +27,7 @@ def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_init_writes_a_config_that_loads_and_runs(shop: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (shop / "shop" / "app.py").unlink()  # the bundle alone: the bundle form
     assert main(["init", "cadwyn:shop.versions:version_bundle"]) == 0
     err = capsys.readouterr().err
     # Customer, used both ways, three old versions: 3 valid up, 3 valid down, 3 round trips;
@@ -49,7 +50,8 @@ def test_init_writes_a_config_that_loads_and_runs(shop: Path,
 def test_init_takes_the_cadwyn_app_and_a_name(shop: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "cadwyn:shop.app:app", "--name", "store"]) == 0
-    assert "11 properties to check (routes: create_customer, get_customer;" in \
+    assert ("20 properties to check (routes: create_customer, get_customer; resources used "
+            "through the app as clients do: customers;") in \
         capsys.readouterr().err
     (suite,) = load_config(shop / "compatfuzz.toml")
     assert suite.name == "store"
@@ -72,21 +74,25 @@ def test_init_mistakes(shop: Path, args: list[str], message: str,
     assert message in err and "fix:" in err and "Traceback" not in err
 
 
-def test_init_names_the_app_that_serves_the_bundle(shop: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_writes_the_app_that_serves_the_bundle(shop: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "cadwyn:shop.versions:version_bundle"]) == 0
     err = capsys.readouterr().err
-    assert "found shop.app:app, the Cadwyn app serving this bundle" in err
+    assert "found shop.app:app, the Cadwyn app serving this bundle, and wrote " \
+           'cadwyn = "shop.app:app"' in err, err
+    assert "resources used through the app as clients do: customers" in err
     text = (shop / "compatfuzz.toml").read_text()
-    assert 'cadwyn = "shop.versions:version_bundle"' in text  # still the bundle form
+    assert '\ncadwyn = "shop.app:app"' in text  # the app form
     commented = next(line for line in text.splitlines() if line.startswith('# cadwyn = "'))
-    assert commented.startswith('# cadwyn = "shop.app:app"')
-    # uncommented instead of the bundle line, it loads as the app form
-    (shop / "compatfuzz.toml").write_text(
-        text.replace('cadwyn = "shop.versions:version_bundle"', "#")
-        .replace('# cadwyn = "shop.app:app"', 'cadwyn = "shop.app:app"'))
+    assert commented.startswith('# cadwyn = "shop.versions:version_bundle"')
     (suite,) = load_config(shop / "compatfuzz.toml")
     assert [r.name for r in suite.api.routes] == ["create_customer", "get_customer"]
+    # uncommented instead of the app line, it loads as the bundle form
+    (shop / "compatfuzz.toml").write_text(
+        text.replace('\ncadwyn = "shop.app:app"', "\n#")
+        .replace('# cadwyn = "shop.versions', 'cadwyn = "shop.versions'))
+    (suite,) = load_config(shop / "compatfuzz.toml")
+    assert suite.api.routes == ()
 
 
 def test_init_without_an_app_says_nothing_of_one(shop: Path,

@@ -654,6 +654,12 @@ def _replay(args: argparse.Namespace) -> int:
     print(f"replaying {unit.id} on {printable_json(obj)}", file=sys.stderr)
     from compatfuzz.roundtrip._engine._workers import replay_in_child
 
+    history = doc.get("history") or []
+    if history and hasattr(apis[unit.api], "replay_history"):
+        # the failure needed earlier requests: sent first, in the child that replays
+        print(f"  sending the {len(history)} earlier request{'s' if len(history) != 1 else ''}"
+              " the failure needed first", file=sys.stderr)
+        apis[unit.api].prelude = history
     with _server(args, [apis[unit.api]]):
         # in a child process, as fuzz runs units: os._exit(0) must not read as a pass
         outcome, message, traceback, output = replay_in_child(apis[unit.api], unit, example)
@@ -711,6 +717,8 @@ _NEEDS = {
     "default_commutes": "defaulters (defaulters = { v1 = \"mod:f\" })",
     "encodings": "a protobuf API (proto = ...)",
     "migrations": "a Cadwyn API (cadwyn = ...) with two or more versions",
+    "write_then_read": "a Cadwyn app (cadwyn = \"shop.app:app\") with a POST and a GET route",
+    "cross_version": "a Cadwyn app (cadwyn = \"shop.app:app\") with a POST and a GET route",
 }
 
 

@@ -466,19 +466,32 @@ def _init_cadwyn(args: argparse.Namespace, config: Path) -> int:
         raise exc from None
     app = _cadwyn_app(suite, args.files[0], config.parent)
     if app is not None:
-        # the bundle form stays: its round trips of a schema migrated both ways find
-        # losses the app form's units (valid per route) cannot see yet; the app form
-        # adds each route's roles and path-based migrations
-        lines.append(_line(f"# cadwyn = {_toml(app)}", "instead of the cadwyn line above: "
-                           "the app serving this bundle, units per route with its "
-                           "path-based migrations"))
+        # the app form is what clients meet: each route with its roles and path-based
+        # migrations, and its resources written and read through the app; the bundle form
+        # (each schema migrated both ways, no app) stays a commented line
+        bundle = args.files[0].removeprefix("cadwyn:")
+        at = next(i for i, line in enumerate(lines) if line.startswith("cadwyn = "))
+        lines[at:at + 1] = [
+            _line(f"cadwyn = {_toml(app)}", "the Cadwyn app serving the bundle you named: "
+                  "its routes, used as clients use them"),
+            _line(f"# cadwyn = {_toml(bundle)}", "instead of the line above: the bundle "
+                  "alone, each schema migrated both ways, without the app")]
         _replace(config, "\n".join(header + lines) + "\n")
-        print(f"compatfuzz init: found {app}, the Cadwyn app serving this bundle; "
-              f"cadwyn = {_toml(app)} checks each route with its roles and path-based "
-              "migrations (a line in the config, commented out)", file=sys.stderr)
+        try:
+            (suite,) = load_config(config)
+        except SchemaLoadError:  # the app does not load from here: keep the bundle form
+            lines[at:at + 2] = [lines[at + 1].removeprefix("# ")]
+            _replace(config, "\n".join(header + lines) + "\n")
+            (suite,) = load_config(config)
+        else:
+            print(f"compatfuzz init: found {app}, the Cadwyn app serving this bundle, and "
+                  f"wrote cadwyn = {_toml(app)}: its routes are checked as clients use "
+                  f"them (the bundle alone is a commented line)", file=sys.stderr)
     planned = units(suite)
     static = [u for u in planned if str(u.property) == "migrations"]
-    schemas = ", ".join(dict.fromkeys(u.kind for u in planned if u not in static))
+    through = [u for u in planned if str(u.property) in ("write_then_read", "cross_version")]
+    schemas = ", ".join(dict.fromkeys(u.kind for u in planned
+                                      if u not in static and u not in through))
     api = getattr(suite, "api", None)
     versions = getattr(api, "versions", ())
     print(f"compatfuzz init: wrote {config}", file=sys.stderr)
@@ -487,7 +500,10 @@ def _init_cadwyn(args: argparse.Namespace, config: Path) -> int:
     plural = "s" if len(static) > 1 else ""
     code = f"; the VersionChange code of {len(static)} version{plural}" if static else ""
     what = "routes" if getattr(api, "routes", ()) else "schemas"
-    print(f"  {len(planned)} properties to check ({what}: {schemas}; versions: "
+    resources = ", ".join(dict.fromkeys(u.kind for u in through))
+    clients = f"; resources used through the app as clients do: {resources}" \
+        if through else ""
+    print(f"  {len(planned)} properties to check ({what}: {schemas}{clients}; versions: "
           f"{', '.join(versions)} against head{code}); next: compatfuzz fuzz{where}",
           file=sys.stderr)
     return EXIT_OK

@@ -294,6 +294,9 @@ class CadwynAPI:
         self.bundle = bundle
         #: the app's HEAD routes (empty when ``source`` is the bundle)
         self.routes: tuple[Route, ...] = () if source is bundle else _head_routes(source)
+        #: the Cadwyn app (``None`` when ``source`` is the bundle): what the route
+        #: properties (``_routes``) send their requests to
+        self.app: Any = None if source is bundle else source
         #: version values, oldest first
         self.versions: tuple[str, ...] = tuple(str(v) for v in reversed(bundle.version_values))
         self._models = cadwyn.generate_versioned_models(bundle)

@@ -8,6 +8,9 @@
     schemas = ["shop.schemas:CustomerResource"]  # optional: HEAD schemas the bundle's
                                                  # instructions do not name
 
+    reset = "shop.app:reset_storage"  # optional, with the app: empties its storage before
+                                      # each example of a route property
+
     [[api.accept]]                  # optional: a difference a version shows on purpose
     property = "roundtrip"
     versions = "2023-01-01->head"
@@ -27,7 +30,7 @@ from compatfuzz.roundtrip import ConfigEntry
 
 __all__ = ["KEYS", "load_api"]
 
-KEYS = frozenset({"name", "cadwyn", "schemas", "accept", "overrides"})
+KEYS = frozenset({"name", "cadwyn", "schemas", "accept", "overrides", "reset"})
 
 
 def load_api(entry: ConfigEntry) -> CadwynSuite:
@@ -57,6 +60,17 @@ def load_api(entry: ConfigEntry) -> CadwynSuite:
                                              '["shop.schemas:Customer"]')
     from compatfuzz.roundtrip._check._config_overrides import overrides_option
 
+    reset = None
+    if "reset" in entry.table:
+        if api.app is None:
+            raise entry.error("reset empties the app's storage between route examples, "
+                              "but cadwyn = names a VersionBundle, not the app",
+                              key="reset", hint='point cadwyn at the app, e.g. cadwyn = '
+                                                '"shop.app:app", or remove reset')
+        reset = entry.function("reset", entry.table["reset"])
+        if not callable(reset):
+            raise entry.error(f"reset must name a function, got {reset!r}", key="reset",
+                              hint='write reset = "shop.app:reset_storage"')
     return CadwynSuite(name, api, source=entry.source,
                        accept=entry.accept_entries([[*api.versions, HEAD]]),
-                       overrides=overrides_option(entry))
+                       overrides=overrides_option(entry), reset=reset)

@@ -19,6 +19,11 @@ route with a request body, ``valid[head->v]`` for one with a response model, and
 ``roundtrip[v->head]`` where both are the same schema; each runs the route's path-based
 migrations with the schema-based ones.
 
+Given the app, its resources (``_routes``: a ``POST`` route and the ``GET`` route that reads
+what it creates) are also checked as clients use them, through the app in process
+(``_sequences``): ``write_then_read[v]`` per version and ``cross_version[v->w]`` per pair,
+named after the resource (``customers::write_then_read[2023-01-01]``).
+
 Examples are drawn and judged by the pydantic family's engine (``model_strategy``,
 ``model_diff``; see ``_properties``); what is Cadwyn's own is the migrations, run as Cadwyn
 runs them, and the blame that names the ``VersionChange`` and its migration or instruction.
@@ -26,7 +31,7 @@ runs them, and the blame that names the ``VersionChange`` and its migration or i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Route
@@ -37,13 +42,19 @@ from compatfuzz.cadwyn._properties import (
     check_response_down,
     request_bodies,
 )
+from compatfuzz.cadwyn._routes import AppClient, RouteError, RouteFailure, find_resources
 from compatfuzz.errors import InvalidArgument
 from compatfuzz.roundtrip import Property, Suite, Unit
 from compatfuzz.roundtrip._check._accept import Accept, check_accepts
 from compatfuzz.roundtrip._check._suite import check_api_name
 
 #: the properties a Cadwyn API has
-PROPERTIES = (Property.ROUNDTRIP, Property.VALID, Property.MIGRATIONS)
+PROPERTIES = (Property.ROUNDTRIP, Property.VALID, Property.MIGRATIONS,
+              Property.WRITE_THEN_READ, Property.CROSS_VERSION)
+#: the properties checked through the app's routes, per resource
+ROUTE_PROPERTIES = (Property.WRITE_THEN_READ, Property.CROSS_VERSION)
+#: the properties whose units are not per schema or per route
+SCHEMA_FREE = (Property.MIGRATIONS, *ROUTE_PROPERTIES)
 #: the kind of the ``migrations[<version>]`` units: the bundle's code, not one schema
 BUNDLE = "bundle"
 
@@ -55,12 +66,14 @@ class CadwynSuite(Suite):
     """
 
     def __init__(self, name: str, api: CadwynAPI, *, source: str | None = None,
-                 accept: Sequence[Accept] = (), overrides: Any = None) -> None:
+                 accept: Sequence[Accept] = (), overrides: Any = None,
+                 reset: Callable[[], Any] | None = None) -> None:
         """``accept`` lists deliberate differences a round trip may show (a field an old
         version drops on purpose); a migrated body must still be valid, as Cadwyn
         validates it too (an invalid one is a 422 or a 500 to the client). ``overrides``
         (:class:`compatfuzz.strategies.Overrides`) steers the drawing of bodies by field
-        path, in every version."""
+        path, in every version. ``reset`` empties the app's storage: called before each
+        example of a route property, so that each starts from a fresh app."""
         check_api_name(name)
         self.name = name
         self.accept = check_accepts(name, accept, [[*api.versions, HEAD]])
@@ -71,6 +84,17 @@ class CadwynSuite(Suite):
         self._routes = {route.name: route for route in api.routes}
         self._strategies: dict[tuple[str, str], Any] = {}
         self.overrides = overrides
+        skip = [str(getattr(api.app, "api_version_parameter_name", "")).replace("-", "_")]
+        #: the app's resources, and why a POST route is not one (``_routes.find_resources``)
+        self.resources, self.resource_notes = (
+            find_resources(api.routes, skip=skip) if api.app is not None else ([], []))
+        self._resources = {r.name: r for r in self.resources}
+        self.reset = reset
+        self._client: AppClient | None = None
+        #: per unit, the verdict of re-running its first failure on a fresh app
+        self._fresh: dict[Unit, str] = {}
+        #: requests to send before the next route example (a replay's saved history)
+        self.prelude: list[Any] = []
 
     def units(self, properties: Sequence[Property]) -> list[Unit]:
         # each version's VersionChange code, read before any example (``_lint``); the
@@ -78,7 +102,19 @@ class CadwynSuite(Suite):
         static = ([Unit(self.name, BUNDLE, Property.MIGRATIONS, (v,))
                    for v in self.api.versions[1:]]
                   if Property.MIGRATIONS in properties else [])
-        return static + self._example_units(properties)
+        return static + self._example_units(properties) + self._resource_units(properties)
+
+    def _resource_units(self, properties: Sequence[Property]) -> list[Unit]:
+        out: list[Unit] = []
+        versions = self.api.versions
+        for resource in self.resources:
+            if Property.WRITE_THEN_READ in properties:
+                out.extend(Unit(self.name, resource.name, Property.WRITE_THEN_READ, (v,),
+                                show_kind=True) for v in versions)
+            if Property.CROSS_VERSION in properties:
+                out.extend(Unit(self.name, resource.name, Property.CROSS_VERSION, (v, w),
+                                show_kind=True) for v in versions for w in versions if v != w)
+        return out
 
     def _example_units(self, properties: Sequence[Property]) -> list[Unit]:
         if self._routes:
@@ -88,7 +124,7 @@ class CadwynSuite(Suite):
         for kind, schema in self._by_name.items():
             roles = self.api.roles(schema)
             for prop in PROPERTIES:
-                if prop not in properties or prop is Property.MIGRATIONS:
+                if prop not in properties or prop in SCHEMA_FREE:
                     continue
                 for version in self.api.versions:
                     pairs = []
@@ -105,7 +141,7 @@ class CadwynSuite(Suite):
         for name, route in self._routes.items():
             shared = route.body is not None and route.body is route.response
             for prop in PROPERTIES:
-                if prop not in properties or prop is Property.MIGRATIONS:
+                if prop not in properties or prop in SCHEMA_FREE:
                     continue
                 for version in self.api.versions:
                     pairs = []
@@ -132,7 +168,23 @@ class CadwynSuite(Suite):
                                   f"{unit.kind!r}; it has {known}") from None
 
     def _schema(self, unit: Unit) -> type[Any]:
+        if unit.property in ROUTE_PROPERTIES:
+            body: type[Any] = self._resource(unit).create.body
+            return body
         return self._target(unit)[0]
+
+    def _resource(self, unit: Unit) -> Any:
+        try:
+            return self._resources[unit.kind]
+        except KeyError:
+            raise InvalidArgument(f"{self.name} has no resource {unit.kind!r}; it has "
+                                  f"{sorted(self._resources)}") from None
+
+    def client(self) -> AppClient:
+        """The in-process client of the app (one per suite, opened on first use)."""
+        if self._client is None:
+            self._client = AppClient(self.api.app, reset=self.reset)
+        return self._client
 
     def strategy(self, unit: Unit) -> Any:
         if unit.property is Property.MIGRATIONS:
@@ -153,6 +205,9 @@ class CadwynSuite(Suite):
             if found:
                 raise MigrationCodeError(found)
             return
+        if unit.property in ROUTE_PROPERTIES:
+            self._check_route(unit, example)
+            return
         schema, route = self._target(unit)
         a, b = unit.versions
         if unit.property is Property.ROUNDTRIP:
@@ -164,6 +219,64 @@ class CadwynSuite(Suite):
         else:
             raise InvalidArgument(f"a Cadwyn API has no {unit.property} property; its "
                                   f"properties are {', '.join(map(str, PROPERTIES))}")
+
+    def _check_route(self, unit: Unit, example: Any) -> None:
+        from compatfuzz.cadwyn._sequences import cross_version, write_then_read
+
+        resource = self._resource(unit)
+        client = self.client()
+        if self.reset is not None:
+            client.reset()
+        if self.prelude:
+            prelude, self.prelude = self.prelude, []
+            self.replay_history(prelude)
+        before = len(client.history)
+        try:
+            if unit.property is Property.WRITE_THEN_READ:
+                write_then_read(self.api, resource, client, unit.versions[0], example)
+            else:
+                a, b = unit.versions
+                cross_version(self.api, resource, client, (a, b), example)
+        except (RouteFailure, RouteError) as exc:
+            earlier = client.history[:before]
+            if not earlier:
+                raise
+            note = self._history_note(unit, example, earlier)
+            if not note:
+                raise
+            exc.args = (f"{exc.args[0]}\n{note}", *exc.args[1:])
+            exc.history = [call.to_json() for call in earlier]  # type: ignore[union-attr]
+            raise
+
+    def replay_history(self, history: Sequence[Any]) -> None:
+        """Send the requests a saved failure needed (``Counterexample.history``) to the app
+        before the replayed example: ``compatfuzz fuzz --replay`` calls it once."""
+        client = self.client()
+        for call in history:
+            client.request(str(call["method"]), str(call["path"]), str(call["version"]),
+                           call.get("body"))
+
+    def _history_note(self, unit: Unit, example: Any, earlier: Sequence[Any]) -> str:
+        """Whether the failure needs the requests before it: the example re-run alone on a
+        freshly imported app (``_fresh``), once per unit (shrinking replays it often)."""
+        if unit not in self._fresh:
+            from compatfuzz.cadwyn._fresh import run_fresh
+
+            self._fresh[unit] = run_fresh(self, unit, example)
+        verdict = self._fresh[unit]
+        if verdict != "passed":
+            return ""
+        shown = [f"    {call}" for call in earlier]
+        if len(shown) > 10:  # the first ones set the state, the last ones are nearest
+            shown[5:-5] = [f"    ... {len(shown) - 10} more"]
+        return ("  this failure needs earlier requests: alone, on a freshly imported app, "
+                f"the example passes. The {len(earlier)} request"
+                f"{'s' if len(earlier) != 1 else ''} before it since the app started (the "
+                "replay sends them first):\n"
+                + "\n".join(shown) + "\n  state kept between requests (a module-level or "
+                "mutable default in a migration or an endpoint) changes what a client "
+                "reads; if your storage is meant to keep it, give reset = \"module:function\" "
+                "to empty it before each example")
 
     def __repr__(self) -> str:
         return f"CadwynSuite({self.name!r}, {self.api!r})"

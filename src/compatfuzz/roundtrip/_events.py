@@ -50,6 +50,12 @@ class Property(str, enum.Enum):
     #: A version's migration code passes static checks before any example (per version;
     #: Cadwyn: same-named migrations, keys read the body cannot have).
     MIGRATIONS = "migrations"
+    #: A client of one version creates a resource and reads back what it sent (per
+    #: version; a web app's routes, in process: Cadwyn).
+    WRITE_THEN_READ = "write_then_read"
+    #: Written by a client of A, read and written back unchanged by one of B, read again
+    #: by A's: what A sent is still there (a web app's routes).
+    CROSS_VERSION = "cross_version"
 
     def __str__(self) -> str:
         return self.value
@@ -59,7 +65,8 @@ class Property(str, enum.Enum):
         """How many versions one unit of this property names."""
         if self is Property.PATH_INDEPENDENT:
             return 3
-        if self in (Property.DEFAULT_IDEMPOTENT, Property.ENCODINGS, Property.MIGRATIONS):
+        if self in (Property.DEFAULT_IDEMPOTENT, Property.ENCODINGS, Property.MIGRATIONS,
+                    Property.WRITE_THEN_READ):
             return 1
         return 2
 
@@ -155,8 +162,13 @@ class Counterexample:
     config: str | None = None
     traceback: str = ""
     output: str = ""
+    #: requests sent before the example that its failure needs (a web app's route
+    #: properties: ``[{"method", "path", "version", "body"}]``); ``--replay`` sends them
+    #: first
+    history: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        extra = {"history": list(self.history)} if self.history else {}
         return {
             "format": "compatfuzz-counterexample/1",
             **self.unit.to_json(),
@@ -170,6 +182,7 @@ class Counterexample:
             "config": self.config,
             "traceback": self.traceback,
             "output": self.output,
+            **extra,
         }
 
 

@@ -55,7 +55,12 @@ class Sampled:
 
 _ARITY = {Property.ROUNDTRIP: 2, Property.VALID: 2, Property.NO_MUTATION: 2,
           Property.PATH_INDEPENDENT: 3, Property.DEFAULT_IDEMPOTENT: 1,
-          Property.DEFAULT_COMMUTES: 2, Property.ENCODINGS: 1, Property.MIGRATIONS: 1}
+          Property.DEFAULT_COMMUTES: 2, Property.ENCODINGS: 1, Property.MIGRATIONS: 1,
+          Property.WRITE_THEN_READ: 1, Property.CROSS_VERSION: 2}
+#: properties of other API families (protobuf's encodings, a web app's migration code and
+#: routes): a CRD or JSON Schema API plans none
+_ELSEWHERE = (Property.ENCODINGS, Property.MIGRATIONS, Property.WRITE_THEN_READ,
+              Property.CROSS_VERSION)
 
 
 def _count(n: int, r: int, d: int) -> int:
@@ -129,8 +134,7 @@ def plan(api: API | Suite, properties: Iterable[Property | str] | None = None, *
             if prop not in wanted or (prop is Property.NO_MUTATION and isolated):
                 continue
             r = _ARITY[prop]
-            if prop in (Property.ENCODINGS, Property.MIGRATIONS):
-                # JSON objects have one encoding; a schema API has no migration code
+            if prop in _ELSEWHERE:
                 combos: list[tuple[str, ...]] = []
                 total = 0
             elif prop is Property.DEFAULT_IDEMPOTENT:
@@ -179,7 +183,7 @@ def is_unit(api: API | Suite, unit: Unit) -> bool:
     vs = unit.versions
     if (len(vs) != _ARITY[unit.property] or len(set(vs)) != len(vs)
             or not set(vs) <= set(kind.versions)
-            or unit.property in (Property.ENCODINGS, Property.MIGRATIONS)):
+            or unit.property in _ELSEWHERE):
         return False
     defaulted = set(api.defaulted_versions(kind))
     if unit.property in (Property.DEFAULT_IDEMPOTENT, Property.DEFAULT_COMMUTES):

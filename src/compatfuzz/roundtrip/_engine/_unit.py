@@ -108,6 +108,7 @@ class _Watch(Recorder):
             diff=diff_to_json(getattr(failure, "diff", None)), seed=self.seed,
             reproduce=reproduce, shrunk=shrunk, config=self.api.source,
             traceback=find_user_traceback(failure), output=self.output,
+            history=tuple(getattr(failure, "history", ())),
         )
 
 

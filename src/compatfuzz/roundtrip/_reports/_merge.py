@@ -508,7 +508,8 @@ def _counterexample(unit: Unit, cx: Mapping[str, Any]) -> Counterexample:
         error_type=str(cx.get("error_type") or ""), diff=list(cx.get("diff") or []),
         seed=cx.get("seed"), reproduce=str(cx.get("reproduce_failure") or ""),
         shrunk=bool(cx.get("shrunk", True)), config=cx.get("config"),
-        traceback=str(cx.get("traceback") or ""), output=str(cx.get("output") or ""))
+        traceback=str(cx.get("traceback") or ""), output=str(cx.get("output") or ""),
+        history=tuple(h for h in cx.get("history") or () if isinstance(h, dict)))
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -1,0 +1,195 @@
+"""A Cadwyn app through its routes (``cadwyn._routes``, ``_sequences``): what a client of one
+version creates it reads back, as itself and after a client of another version wrote it back
+unchanged. tests/cadwyn/data/items_app.py has create and response schemas apart, inherited
+fields, a nested model and path-based migrations; ``ITEMS_BUG`` seeds one bug."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("cadwyn")
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compatfuzz.cadwyn._bundle import Route
+from compatfuzz.cadwyn._routes import find_resources
+from compatfuzz.cli import main
+from compatfuzz.errors import SchemaLoadError
+from compatfuzz.roundtrip import Property, Status, UnitFinished, load_config, run
+
+DATA = Path(__file__).resolve().parent / "data"
+CONFIG = DATA / "items.toml"
+ROUTE_PROPERTIES = [Property.WRITE_THEN_READ, Property.CROSS_VERSION]
+
+
+@pytest.fixture
+def items(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Load items.toml with the bug ``ITEMS_BUG`` names (the module imported anew)."""
+    def load(bug: str = "") -> Any:
+        monkeypatch.setenv("ITEMS_BUG", bug)
+        sys.modules.pop("items_app", None)
+        return load_config(CONFIG)[0]
+
+    yield load
+    sys.modules.pop("items_app", None)
+
+
+def _run(suite: Any, examples: int = 50) -> dict[str, Any]:
+    return {e.result.unit.id: e.result
+            for e in run(suite, properties=ROUTE_PROPERTIES, database="none", seed=1,
+                         max_examples=examples) if isinstance(e, UnitFinished)}
+
+
+def test_a_right_app_passes_every_route_unit(items: Any) -> None:
+    suite = items()
+    [resource] = suite.resources
+    assert (resource.create.path, resource.read.path, resource.update.path,
+            resource.id_field) == ("/items", "/items/{item_id}", "/items/{item_id}", "id")
+    results = _run(suite)
+    assert sorted(results) == [
+        "items::items::cross_version[2000-01-01->2001-01-01]",
+        "items::items::cross_version[2001-01-01->2000-01-01]",
+        "items::items::write_then_read[2000-01-01]",
+        "items::items::write_then_read[2001-01-01]"]
+    assert {r.status for r in results.values()} == {Status.PASSED}, {
+        k: r.message for k, r in results.items()}
+
+
+def test_a_response_migration_that_drops_a_field_is_caught_and_blamed_downwards(
+        items: Any) -> None:
+    result = _run(items("drop"))["items::items::write_then_read[2000-01-01]"]
+    assert result.status is Status.FAILED
+    message = result.message
+    assert "a 2000-01-01 client created a resource with POST /items and reads back " \
+           "something else" in message, message
+    assert 'color: type-changed: "" -> null' in message
+    # the response migration is named as the one that lost it, with what it did
+    assert ("on the way down (HEAD -> 2000-01-01, response migrations): "
+            "RenameColour.colour_down (version 2001-01-01) made `color` absent -> None"
+            in message), message
+    assert "POST /items as 2000-01-01 {'name': '', 'color': ''} -> 200" in message
+
+
+def test_a_path_migration_missing_on_one_route_is_caught_naming_the_route(
+        items: Any) -> None:
+    results = _run(items("route"))
+    assert results["items::items::write_then_read[2000-01-01]"].status is Status.PASSED
+    failed = results["items::items::cross_version[2001-01-01->2000-01-01]"]
+    assert failed.status is Status.FAILED
+    assert ("the 2000-01-01 write-back ran other request migrations than a 2000-01-01 "
+            "create: PUT /items/{item_id}: none; POST /items: RenameColour.color_up "
+            "(version 2001-01-01)") in failed.message, failed.message
+
+
+def test_a_failure_that_needs_earlier_requests_says_so(items: Any) -> None:
+    results = _run(items("history"), examples=30)
+    failed = [r for r in results.values() if r.status is Status.FAILED]
+    assert failed
+    message = failed[0].message
+    assert "this failure needs earlier requests: alone, on a freshly imported app, the " \
+           "example passes" in message, message
+    assert "POST /items as" in message.split("needs earlier requests")[1]
+
+
+def test_the_replay_of_such_a_failure_sends_the_earlier_requests_first(
+        items: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items("history")
+    sys.modules.pop("items_app", None)
+    assert main(["fuzz", "--config", str(CONFIG), "--property", "write_then_read",
+                 "--max-examples", "30", "--seed", "3", "--database", "none",
+                 "--counterexamples", str(tmp_path)]) == 1
+    capsys.readouterr()
+    [saved] = tmp_path.glob("*.json")
+    history = json.loads(saved.read_text())["history"]
+    assert history and {"method", "path", "version", "body"} <= set(history[0])
+    sys.modules.pop("items_app", None)
+    assert main(["fuzz", "--replay", str(saved), "--config", str(CONFIG)]) == 1
+    err = capsys.readouterr().err
+    assert f"sending the {len(history)} earlier requests the failure needed first" in err
+    assert "still failing" in err, err
+
+
+def test_a_failure_of_its_own_has_no_history_note(items: Any) -> None:
+    message = _run(items("drop"))["items::items::write_then_read[2000-01-01]"].message
+    assert "needs earlier requests" not in message
+
+
+def test_reset_is_called_before_each_route_example(items: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = items()
+    calls = []
+    monkeypatch.setattr(suite, "reset", lambda: calls.append(1))
+    results = _run(suite, examples=10)
+    examples = sum(r.examples for r in results.values())
+    assert len(calls) == examples > 0
+
+
+def test_reset_with_a_bundle_is_refused_at_its_key(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[[api]]\nname = "shop"\ncadwyn = "static_bugs:version_bundle"\n'
+                      'reset = "static_bugs:version_bundle"\n')
+    sys.path.insert(0, str(DATA))
+    try:
+        with pytest.raises(SchemaLoadError) as info:
+            load_config(config)
+    finally:
+        sys.path.remove(str(DATA))
+    text = str(info.value)
+    assert "$.api[0].reset" in text and "point cadwyn at the app" in text, text
+
+
+def test_the_cli_runs_the_route_units_of_the_app_form(items: Any, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    items("drop")
+    sys.modules.pop("items_app", None)
+    code = main(["fuzz", "--config", str(CONFIG), "--property", "write_then_read",
+                 "--max-examples", "20", "--seed", "1", "--database", "none",
+                 "--counterexamples", str(tmp_path)])
+    out = capsys.readouterr()
+    assert code == 1, out.err
+    assert "items::items::write_then_read[2000-01-01]" in out.out + out.err
+    assert "Traceback" not in out.out + out.err
+
+
+def _route(name: str, methods: str, path: str, body: Any, response: Any) -> Route:
+    return Route(name, path, frozenset(methods.split(",")), body, response)
+
+
+def _model(*fields: str) -> Any:
+    from pydantic import create_model
+
+    return create_model("M", **{f: (str, ...) for f in fields})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["things", "users", "orders"]),
+       st.sampled_from(["thing_id", "id", "key"]),
+       st.sampled_from(["", "/api/v1"]))
+def test_a_resource_is_a_post_beside_a_get_on_one_more_parameter(
+        collection: str, param: str, prefix: str) -> None:
+    model = _model("id", param)
+    base = f"{prefix}/{collection}"
+    routes = [_route("create", "POST", base, model, model),
+              _route("read", "GET", f"{base}/{{{param}}}", None, model),
+              _route("list", "GET", base, None, model)]
+    [resource], notes = find_resources(routes)
+    assert notes == []
+    assert resource.name == collection and resource.param == param
+    assert resource.id_field == param
+    assert resource.item_path(7) == f"{base}/7"
+
+
+def test_a_post_without_a_read_route_is_noted_not_guessed() -> None:
+    model = _model("id")
+    resources, notes = find_resources([_route("send", "POST", "/emails", model, model)])
+    assert resources == []
+    assert notes == ["POST /emails (send) has no GET /emails/{id} beside it: nothing reads "
+                     "what it creates"]
