@@ -220,6 +220,31 @@ class Route:
         return f"{'/'.join(sorted(self.methods))} {self.path} ({self.name})"
 
 
+def _nests(outer: type[Any], inner: type[Any]) -> bool:
+    """Whether a field of ``outer`` holds ``inner`` (in a list, a dict, an optional...)."""
+    import typing
+
+    def holds(annotation: Any, depth: int = 0) -> bool:
+        if annotation is inner:
+            return True
+        return depth < 8 and any(holds(a, depth + 1) for a in typing.get_args(annotation))
+
+    fields = getattr(outer, "model_fields", {})
+    return any(holds(info.annotation) for info in fields.values())
+
+
+def _subclasses(model: type[Any]) -> list[type[Any]]:
+    """``model``'s subclasses in the user's code, recursively (not the models Cadwyn or
+    pydantic generate from it)."""
+    out: list[type[Any]] = []
+    for sub in model.__subclasses__():
+        if sub.__module__.split(".")[0] in ("cadwyn", "pydantic"):
+            continue
+        out.append(sub)
+        out.extend(_subclasses(sub))
+    return out
+
+
 def _model_or_none(annotation: Any) -> type[Any] | None:
     from pydantic import BaseModel
 
@@ -321,6 +346,11 @@ class CadwynAPI:
                     other is not base and issubclass(other, base) and other in migrated
                     for other in found):
                 del found[base]
+        #: what the bundle form had to guess or leave out (``roles``, nested models, base
+        #: classes): the suite warns of each and points to the app form
+        self.notes: list[str] = []
+        if not self.routes:
+            self._bundle_form(found, migrated, schemas)
         for route in self.routes:  # what the app's endpoints take and return
             for model in (route.body, route.response):
                 if model is not None:
@@ -335,6 +365,56 @@ class CadwynAPI:
         #: the HEAD schema classes, in the order the bundle first names them (without a
         #: base class that has no migrations of its own while a subclass has)
         self.schemas: tuple[type[Any], ...] = tuple(found)
+
+    def _bundle_form(self, found: dict[type[Any], None], migrated: set[Any],
+                     extra: Iterable[type[Any]]) -> None:
+        """Without the app, which schemas are bodies is read from the bundle alone: a model
+        that only ever sits inside another named one (an ``Address`` field) is checked
+        through its parent, as Cadwyn migrates it there (a schema migration applies to the
+        body's own model only); a subclass the bundle never names that inherits a named
+        class's instructions is left out, said so, as is a schema whose role is a guess."""
+        given = set(extra)
+        for model in list(found):
+            if model in migrated or model in given:
+                continue
+            if any(other is not model and _nests(other, model) for other in found):
+                del found[model]
+        instructed = {getattr(i, "schema", None) for v in self.bundle.versions
+                      for change in v.changes for i in change.alter_schema_instructions}
+        left_out: set[type[Any]] = set()
+        for model in [*found, *(m for m in instructed if isinstance(m, type))]:
+            for sub in _subclasses(model):
+                if sub not in found and sub not in given and sub not in left_out:
+                    left_out.add(sub)
+                    self.notes.append(
+                        f"{sub.__name__} inherits the instructions on {model.__name__}, but "
+                        "the bundle names it in no migration: the bundle form cannot tell "
+                        "whether clients send or read it and leaves it out (list it in "
+                        "schemas = [...], or point cadwyn at the app)")
+        for model in found:
+            if model in migrated or model in given:
+                continue
+            self.notes.append(
+                f"{model.__name__} has schema instructions but no migration: the bundle form "
+                "cannot tell whether clients send or read it and checks it both ways (point "
+                "cadwyn at the app to take each schema's role from the routes)")
+
+    def path_migrations(self) -> list[str]:
+        """The bundle's path-based migrations (``convert_request_to_next_version_for("/x",
+        ["POST"])``), as ``VersionChange.function (POST /x)``: only the app form can run
+        them, as they belong to a route."""
+        out = []
+        for version in self.bundle.versions:
+            for change in version.changes:
+                for attr in ("alter_request_by_path_instructions",
+                             "alter_response_by_path_instructions"):
+                    for path, instructions in (getattr(change, attr, None) or {}).items():
+                        for instruction in instructions:
+                            methods = "/".join(sorted(getattr(instruction, "methods", ())))
+                            name = getattr(getattr(instruction, "transformer", None),
+                                           "__name__", "?")
+                            out.append(f"{change.__name__}.{name} ({methods} {path})")
+        return out
 
     def __repr__(self) -> str:
         return f"CadwynAPI(<{len(self.versions)} versions: {', '.join(self.versions)}>)"

@@ -31,6 +31,7 @@ runs them, and the blame that names the ``VersionChange`` and its migration or i
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,10 +44,16 @@ from compatfuzz.cadwyn._properties import (
     request_bodies,
 )
 from compatfuzz.cadwyn._routes import AppClient, RouteError, RouteFailure, find_resources
-from compatfuzz.errors import InvalidArgument
+from compatfuzz.errors import CompatfuzzWarning, InvalidArgument
 from compatfuzz.roundtrip import Property, Suite, Unit
 from compatfuzz.roundtrip._check._accept import Accept, check_accepts
 from compatfuzz.roundtrip._check._suite import check_api_name
+
+
+class RoleGuessWarning(CompatfuzzWarning):
+    """The bundle form guessed a schema's role, or left a schema out (``CadwynAPI.notes``):
+    the app form takes roles from the routes."""
+
 
 #: the properties a Cadwyn API has
 PROPERTIES = (Property.ROUNDTRIP, Property.VALID, Property.MIGRATIONS,
@@ -75,6 +82,16 @@ class CadwynSuite(Suite):
         path, in every version. ``reset`` empties the app's storage: called before each
         example of a route property, so that each starts from a fresh app."""
         check_api_name(name)
+        if api.app is None and api.path_migrations():
+            found = api.path_migrations()
+            raise InvalidArgument(
+                f"API {name!r}: the bundle has path-based migrations "
+                f"({'; '.join(found[:3])}{', ...' if len(found) > 3 else ''}), which belong "
+                "to a route: the bundle form would check the schemas without them and fail "
+                "what the app does right. Point cadwyn at the Cadwyn app serving the bundle "
+                "(cadwyn = \"module:app\"; `compatfuzz init cadwyn:<module>:<bundle>` finds it)")
+        for note in api.notes:
+            warnings.warn(RoleGuessWarning(f"API {name!r}: {note}"), stacklevel=2)
         self.name = name
         self.accept = check_accepts(name, accept, [[*api.versions, HEAD]])
         self.api = api
