@@ -193,3 +193,17 @@ def test_a_post_without_a_read_route_is_noted_not_guessed() -> None:
     assert resources == []
     assert notes == ["POST /emails (send) has no GET /emails/{id} beside it: nothing reads "
                      "what it creates"]
+
+
+def test_a_rename_a_route_does_not_migrate_is_a_static_finding(items: Any) -> None:
+    """The same bug as the cross_version failure above, found before any example."""
+    from compatfuzz.cadwyn._lint import check_version
+
+    suite = items("route")
+    [finding] = check_version(suite.api, "2001-01-01")
+    assert finding.check == "one-direction"
+    assert finding.version_change == "RenameColour"
+    assert finding.file.endswith("items_app.py") and finding.line > 0
+    assert ("no request migration of this change moves an old client's `color` up to "
+            "`colour_code` for PUT /items/{item_id} (put_item)") in finding.message
+    assert check_version(items().api, "2001-01-01") == []

@@ -15,6 +15,13 @@ file and the line:
   newer one; response migrations the reverse. Reading ``body["email"]`` in a response
   migration of a change that renamed ``email`` to ``email_address`` is that mistake.
 * **unknown-field**: a migration reads a body key no version of the schema has (a typo).
+* **one-direction** (given the app): a field renamed by ``had(name=...)`` needs a request
+  migration for each route that takes the schema (or a subclass) and a response migration
+  for each that returns it, in the same ``VersionChange``; Cadwyn renames the field in the
+  old schema but moves no data. A route left without one (a migration written for one
+  direction, or a path-based one registered on another route) loses the field for old
+  clients there. Cadwyn itself refuses, when the app is built, a migration that applies to
+  no route (``RouteRequestBySchemaConverterDoesNotApplyToAnythingError`` and its siblings).
 
 Only reads that raise on a missing key count (``body["x"]``, ``body.pop("x")`` without a
 default, ``del body["x"]``), on the migration's own parameter (``request.body`` /
@@ -39,7 +46,7 @@ from compatfuzz.errors import CompatfuzzError
 
 __all__ = ["Finding", "MigrationCodeError", "check_version", "findings"]
 
-Check = Literal["shadowed", "wrong-direction", "unknown-field"]
+Check = Literal["shadowed", "wrong-direction", "unknown-field", "one-direction"]
 
 
 @dataclass(frozen=True)
@@ -244,6 +251,63 @@ def _field_findings(api: CadwynAPI, version: str, older: str, change: type[Any]
                             + ", ".join(f"`{k}`" for k in sorted(gets)))
 
 
+def _renames(change: type[Any]) -> Iterator[tuple[type[Any], str, str]]:
+    """``(schema, HEAD name, old name)`` per ``field(...).had(name=...)`` of ``change``."""
+    for instruction in change.alter_schema_instructions:
+        old = getattr(instruction, "new_name", None)
+        name = getattr(instruction, "name", None)
+        model = getattr(instruction, "schema", None)
+        if isinstance(old, str) and isinstance(name, str) and old != name and \
+                isinstance(model, type):
+            yield model, name, old
+
+
+def _migrates(change: type[Any], direction: Direction, route: Any, model: type[Any]) -> bool:
+    """Whether ``change`` has a ``direction`` migration that runs for ``route`` and its
+    ``model``: one keyed on the model, or a path-based one on the route's path and method."""
+    by_schema = (change.alter_request_by_schema_instructions if direction == "request"
+                 else change.alter_response_by_schema_instructions)
+    if model in by_schema:
+        return True
+    by_path = getattr(change, f"alter_{direction}_by_path_instructions", None) or {}
+    return any(set(getattr(i, "methods", ())) & set(route.methods)
+               for i in by_path.get(route.path, ()))
+
+
+def _one_direction(api: CadwynAPI, version: str, change: type[Any]) -> Iterator[Finding]:
+    if not api.routes:
+        return  # the bundle alone cannot tell which routes take or return a schema
+    try:
+        _, start = inspect.getsourcelines(change)
+        file = inspect.getsourcefile(change) or "<unknown>"
+    except (OSError, TypeError):
+        file, start = "<unknown>", 0
+    for schema, name, old in _renames(change):
+        for route in api.routes:
+            for direction, model in (("request", route.body), ("response", route.response)):
+                if model is None or not issubclass(model, schema):
+                    continue
+                if _migrates(change, direction, route, model):  # type: ignore[arg-type]
+                    continue
+                moves = ("an old client's `{old}` up to `{name}`" if direction == "request"
+                         else "`{name}` back down to `{old}`").format(old=old, name=name)
+                yield Finding(
+                    "one-direction", version, change.__name__,
+                    "instructions_to_migrate_to_previous_version", file, start,
+                    f"renames {schema.__name__}.{name} (`{old}` before {version}), but no "
+                    f"{direction} migration of this change moves {moves} for "
+                    f"{'/'.join(sorted(route.methods))} {route.path} ({route.name}), which "
+                    f"{'takes' if direction == 'request' else 'returns'} "
+                    f"{model.__name__}: Cadwyn renames the field in the old schema and "
+                    "moves no data, so old clients lose it there",
+                    f"add a {_DECORATOR[direction]}({model.__name__}) migration to "
+                    f"{change.__name__} (or a path-based one for {route.path})")
+
+
+_DECORATOR = {"request": "convert_request_to_next_version_for",
+              "response": "convert_response_to_previous_version_for"}
+
+
 def check_version(api: CadwynAPI, version: str) -> list[Finding]:
     """The findings about the ``VersionChange`` classes of ``version`` (one of
     ``api.versions`` other than the oldest, which has none)."""
@@ -258,6 +322,7 @@ def check_version(api: CadwynAPI, version: str) -> list[Finding]:
         for change in value.changes:
             out.extend(_shadowed(version, change))
             out.extend(_field_findings(api, version, older, change))
+            out.extend(_one_direction(api, version, change))
     return out
 
 
