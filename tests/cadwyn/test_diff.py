@@ -89,13 +89,194 @@ def test_a_migration_only_change_keeps_the_contract(capsys: pytest.CaptureFixtur
 
 
 def test_two_versions_of_one_bundle(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, doc = _diff(capsys, f"{BUNDLE}@2023-01-01", f"{BUNDLE}@2023-06-01")
+    rc, doc = _diff(capsys, f"{BUNDLE}@2023-06-01", f"{BUNDLE}@2024-01-01")
     assert rc == 1 and doc["direction"] == "both"
     rows = _rows(doc)
-    # a 2023-01-01 client's body has no first_name: 2023-06-01 refuses it
-    assert rows[("Customer", "required-added", "first_name")] == (True, "confirmed", "request")
-    # and 2023-06-01 returns no `name`, which a 2023-01-01 client requires
-    assert rows[("Customer", "required-removed", "name")] == (True, "confirmed", "response")
+    # 2024-01-01 returns credit_limit as a decimal string, which a 2023-06-01 client refuses
+    assert rows[("Customer.response", "type-changed", "credit_limit")] == (
+        True, "confirmed", "response")
+    made = {(f["version"], f["path"]): f["made_by"] for f in doc["findings"]}
+    assert made[("Customer.response", "credit_limit")] == (
+        "WidenCreditLimitAndRemoveFax (version 2024-01-01)")
+    assert made[("CustomerResource.response", "fax")] == (
+        "WidenCreditLimitAndRemoveFax (version 2024-01-01)")
+
+
+def test_a_rename_between_versions_is_one_finding_that_warns(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``field("email_address").had(name="email")``: not `email` removed beside a required
+    `email_address` added, but one rename, which Cadwyn migrates (each version keeps its
+    own names), so it warns and the run passes."""
+    rc, doc = _diff(capsys, f"{BUNDLE}@2023-01-01", f"{BUNDLE}@2023-06-01")
+    assert rc == 0 and doc["breaking"] == 0
+    found = {(f["version"], f["rule"], f["path"]): f for f in doc["findings"]}
+    for old, new in (("name", "first_name"), ("email", "email_address")):
+        f = found[("Customer", "field-renamed", old)]
+        assert (f["old"], f["new"], f["severity"], f["status"]) == (
+            old, new, "warning", "confirmed")
+        assert f["made_by"] == "SplitNameAndRenameEmail (version 2023-06-01)"
+        assert "Cadwyn migrates" in f["policy"] and "Cadwyn migrates" in f["message"]
+        assert ("CustomerResource.response", "field-renamed", old) in found
+    assert not {key for key in found if key[1] in ("field-removed", "required-added",
+                                                  "required-removed", "witness-only")}
+    # the policy has the last word: an error again, and the run fails
+    rc, doc = _diff(capsys, f"{BUNDLE}@2023-01-01", f"{BUNDLE}@2023-06-01",
+                    "--severity", "field-renamed=error")
+    assert rc == 1 and doc["breaking"] == 4
+
+
+def test_findings_speak_of_requests_and_responses(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["diff", f"{BUNDLE}@2023-06-01", f"{BUNDLE}@2024-01-01", "--config", "none"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert ("impact: requests: old clients' requests that were valid are refused (422)"
+            in out)
+    assert "impact: responses: old clients may reject what they read" in out
+    assert "made by: WidenCreditLimitAndRemoveFax (version 2024-01-01)" in out
+    assert "policy: built-in profile rest: type-changed = error (its severity)" in out
+    for word in ("kubernetes", "custom resource", "ratcheting", "stored object",
+                 "any-update"):
+        assert word not in out.lower(), word
+    rc, doc = _diff(capsys, f"{BUNDLE}@2023-06-01", f"{BUNDLE}@2024-01-01")
+    assert doc["policy"] == "rest"
+    # a response model's type change refuses no request
+    notes = {(f["version"], f["rule"]): f["impact_note"] for f in doc["findings"]}
+    assert notes[("Customer.response", "type-changed")] == (
+        "old clients may reject what they read")
+
+
+def test_a_contract_change_at_head_is_made_by_head(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = f"{BUNDLE}@2023-01-01"
+    rc, doc = _diff(capsys, "--new-path", "next_release", spec, spec)
+    made = {(f["version"], f["rule"]): f["made_by"] for f in doc["findings"]}
+    assert rc == 1 and made[("Customer", "bound-tightened")] == (
+        "HEAD (shop.schemas.Customer), with no VersionChange to keep 2023-01-01 as it was")
+    assert made[("CustomerResource.response", "enum-value-added")].startswith(
+        "HEAD (shop.schemas.CustomerResource)")
+
+
+def test_a_rename_between_two_releases_of_one_version_breaks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The next release edits a VersionChange: 2000-01-01 calls `email_address` `mail`, no
+    longer `email`. Within a release Cadwyn migrates the rename; across releases the
+    contract of 2000-01-01 changed."""
+    for release, old_name in (("old", "email"), ("new", "mail")):
+        (tmp_path / release).mkdir()
+        (tmp_path / release / "people.py").write_text(
+            textwrap.dedent(PEOPLE).replace("OLD_NAME", old_name), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    spec = "cadwyn:people:bundle@2000-01-01"
+    rc, doc = _diff(capsys, "--old-path", "old", "--new-path", "new", spec, spec)
+    assert rc == 1
+    (f,) = doc["findings"]
+    assert (f["rule"], f["path"], f["old"], f["new"], f["severity"]) == (
+        "field-renamed", "email", "email", "mail", "error")
+    assert f["made_by"] == "RenameEmail (version 2001-01-01, edited in NEW)"
+    assert "both are HEAD's 'email_address'" in f["message"]
+    # the same rename between the versions of one release only warns
+    rc, doc = _diff(capsys, "--old-path", "new", "--new-path", "new", spec,
+                    "cadwyn:people:bundle@2001-01-01")
+    (f,) = doc["findings"]
+    assert (rc, f["rule"], f["severity"], f["made_by"]) == (
+        0, "field-renamed", "warning", "RenameEmail (version 2001-01-01)")
+
+
+PEOPLE = '''
+from cadwyn import (Version, VersionBundle, VersionChange, convert_request_to_next_version_for,
+                    convert_response_to_previous_version_for, schema)
+from pydantic import BaseModel
+
+
+class Person(BaseModel):
+    email_address: str
+    age: int
+
+
+class RenameEmail(VersionChange):
+    description = "`OLD_NAME` is `email_address`"
+    instructions_to_migrate_to_previous_version = (
+        schema(Person).field("email_address").had(name="OLD_NAME"),
+    )
+
+    @convert_request_to_next_version_for(Person)
+    def up(request):
+        request.body["email_address"] = request.body.pop("OLD_NAME")
+
+    @convert_response_to_previous_version_for(Person)
+    def down(response):
+        response.body["OLD_NAME"] = response.body.pop("email_address")
+
+
+bundle = VersionBundle(Version("2001-01-01", RenameEmail), Version("2000-01-01"))
+'''
+
+
+TEAMS_APP = '''
+from cadwyn import (Cadwyn, Version, VersionBundle, VersionChange, VersionedAPIRouter, endpoint,
+                    schema)
+from pydantic import BaseModel
+
+
+class Team(BaseModel):
+    members: list[str]
+
+
+class TeamsCanBeDeleted(VersionChange):
+    description = "a team can be deleted; creating one answers 201"
+    instructions_to_migrate_to_previous_version = (
+        endpoint("/teams/{team_id}", ["DELETE"]).didnt_exist,
+        endpoint("/teams", ["POST"]).had(status_code=200),
+        schema(Team).field("members").had(description="who is in"),  # the bundle knows Team
+    )
+
+
+router = VersionedAPIRouter()
+
+
+@router.post("/teams", response_model=Team, status_code=201)
+async def create_team(team: Team) -> Team:
+    return team
+
+
+@router.delete("/teams/{team_id}")
+async def delete_team(team_id: int) -> None:
+    return None
+
+
+bundle = VersionBundle(Version("2001-01-01", TeamsCanBeDeleted), Version("2000-01-01"))
+app = Cadwyn(versions=bundle)
+app.generate_and_include_versioned_routers(router)
+'''
+
+
+def test_the_app_s_routes_are_compared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "teams_app.py").write_text(textwrap.dedent(TEAMS_APP), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    new, old = "cadwyn:teams_app:app@2001-01-01", "cadwyn:teams_app:app@2000-01-01"
+    # a 2001-01-01 client moving back to 2000-01-01 loses DELETE and its 201
+    rc, doc = _diff(capsys, new, old)
+    rows = {(f["rule"], f["path"]): f for f in doc["findings"]}
+    assert rc == 1 and set(rows) == {("route-removed", "DELETE /teams/{team_id}"),
+                                     ("route-status-changed", "POST /teams")}
+    removed = rows[("route-removed", "DELETE /teams/{team_id}")]
+    assert (removed["version"], removed["severity"], removed["impact"]) == (
+        "routes", "error", "any-update")
+    assert removed["made_by"] == "TeamsCanBeDeleted (version 2001-01-01)"
+    status = rows[("route-status-changed", "POST /teams")]
+    assert (status["old"], status["new"], status["severity"]) == (201, 200, "warning")
+    # the other way the route is new: info, and the run passes
+    rc, doc = _diff(capsys, old, new)
+    assert rc == 0 and {(f["rule"], f["severity"]) for f in doc["findings"]} == {
+        ("route-added", "info"), ("route-status-changed", "warning")}
+    rc = main(["diff", new, old, "--config", "none"])
+    assert "impact: requests: old clients' calls to it are answered 404 or 405" in (
+        capsys.readouterr().out)
+    # a bundle has no routes: said so when the other side is the app
+    rc = main(["diff", "cadwyn:teams_app:bundle@2001-01-01", old, "--config", "none"])
+    assert rc == 0 and "routes not compared: OLD names the VersionBundle" in (
+        capsys.readouterr().err)
 
 
 @settings(max_examples=4, deadline=None)

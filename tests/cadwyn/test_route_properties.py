@@ -102,11 +102,12 @@ def test_the_replay_of_such_a_failure_sends_the_earlier_requests_first(
         items: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items("history")
     sys.modules.pop("items_app", None)
-    assert main(["fuzz", "--config", str(CONFIG), "--property", "write_then_read",
+    code = main(["fuzz", "--config", str(CONFIG), "--property", "write_then_read",
                  "--max-examples", "30", "--seed", "3", "--database", "none",
-                 "--counterexamples", str(tmp_path)]) == 1
-    capsys.readouterr()
-    [saved] = tmp_path.glob("*.json")
+                 "--counterexamples", str(tmp_path)])
+    first = capsys.readouterr()
+    assert code == 1, first.out + first.err
+    [saved] = tmp_path.glob("*write_then_read__2000-01-01.json")
     history = json.loads(saved.read_text())["history"]
     assert history and {"method", "path", "version", "body"} <= set(history[0])
     sys.modules.pop("items_app", None)
@@ -207,3 +208,30 @@ def test_a_rename_a_route_does_not_migrate_is_a_static_finding(items: Any) -> No
     assert ("no request migration of this change moves an old client's `color` up to "
             "`colour_code` for PUT /items/{item_id} (put_item)") in finding.message
     assert check_version(items().api, "2001-01-01") == []
+
+
+def test_each_migration_s_calls_are_counted_by_route_and_a_never_run_one_is_warned(
+        items: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items()
+    sys.modules.pop("items_app", None)
+    report, html = tmp_path / "r.json", tmp_path / "r.html"
+    # write_then_read alone never sends a PUT: the PUT route's migration never runs
+    assert main(["fuzz", "--config", str(CONFIG), "--property", "write_then_read",
+                 "--max-examples", "10", "--seed", "1", "--database", "none",
+                 "--report", str(report), "--html", str(html)]) == 0
+    err = capsys.readouterr().err
+    assert ("items: RenameColour.color_up (version 2001-01-01): 10 calls (POST /items 10)"
+            in err), err
+    assert ("items: RenameColour.colour_down (version 2001-01-01): 20 calls "
+            "(GET /items/{item_id} 10, POST /items 10)") in err
+    assert ("warning: items: RenameColour.color_up_on_put (version 2001-01-01) never ran: "
+            "no example reached it") in err
+    doc = json.loads(report.read_text())
+    rows = {r["migration"]: r for r in doc["migrations"]}
+    assert rows["RenameColour.color_up_on_put (version 2001-01-01)"]["calls"] == 0
+    assert rows["RenameColour.colour_down (version 2001-01-01)"]["where"] == {
+        "GET /items/{item_id}": 10, "POST /items": 10}
+    [unit] = [u for u in doc["units"] if u["id"].endswith("write_then_read[2000-01-01]")]
+    assert {m["where"] for m in unit["migrations"]} == {"POST /items", "GET /items/{item_id}"}
+    page = html.read_text()
+    assert 'id="migrations"' in page and "never ran: no example reached it" in page

@@ -43,6 +43,18 @@ def test_each_change_is_judged_in_the_direction_it_breaks(
     assert rows[("response", "field-removed", "gift_note")][0] is False
 
 
+def test_a_model_is_a_web_api_s(capsys: pytest.CaptureFixture[str]) -> None:
+    """Findings on pydantic models speak of requests and responses, under the ``rest``
+    profile, not of stored Kubernetes objects (compat/_rest.py)."""
+    rc = main(["diff", V2, V3, "--config", "none", "--no-witness"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "built-in profile rest: enum-value-removed = error" in out
+    assert "impact: requests: old clients' requests that were valid are refused (422)" in out
+    assert "impact: responses: old clients may reject what they read" in out
+    for word in ("kubernetes", "custom resource", "ratcheting", "stored object"):
+        assert word not in out.lower(), word
+
+
 def test_one_direction_compares_one_shape(capsys: pytest.CaptureFixture[str]) -> None:
     rc, doc = _diff(capsys, V2, V3, "--direction", "request", "--no-witness")
     assert rc == 1 and doc["direction"] == "request"

@@ -124,3 +124,23 @@ def test_a_user_finalizer_is_the_example_s_code_not_generation() -> None:
     ((where, checking),) = seen
     assert "in __del__()" in where and checking
     assert _where(sys._getframe()) == (_where(sys._getframe())[0], False)
+
+
+def test_time_inside_uncounted_is_not_the_example_s() -> None:
+    """compatfuzz's own work inside a check (a Cadwyn failure re-run on a freshly imported
+    app, seconds in another process) used up a 10 s deadline on a loaded machine and
+    failed an innocent unit; inside ``uncounted`` the clock stops, and it runs on after."""
+    from compatfuzz.roundtrip._deadline import uncounted
+
+    with Alarm(0.3) as alarm:
+        alarm.arm()
+        with uncounted():
+            time.sleep(0.6)  # past the deadline, but not the example's time
+        time.sleep(0.1)
+        alarm.disarm()
+    with pytest.raises(ExampleDeadline), Alarm(0.3) as alarm:
+        alarm.arm()
+        time.sleep(0.2)
+        with uncounted():
+            time.sleep(0.1)
+        time.sleep(0.6)  # the rest is the example's again

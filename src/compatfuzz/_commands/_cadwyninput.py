@@ -19,7 +19,10 @@ pydantic diff path (:func:`model_events`): a request body on its validation JSON
 direction ``request``, a response model on its serialization schema in direction
 ``response``, a schema used both ways in both, as :meth:`CadwynAPI.roles` tells from the
 bundle's migrations (cadwyn/structure/versions.py, ``alter_request_by_schema_instructions``
-and ``alter_response_by_schema_instructions``).
+and ``alter_response_by_schema_instructions``).  A field that ``had(name=...)`` renamed
+is one ``field-renamed`` finding, and each finding names the ``VersionChange`` that made
+it (``_cadwynblame``); given the Cadwyn app on both sides, its routes are compared too
+(``_cadwynroutes``).  The findings speak of requests and responses (``compat/_rest.py``).
 """
 
 from __future__ import annotations
@@ -138,7 +141,7 @@ def cadwyn_events(old: str, new: str, direction: str, *, old_path: Path | None =
         SchemaLoadError: a malformed spec, a module that cannot be imported, an attribute
             that is no bundle, a version or ``schema`` the bundles do not have.
     """
-    from compatfuzz.compat import Note
+    from compatfuzz.compat import Note, Policy
 
     sides = []
     loaded: dict[tuple[str, Path | None], Any] = {}
@@ -171,8 +174,13 @@ def cadwyn_events(old: str, new: str, direction: str, *, old_path: Path | None =
             yield Note("", f"schema {name} is only in {where}; no {other} to compare it to")
         for name in (n for n in new_schemas if n not in old_schemas):
             yield Note("", f"schema {name} is only in NEW; nothing to compare it to")
+    from compatfuzz._commands._cadwynblame import Blame, Version
+    from compatfuzz._commands._cadwynroutes import route_events
     from compatfuzz._commands._pydanticinput import model_events
 
+    blame = Blame(Version(old_api, old_version, old_schemas),
+                  Version(new_api, new_version, new_schemas))
+    policy = options.get("policy") or Policy()
     for name in common:
         models = (old_api.model(old_schemas[name], old_version),
                   new_api.model(new_schemas[name], new_version))
@@ -180,4 +188,8 @@ def cadwyn_events(old: str, new: str, direction: str, *, old_path: Path | None =
         if way == "auto":
             roles = old_api.roles(old_schemas[name]) | new_api.roles(new_schemas[name])
             way = next(iter(roles)) if len(roles) == 1 else "auto"
-        yield from model_events(old, new, models, way, name=name, **options)
+        for event in model_events(old, new, models, way, name=name,
+                                  renames=blame.renames(name), **options):
+            yield blame.event(event, policy)
+    if schema is None:
+        yield from route_events(blame, policy, options.get("fail_on_impact"))

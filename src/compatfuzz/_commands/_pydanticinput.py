@@ -8,11 +8,15 @@ defaults.  ``--direction request`` compares the validation schemas, ``response``
 serialization schemas, ``auto``/``both`` each shape in its own direction (one comparison
 in both directions when the two shapes are the same).  Checked without importing pydantic
 until a ``pydantic:`` input is given, which without the extra is an error naming it.
+
+Both schemas are marked as a web API's (``compat/_rest.py``): their findings are judged in
+requests and responses, not in stored Kubernetes objects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +65,21 @@ def pydantic_events(old: str, new: str, direction: str, **options: Any) -> Itera
 
 
 def model_events(old: str, new: str, models: tuple[Any, Any], direction: str, *,
-                 name: str | None = None, **options: Any) -> Iterator[Any]:
+                 name: str | None = None, renames: Mapping[str, Any] | None = None,
+                 **options: Any) -> Iterator[Any]:
     """The events of ``compat.check`` on two model classes labelled ``old`` and ``new``:
     ``direction`` ``request`` compares the validation shapes, ``response`` the
     serialization shapes, anything else each shape in its own direction (module
     docstring).  Findings are located under ``name.request``/``name.response`` (``name``
     alone when both directions share one comparison), or ``request``/``response`` without
-    a name: a Cadwyn diff compares several schemas in one run.
+    a name: a Cadwyn diff compares several schemas in one run.  ``renames`` are the
+    renames the API declares, for NEW's ``Schema.meta`` (``compat/_static.py``,
+    ``RENAMES``).
     """
     from compatfuzz.compat import check
     from compatfuzz.compat._engine import Revision
+    from compatfuzz.compat._rest import API_KEY, REST
+    from compatfuzz.compat._static import RENAMES
     from compatfuzz.pydantic import model_schema
     from compatfuzz.schema import load_schema
 
@@ -79,8 +88,12 @@ def model_events(old: str, new: str, models: tuple[Any, Any], direction: str, *,
             return "request" if way == "both" else way
         return name if way == "both" else f"{name}.{way}"
 
-    def side(label: str, model: Any, mode: Any, way: str) -> Revision:
-        return Revision(label, definitions={key(way): load_schema(model_schema(model, mode))})
+    def side(label: str, model: Any, mode: Any, way: str, *, newer: bool) -> Revision:
+        schema = load_schema(model_schema(model, mode))
+        meta = {**schema.meta, API_KEY: REST}
+        if newer and renames:
+            meta[RENAMES] = renames
+        return Revision(label, definitions={key(way): replace(schema, meta=meta)})
 
     if direction == "request":
         plan = [("validation", "request")]
@@ -91,5 +104,5 @@ def model_events(old: str, new: str, models: tuple[Any, Any], direction: str, *,
     else:
         plan = [("validation", "request"), ("serialization", "response")]
     for mode, way in plan:
-        yield from check(side(old, models[0], mode, way), side(new, models[1], mode, way),
-                         direction=way, **options)
+        yield from check(side(old, models[0], mode, way, newer=False),
+                         side(new, models[1], mode, way, newer=True), direction=way, **options)

@@ -61,12 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="text (default), json, github (workflow annotations with "
                         "file and line), sarif (SARIF 2.1.0 for code scanning)")
     parser.add_argument("--policy", metavar="PROFILE",
-                        help="which changes fail: kubernetes (default: every rule at its "
-                        "own severity), gateway-api, crdify:FILE (a crdify "
-                        "configuration) or FILE (TOML/YAML: extends, [rules] rule = "
-                        "error|warn|ignore); error findings fail, warn findings only "
-                        "print, ignored ones are dropped (default: the config's "
-                        "[diff] policy, else kubernetes)")
+                        help="which changes fail: kubernetes (every rule at its own "
+                        "severity), rest (the same, for web APIs: pydantic and Cadwyn "
+                        "inputs), gateway-api, crdify:FILE (a crdify configuration) or "
+                        "FILE (TOML/YAML: extends, [rules] rule = error|warn|ignore); "
+                        "error findings fail, warn findings only print, ignored ones are "
+                        "dropped (default: the config's [diff] policy, else rest for "
+                        "pydantic and Cadwyn inputs, kubernetes for the rest)")
     parser.add_argument("--ignore", metavar="FILE",
                         help="YAML/JSON file: ignore entries (rule, path, reason) and "
                         "severity overrides (default: the config's [diff] ignore)")
@@ -293,9 +294,10 @@ class _WitnessProgress:
             self.draw()
 
 
-def _apply_config(args: argparse.Namespace) -> str | None:
+def _apply_config(args: argparse.Namespace, default: str = "kubernetes") -> str | None:
     """Fill ``--policy``/``--ignore`` from the config's ``[diff]`` table where the command
-    line left them out; return what the table set and where (for the note), if anything."""
+    line left them out, else ``--policy`` with the ``default`` profile (``rest`` for a web
+    API); return what the table set and where (for the note), if anything."""
     import os
 
     from compatfuzz._commands._diffconfig import diff_settings
@@ -313,7 +315,7 @@ def _apply_config(args: argparse.Namespace) -> str | None:
         if args.ignore is None and settings.ignore is not None:
             args.ignore = settings.ignore
             taken.append("ignore file")
-    args.policy = args.policy or "kubernetes"
+    args.policy = args.policy or default
     if taken:
         return f"{' and '.join(taken)} from {settings.source}"
     return None
@@ -344,9 +346,22 @@ def _value(v: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _impact_word(f: Finding, rest: bool) -> str:
+    """``f``'s impact as the report names it: a web API's in requests and responses
+    (``compat/_rest.py``), a CRD's or schema's as its :class:`Impact` value."""
+    from compatfuzz.compat._rest import label
+
+    assert f.impact is not None
+    return label(f.impact) if rest else str(f.impact)
+
+
 def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
-                verbose: bool = False, fail_on_impact: Impact | None = None) -> None:
+                verbose: bool = False, fail_on_impact: Impact | None = None,
+                rest: bool = False) -> None:
     """Write the human report: one block per shown finding, then a summary line.
+
+    ``rest``: the revisions are a web API's (pydantic, Cadwyn), whose impacts read as
+    ``requests``/``responses``/``none`` (``compat/_rest.py``).
 
     Every line has its control characters escaped (``\\x1b``): a field name in a schema is
     anyone's text, and an escape sequence in it must not reach the terminal raw (issue 22,
@@ -378,12 +393,14 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
             line(f"         {f.status}")
         if f.ignore_reason:
             line(f"         ignored: {f.ignore_reason}")
+        if f.made_by:
+            line(f"         made by: {f.made_by}")
         if f.policy:
             line(f"         policy: {f.policy}")
         if f.impact is not None and (f.breaking or f.impact > Impact.READS):
             below = (f" (below --fail-on-impact {fail_on_impact}: does not fail)"
                      if f.breaking and gate.below_gate(f) else "")
-            line(f"         impact: {f.impact}{below}: {f.impact_note}")
+            line(f"         impact: {_impact_word(f, rest)}{below}: {f.impact_note}")
         if f.server is not None:
             for text in _server_lines(f):
                 line(f"         {text}")
@@ -453,9 +470,10 @@ def _short(text: str, limit: int = 400) -> str:
 
 
 def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
-                  fail_on_impact: Impact | None = None) -> None:
+                  fail_on_impact: Impact | None = None, rest: bool = False) -> None:
     """Write GitHub Actions workflow commands (``::error file=...,title=...::message``);
-    a finding below ``--fail-on-impact`` is a warning, as it does not fail the check."""
+    a finding below ``--fail-on-impact`` is a warning, as it does not fail the check.
+    ``rest`` as for :func:`render_text`."""
     fin = Finished(findings, fail_on_impact)
     for f in findings:
         if f.ignored or f.severity in (Severity.OFF, Severity.INFO):
@@ -467,10 +485,12 @@ def render_github(started: Started, findings: tuple[Finding, ...], out: TextIO, 
             msg += f" (old: {_value(f.old)}, new: {_value(f.new)})"
         if f.witness is not None:
             msg += f" (witness: {_value(f.witness.value)}: {f.witness.reason})"
+        if f.made_by:
+            msg += f" (made by: {f.made_by})"
         if f.policy:
             msg += f" (policy: {f.policy})"
         if f.impact is not None:
-            msg += f" (impact: {f.impact}: {f.impact_note})"
+            msg += f" (impact: {_impact_word(f, rest)}: {f.impact_note})"
         if f.server is not None:
             msg += f" (real server: {' '.join(_server_lines(f)[:1])})"
         msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -518,6 +538,7 @@ def render_sarif(started: Started, findings: tuple[Finding, ...], out: TextIO, *
                            "severity": str(f.severity), "policy": f.policy,
                            "impact": str(f.impact) if f.impact is not None else None,
                            "impact_note": f.impact_note,
+                           **({"made_by": f.made_by} if f.made_by else {}),
                            "old": f.old, "new": f.new,
                            "witness": f.witness.to_json() if f.witness else None,
                            **({"server": f.server.to_json()} if f.server else {})},
@@ -697,7 +718,7 @@ def run(args: argparse.Namespace) -> int:
                   "kube-apiserver; a Cadwyn API has none\n  fix: drop --apiserver",
                   file=sys.stderr)
             return 2
-        configured = _apply_config(args)
+        configured = _apply_config(args, default="rest")
         if configured is not None:
             print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
         policy = _policy(args)
@@ -714,7 +735,7 @@ def run(args: argparse.Namespace) -> int:
                   "pydantic:shop.models.v1:Order pydantic:shop.models.v2:Order",
                   file=sys.stderr)
             return 2
-        configured = _apply_config(args)
+        configured = _apply_config(args, default="rest")
         if configured is not None:
             print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
         policy = _policy(args)
@@ -798,6 +819,7 @@ def run(args: argparse.Namespace) -> int:
               f"{entry.path}) matched no finding: a typo in its rule or path, or a change "
               "that is gone? (delete it when it no longer applies)", file=sys.stderr)
     fin = Finished(findings, gate)
+    rest = any(cadwyn_inputs) or any(pydantic_inputs)  # a web API: compat/_rest.py
     if args.output_format == "json":
         json.dump({
             "old": started.old, "new": started.new, "direction": str(started.direction),
@@ -811,11 +833,11 @@ def run(args: argparse.Namespace) -> int:
         }, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     elif args.output_format == "github":
-        render_github(started, findings, sys.stdout, fail_on_impact=gate)
+        render_github(started, findings, sys.stdout, fail_on_impact=gate, rest=rest)
     elif args.output_format == "sarif":
         render_sarif(started, findings, sys.stdout, ratcheting=ratcheting,
                      fail_on_impact=gate)
     else:
         render_text(started, findings, sys.stdout, verbose=args.verbose,
-                    fail_on_impact=gate)
+                    fail_on_impact=gate, rest=rest)
     return fin.exit_code

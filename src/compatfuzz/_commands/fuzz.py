@@ -406,6 +406,7 @@ class _Progress:
         self.per_unit: int | None = None
         self.lock = threading.RLock()
         self.accept: tuple[dict[str, Any], ...] = ()
+        self.migrations: tuple[dict[str, Any], ...] = ()
         self.shard: dict[str, Any] | None = None
         self._ticking = threading.Event()
         self._interval = interval
@@ -463,6 +464,7 @@ class _Progress:
         elif isinstance(event, RunStarted):
             self.total = len(event.units)
             self.accept = event.accept
+            self.migrations = event.migrations
             self.seed = event.seed
             self.started = time.monotonic()
             self.duration = event.duration
@@ -533,6 +535,7 @@ class _Progress:
                 parts += f"{', ' if parts else ''}{self.total - len(event.results)} not run"
             examples = sum(res.examples for res in event.results)
             self._accepts(event.results)
+            self._migrations(event.results)
             print(f"compatfuzz fuzz: {self._who()}{parts or 'nothing run'}; {examples} "
                   f"examples in {event.seconds:.1f}s ({event.stop_reason})", file=self.out)
         self.out.flush()
@@ -570,6 +573,28 @@ class _Progress:
                   f"{'s' if n > 1 else ''} other shards own: "
                   f"{', '.join(shard['replayed'][:10])}"
                   + (", ..." if len(shard["replayed"]) > 10 else ""), file=self.out)
+
+    def _migrations(self, results: Any) -> None:
+        """What the APIs' migration code ran (per migration: calls, and where), and a
+        warning per migration no example reached."""
+        from compatfuzz.roundtrip._reports._migrations import (
+            migration_summary,
+            never_ran,
+            text_lines,
+        )
+
+        if not self.migrations:
+            return
+        rows = migration_summary(self.migrations, results)
+        lines = text_lines(rows)
+        if lines:
+            print("compatfuzz fuzz: migrations run:", file=self.out)
+            for line in lines:
+                print(f"  {line}", file=self.out)
+        for row in never_ran(rows):
+            print(f"compatfuzz fuzz: warning: {row['api']}: {row['migration']} never ran: no "
+                  "example reached it (its route or schema had no unit in this run, or no "
+                  "body took the way to it)", file=self.out)
 
     def _accepts(self, results: Any) -> None:
         """One line per accept entry that accepted a difference, and a warning per stale

@@ -84,13 +84,18 @@ class Step:
 
 @dataclass(frozen=True)
 class Instruction:
-    """A schema or enum instruction of a ``VersionChange``, rendered as the user wrote it."""
+    """A schema or enum instruction of a ``VersionChange``, rendered as the user wrote it.
+
+    ``renamed`` is ``(newer name, older name)`` for ``field(newer).had(name=older)``: what
+    ``compatfuzz diff`` follows to tell a renamed field from a removed one.
+    """
 
     version: str
     version_change: str
     text: str
     fields: frozenset[str]
     enum: type[Any] | None = None
+    renamed: tuple[str, str] | None = None
 
     def __str__(self) -> str:
         return f"{self.version_change}: {self.text} (version {self.version})"
@@ -207,7 +212,8 @@ class Route:
     """One HEAD route of a Cadwyn app: what its endpoint takes and returns.
 
     ``body`` and ``response`` are the HEAD pydantic models of the request body and of
-    ``response_model`` (``None`` when the route has none, or one that is not a model).
+    ``response_model`` (``None`` when the route has none, or one that is not a model);
+    ``status_code`` the success status it declares (``None``: FastAPI's default).
     """
 
     name: str
@@ -215,6 +221,7 @@ class Route:
     methods: frozenset[str]
     body: type[Any] | None
     response: type[Any] | None
+    status_code: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{'/'.join(sorted(self.methods))} {self.path} ({self.name})"
@@ -252,8 +259,8 @@ def _model_or_none(annotation: Any) -> type[Any] | None:
         else None
 
 
-def _head_routes(app: Any) -> tuple[Route, ...]:
-    """The HEAD routes of a ``cadwyn.Cadwyn`` app.
+def _head_router(app: Any) -> Any:
+    """The HEAD router of a ``cadwyn.Cadwyn`` app.
 
     Cadwyn keeps the routers given to ``generate_and_include_versioned_routers`` in the
     app's ``_latest_version_router`` (``cadwyn/applications.py``, Cadwyn 8.2 and 9.0) and has
@@ -262,8 +269,6 @@ def _head_routes(app: Any) -> tuple[Route, ...]:
     0.165 keeps included routers unflattened (``fastapi/routing.py``, ``_IncludedRouter``:
     ``original_router`` and ``include_context.prefix``); older FastAPI copies the routes.
     """
-    from fastapi.routing import APIRoute
-
     router = getattr(app, "_latest_version_router", None)
     if router is None:
         raise InvalidArgument(
@@ -271,6 +276,13 @@ def _head_routes(app: Any) -> tuple[Route, ...]:
             "_latest_version_router; point at the VersionBundle instead "
             "(cadwyn = 'shop.versions:version_bundle')"
         )
+    return router
+
+
+def _routes_of(routes: Iterable[Any]) -> tuple[Route, ...]:
+    """The :class:`Route` of each ``APIRoute`` in ``routes``, included routers walked."""
+    from fastapi.routing import APIRoute
+
     out: list[Route] = []
 
     def walk(routes: Iterable[Any], prefix: str) -> None:
@@ -279,13 +291,13 @@ def _head_routes(app: Any) -> tuple[Route, ...]:
                 body = route.body_field.field_info.annotation if route.body_field else None
                 out.append(Route(route.name, prefix + route.path,
                                  frozenset(route.methods or ()), _model_or_none(body),
-                                 _model_or_none(route.response_model)))
+                                 _model_or_none(route.response_model), route.status_code))
             elif hasattr(route, "original_router"):
                 context = getattr(route, "include_context", None)
                 walk(route.original_router.routes,
                      prefix + (getattr(context, "prefix", "") or ""))
 
-    walk(router.routes, "")
+    walk(routes, "")
     return tuple(out)
 
 
@@ -318,10 +330,12 @@ class CadwynAPI:
             )
         self.bundle = bundle
         #: the app's HEAD routes (empty when ``source`` is the bundle)
-        self.routes: tuple[Route, ...] = () if source is bundle else _head_routes(source)
+        self.routes: tuple[Route, ...] = (
+            () if source is bundle else _routes_of(_head_router(source).routes))
         #: the Cadwyn app (``None`` when ``source`` is the bundle): what the route
         #: properties (``_routes``) send their requests to
         self.app: Any = None if source is bundle else source
+        self._versioned: dict[str, tuple[Route, ...]] | None = None
         #: version values, oldest first
         self.versions: tuple[str, ...] = tuple(str(v) for v in reversed(bundle.version_values))
         self._models = cadwyn.generate_versioned_models(bundle)
@@ -458,6 +472,21 @@ class CadwynAPI:
             return schema
         return self._models[version][schema]  # type: ignore[no-any-return]
 
+    def version_routes(self, version: str) -> tuple[Route, ...]:
+        """The app's routes as Cadwyn serves them in ``version`` (empty without the app):
+        Cadwyn's public ``generate_versioned_routers`` on the HEAD router, which applies
+        each version's ``endpoint(...)`` instructions, as the app does on its first
+        request (``Cadwyn._cadwyn_initialize``), without starting the app."""
+        self._check_version(version)
+        if self.app is None or version == HEAD:
+            return self.routes
+        if self._versioned is None:
+            generated = _require_cadwyn().generate_versioned_routers(
+                _head_router(self.app), versions=self.bundle)
+            self._versioned = {str(v): _routes_of(router.routes)
+                               for v, router in generated.endpoints.items()}
+        return self._versioned.get(version, ())
+
     def changes_between(self, version: str) -> list[tuple[str, Any]]:
         """The ``VersionChange`` classes between ``version`` and HEAD, oldest first, each with
         the value of the version that introduced it (``VersionBundle._migrate_request``)."""
@@ -477,8 +506,12 @@ class CadwynAPI:
                                                and issubclass(schema, target)):
                     continue
                 text, fields = _render(instruction)
+                older = (getattr(instruction, "new_name", None)
+                         if type(instruction).__name__ == "FieldHadInstruction" else None)
                 out.append(Instruction(value, change.__name__, text, fields,
-                                       getattr(instruction, "enum", None)))
+                                       getattr(instruction, "enum", None),
+                                       (instruction.name, older) if isinstance(older, str)
+                                       else None))
         return tuple(out)
 
     # -- converters ----------------------------------------------------------------------

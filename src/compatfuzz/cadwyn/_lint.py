@@ -146,7 +146,8 @@ def _shadowed(version: str, change: type[Any]) -> Iterator[Finding]:
         if len(found_defs) < 2 or not any(_is_migration(d) for d, _ in found_defs):
             continue
         value = vars(change).get(name)
-        code = getattr(getattr(value, "transformer", value), "__code__", None)
+        fn = getattr(value, "transformer", value)
+        code = getattr(inspect.unwrap(fn) if callable(fn) else fn, "__code__", None)
         kept = [(d, p) for d, p in found_defs
                 if code is not None and first_line(d) == code.co_firstlineno]
         if not kept:
@@ -224,7 +225,7 @@ def _field_findings(api: CadwynAPI, version: str, older: str, change: type[Any]
             gets_v, other_v = sides(direction, older, version)
             gets, other = shapes[gets_v], shapes[other_v]
             for instruction in instructions:
-                fn = getattr(instruction, "transformer", instruction)
+                fn = inspect.unwrap(getattr(instruction, "transformer", instruction))
                 name = getattr(fn, "__name__", repr(fn))
                 file = inspect.getsourcefile(fn) or "<unknown>"
                 for key, line in _reads(fn):

@@ -212,9 +212,12 @@ class AppClient:
     process: a forked worker opens its own.
     """
 
-    def __init__(self, app: Any, *, reset: Callable[[], Any] | None = None) -> None:
+    def __init__(self, app: Any, *, reset: Callable[[], Any] | None = None,
+                 tally: Any = None) -> None:
         self.app = app
         self.reset_hook = reset
+        #: the bundle's migration counter (``_coverage.Tally``), told each request's route
+        self.tally = tally
         self.parameter = str(getattr(app, "api_version_parameter_name", "x-api-version"))
         #: every call since the app started (a reset empties the user's storage; state it
         #: leaves is what a failure that needs earlier requests depends on)
@@ -241,13 +244,17 @@ class AppClient:
         if self.reset_hook is not None:
             self.reset_hook()
 
-    def request(self, method: str, path: str, version: str, body: Any = None) -> Call:
-        """Send one request as a ``version`` client.
+    def request(self, method: str, path: str, version: str, body: Any = None, *,
+                route: str = "") -> Call:
+        """Send one request as a ``version`` client (``route``: the path as the app
+        declares it, ``/items/{item_id}``, for the migration coverage).
 
         Raises:
             RouteError: the app raised while answering (its traceback, your frames only).
         """
         client = self._open()
+        if self.tally is not None:
+            self.tally.where = f"{method} {route or path}"
         headers = {}
         target = path
         placeholder = "{" + self.parameter.replace("-", "_") + "}"

@@ -11,6 +11,7 @@ side has (an id the server assigns, a write-only password) is no difference.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,7 +75,8 @@ def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
         back = {k: v for k, v in seen.answer.items() if k in keep} \
             if isinstance(seen.answer, dict) else seen.answer
         method = next(m for m in UPDATE_METHODS if m in resource.update.methods)
-        call = client.request(method, resource.item_path(ident), target, back)
+        call = client.request(method, resource.item_path(ident), target, back,
+                              route=resource.update.path)
         calls.append(call)
         if not 200 <= call.status < 300:
             raise _refused(call, calls, f"a {target} client wrote back what it read, "
@@ -90,7 +92,8 @@ def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
 
 def _create(client: AppClient, resource: Resource, version: str, body: Any,
             calls: list[Call]) -> Any:
-    call = client.request("POST", resource.create.path, version, body)
+    call = client.request("POST", resource.create.path, version, body,
+                          route=resource.create.path)
     calls.append(call)
     if not 200 <= call.status < 300:
         raise _refused(call, calls, f"the app refused a body {version}'s "
@@ -106,7 +109,7 @@ def _create(client: AppClient, resource: Resource, version: str, body: Any,
 
 def _read(client: AppClient, resource: Resource, version: str, ident: Any,
           calls: list[Call], *, why: str) -> Call:
-    call = client.request("GET", resource.item_path(ident), version)
+    call = client.request("GET", resource.item_path(ident), version, route=resource.read.path)
     calls.append(call)
     if not 200 <= call.status < 300:
         raise _refused(call, calls, why + f", and the app answered {call.status}")
@@ -141,13 +144,19 @@ def _compare(api: CadwynAPI, resource: Resource, client: AppClient, ident: Any,
         return
     lines = [f"{what}:",
              render_changes(changes)]
-    head = client.request("GET", resource.item_path(ident), api.versions[-1]).answer
-    lines.extend(_blame(api, resource, version, sent=sent, head=head, changes=changes,
-                        keys=shared))
-    if wrote_back is not None:
-        lines.extend(_update_lines(api, resource, *wrote_back))
+    with _paused(client):  # what the blame runs is no call of the run's
+        head = client.request("GET", resource.item_path(ident), api.versions[-1],
+                              route=resource.read.path).answer
+        lines.extend(_blame(api, resource, version, sent=sent, head=head, changes=changes,
+                            keys=shared))
+        if wrote_back is not None:
+            lines.extend(_update_lines(api, resource, *wrote_back))
     lines.append(_log(calls))
     raise RouteFailure("\n".join(lines), changes, calls=calls)
+
+
+def _paused(client: AppClient) -> Any:
+    return client.tally.pause() if client.tally is not None else contextlib.nullcontext()
 
 
 def _a(resource: Resource) -> str:

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compatfuzz.cadwyn._bundle import HEAD, CadwynAPI, Route
+from compatfuzz.cadwyn._coverage import instrument
 from compatfuzz.cadwyn._lint import MigrationCodeError, check_version
 from compatfuzz.cadwyn._properties import (
     check_request_roundtrip,
@@ -112,6 +113,7 @@ class CadwynSuite(Suite):
         self._fresh: dict[Unit, str] = {}
         #: requests to send before the next route example (a replay's saved history)
         self.prelude: list[Any] = []
+        self._tally = instrument(api.bundle)
 
     def units(self, properties: Sequence[Property]) -> list[Unit]:
         # each version's VersionChange code, read before any example (``_lint``); the
@@ -200,7 +202,7 @@ class CadwynSuite(Suite):
     def client(self) -> AppClient:
         """The in-process client of the app (one per suite, opened on first use)."""
         if self._client is None:
-            self._client = AppClient(self.api.app, reset=self.reset)
+            self._client = AppClient(self.api.app, reset=self.reset, tally=self._tally)
         return self._client
 
     def strategy(self, unit: Unit) -> Any:
@@ -226,6 +228,8 @@ class CadwynSuite(Suite):
             self._check_route(unit, example)
             return
         schema, route = self._target(unit)
+        self._tally.where = (f"{'/'.join(sorted(route.methods))} {route.path}"
+                             if route is not None else f"schema {schema.__name__}")
         a, b = unit.versions
         if unit.property is Property.ROUNDTRIP:
             check_request_roundtrip(self.api, schema, a, example, route=route)
@@ -236,6 +240,12 @@ class CadwynSuite(Suite):
         else:
             raise InvalidArgument(f"a Cadwyn API has no {unit.property} property; its "
                                   f"properties are {', '.join(map(str, PROPERTIES))}")
+
+    def migration_code(self) -> tuple[str, ...]:
+        return tuple(self._tally.known)
+
+    def take_exercised(self) -> tuple[tuple[str, str, int], ...]:
+        return self._tally.take()
 
     def _check_route(self, unit: Unit, example: Any) -> None:
         from compatfuzz.cadwyn._sequences import cross_version, write_then_read

@@ -647,7 +647,8 @@ def check(
                                  aliases=aliases))
         run.dynamic = searching
         for p in proved:
-            f = run.finalize(assess(p, ns, ratcheting=run.ratcheting).evolve(context=None))
+            f = run.finalize(assess(p, ns, ratcheting=run.ratcheting,
+                                    sides=run.direction.sides(p.path)).evolve(context=None))
             run.findings.append(f)
             yield FindingEvent(f)
         for message in run.notes:

@@ -48,6 +48,9 @@ Without ratcheting (``--kubernetes-version`` 1.29 or older, ``--no-assume-ratche
 or a schema that is not a custom resource's) every update validates the whole object,
 so each request-side validation change breaks every update of a stored object that
 violates it.
+
+A web API's schema (a pydantic model's, a Cadwyn version's) stores nothing: its findings
+are judged in requests and responses instead (``compat/_rest.py``).
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from compatfuzz.compat._model import Finding, Impact, Side
+from compatfuzz.compat._rest import is_rest
+from compatfuzz.compat._rest import judge as judge_rest
 from compatfuzz.schema import Schema
 
 __all__ = ["assess", "ratcheting_for", "serves_ratcheting"]
@@ -96,15 +101,22 @@ def ratcheting_for(schema: Schema | None) -> bool:
     return schema is not None and isinstance(schema.meta.get("openapi"), Mapping)
 
 
-def assess(f: Finding, new: Schema | None, *, ratcheting: bool = True) -> Finding:
+def assess(f: Finding, new: Schema | None, *, ratcheting: bool = True,
+           sides: frozenset[Side] | None = None) -> Finding:
     """Return ``f`` with its :attr:`~Finding.impact` and a one-line ``impact_note``.
 
     ``new`` is NEW's schema at the finding's version (``None`` for CRD-level findings);
     ``ratcheting`` says whether the API server ratchets validation (it applies only when
     ``new`` is a custom resource's schema, see :func:`ratcheting_for`). The finding's
     private search context (``context``) must still be attached: it says whether the
-    change sits under an ``allOf``/``anyOf``/``oneOf``.
+    change sits under an ``allOf``/``anyOf``/``oneOf``. A web API's ``new``
+    (:func:`~compatfuzz.compat._rest.is_rest`) is judged by ``_rest.judge``, on the
+    ``sides`` that matter at the finding's path (the direction's; default: both): a
+    response model's type change refuses no request.
     """
+    if is_rest(new):
+        impact, note = judge_rest(f if sides is None else f.evolve(breaks=f.breaks & sides))
+        return f.evolve(impact=impact, impact_note=note)
     impact, note = _judge(f, new, ratcheting=ratcheting and ratcheting_for(new),
                           custom=new is None or ratcheting_for(new))
     return f.evolve(impact=impact, impact_note=note)

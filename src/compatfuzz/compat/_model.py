@@ -239,6 +239,11 @@ RULES: Mapping[str, Rule] = _rules(
     Rule("definition-removed", "a component schema of a whole OpenAPI document was removed"),
     Rule("definition-added", "a component schema of a whole OpenAPI document was added",
          Severity.INFO),
+    Rule("route-removed", "a route (method and path) of a web API is gone: old clients' "
+         "calls are answered 404 or 405"),
+    Rule("route-added", "a route (method and path) of a web API was added", Severity.INFO),
+    Rule("route-status-changed", "a route answers with another success status code",
+         Severity.WARNING, behavioural=True),
     Rule("storage-version-changed", "the CRD storage version changed", Severity.WARNING,
          behavioural=True),
     Rule("scope-changed", "the CRD scope (Namespaced/Cluster) changed", behavioural=True),
@@ -336,6 +341,9 @@ class Finding:
     impact: Impact | None = field(default=None, compare=False)
     # Why, in one line, naming the value whose change the server refuses.
     impact_note: str = field(default="", compare=False)
+    # The change in the API's source that made this difference, when the input can tell
+    # (a Cadwyn VersionChange: "SplitNameAndRenameEmail (version 2023-06-01)").
+    made_by: str = field(default="", compare=False)
     # What a real kube-apiserver said of the witness (``diff --apiserver real``).
     server: ServerCheck | None = field(default=None, compare=False)
     # Severity the rule suggests for this particular finding (None: the rule's default).
@@ -374,6 +382,7 @@ class Finding:
             "impact": str(self.impact) if self.impact is not None else None,
             **({"impact_note": self.impact_note} if self.impact_note else {}),
             **({"policy": self.policy} if self.policy else {}),
+            **({"made_by": self.made_by} if self.made_by else {}),
             **({"server": self.server.to_json()} if self.server else {}),
             **({"ignore_reason": self.ignore_reason} if self.ignore_reason else {}),
         }

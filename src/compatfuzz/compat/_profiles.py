@@ -5,12 +5,16 @@ one rule set for everybody: Gateway API allows loosened validation and enum addi
 a minor release, and a project that already gates on crdify has written its promise in
 crdify's format. ``--policy`` takes one of:
 
-* ``kubernetes``: every rule at its own severity, today's behaviour (the default);
+* ``kubernetes``: every rule at its own severity, today's behaviour (the default for CRDs
+  and schema files);
+* ``rest``: the same severities for a web API (the default for pydantic and Cadwyn
+  inputs): its report speaks of requests and responses (``compat/_rest.py``), and the
+  policy line a finding quotes names a profile that fits it;
 * ``gateway-api``: Gateway API's published policy (below);
 * ``crdify:FILE``: a crdify configuration, read as crdify reads it;
 * ``FILE``: our own format, TOML or YAML::
 
-      extends = "gateway-api"          # optional: kubernetes (default) or gateway-api
+      extends = "gateway-api"          # optional: kubernetes (default), rest or gateway-api
       [rules]
       "field-added" = "warn"           # error, warn or ignore
       "bound-tightened[maxLength]" = "ignore"   # RULE[KEYWORD]: one keyword only
@@ -60,6 +64,9 @@ _GATEWAY: tuple[tuple[str, str], ...] = (
 
 PROFILES: Mapping[str, tuple[PolicyEntry, ...]] = {
     "kubernetes": (),
+    # a web API's clients are hurt by the same changes: each rule keeps its severity
+    # (a rename Cadwyn migrates warns: _commands/_cadwynblame.py)
+    "rest": (),
     "gateway-api": (
         *(PolicyEntry(rule, _W, f"built-in profile gateway-api: {rule} = warn "
                       f"(kubernetes-sigs/gateway-api {why})")
@@ -73,7 +80,7 @@ PROFILES: Mapping[str, tuple[PolicyEntry, ...]] = {
 
 
 def builtin_profile(name: str) -> Policy:
-    """The built-in profile ``name`` (``kubernetes`` or ``gateway-api``).
+    """The built-in profile ``name`` (``kubernetes``, ``rest`` or ``gateway-api``).
 
     Raises:
         SchemaLoadError: no such profile (the message lists them).
@@ -83,7 +90,7 @@ def builtin_profile(name: str) -> Policy:
         raise SchemaLoadError(
             f"{name!r} is neither a built-in profile nor a file", source="--policy",
             hint=(f"did you mean {close[0]!r}? " if close else "")
-            + "use kubernetes, gateway-api, crdify:FILE or a policy FILE")
+            + "use kubernetes, rest, gateway-api, crdify:FILE or a policy FILE")
     return Policy(entries=PROFILES[name], profile=name)
 
 

@@ -26,7 +26,9 @@ from compatfuzz.schema import Schema
 
 __all__ = [
     "ANNOTATIONS",
+    "RENAMES",
     "Only",
+    "Renamed",
     "Repeat",
     "SearchContext",
     "With",
@@ -189,6 +191,22 @@ def _removed_why(name: str, old: Any, *, closed: bool, pruned: bool) -> str:
             f"'{name}' and may return one that old clients reject{wanted}")
 
 
+#: the ``Schema.meta`` key (of NEW) naming renames the API itself declares, e.g. a Cadwyn
+#: bundle's ``had(name=...)``: ``{definition: {old name: Renamed}}``, ``""`` for the root.
+#: A declared rename of the same subschema is one ``field-renamed`` finding, however
+#: plain the subschema (the guess below takes only distinctive ones), and a field
+#: required under both names is not also reported as ``required-added``/``-removed``.
+RENAMES = "renames"
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """A field the API says was renamed: ``to`` its name in NEW, ``why`` who says so."""
+
+    to: str
+    why: str
+
+
 class _Walker:
     def __init__(self, old: Schema, new: Schema, *, version: str = "",
                  pruning: bool = False, defaults_only: bool = False) -> None:
@@ -275,7 +293,9 @@ class _Walker:
             return  # disjoint types or union wrapping: deeper differences are noise
         self.unions(o, n, path, d=d, depth=depth, consumed=consumed)
         self.all_of(o, n, path, d=d, depth=depth, consumed=consumed)
-        self.objects(o, n, path, d=d, depth=depth, consumed=consumed)
+        # the definition this node is (``""``: the root), where declared renames apply
+        own = ndef2 or (None if path else "")
+        self.objects(o, n, path, d=d, depth=depth, consumed=consumed, own=own)
         self.arrays(o, n, path, d=d, depth=depth, consumed=consumed)
         self.enums(o, n, path, d=d, consumed=consumed)
         self.defaults(o, n, path, d=d, consumed=consumed)
@@ -416,8 +436,16 @@ class _Walker:
             self.add("unhandled", path, len(oa), len(na), "allOf gained or lost members",
                      BOTH, keyword="allOf", definition=d, ctx=self.ctx(o, n, path))
 
+    def declared(self, own: str | None) -> Mapping[str, Renamed]:
+        """The renames NEW's meta declares for definition ``own`` (:data:`RENAMES`)."""
+        table = self.new.meta.get(RENAMES)
+        if own is None or not isinstance(table, Mapping):
+            return {}
+        found = table.get(own)
+        return found if isinstance(found, Mapping) else {}
+
     def objects(self, o: dict[str, Any], n: dict[str, Any], path: str, *, d: str, depth: int,
-                consumed: set[str]) -> None:
+                consumed: set[str], own: str | None = None) -> None:
         consumed.update({"properties", "required", "additionalProperties",
                          "x-kubernetes-preserve-unknown-fields"})
         op: Mapping[str, Any] = o.get("properties") or {}
@@ -429,11 +457,19 @@ class _Walker:
         removed = [k for k in op if k not in np_]
         added = [k for k in np_ if k not in op]
         renames: dict[str, str] = {}
-        if removed and added and len(removed) * len(added) <= 400:
+        why: dict[str, str] = {}  # declared renames: who declared them
+        for r, hint in self.declared(own).items():
+            if (r in removed and hint.to in added
+                    and _canon(self.deref(self.old, op[r], "")[0])
+                    == _canon(self.deref(self.new, np_[hint.to], "")[0])):
+                renames[r], why[r] = hint.to, hint.why
+        guess_r = [r for r in removed if r not in renames]
+        guess_a = [a for a in added if a not in renames.values()]
+        if guess_r and guess_a and len(guess_r) * len(guess_a) <= 400:
             # a rename is the *same distinctive* subschema under one new name; two plain
             # strings swapped (an alpha field dropped, another added) are not a rename
-            rc = {r: self.deref(self.old, op[r], "")[0] for r in removed}
-            ac = {a: self.deref(self.new, np_[a], "")[0] for a in added}
+            rc = {r: self.deref(self.old, op[r], "")[0] for r in guess_r}
+            ac = {a: self.deref(self.new, np_[a], "")[0] for a in guess_a}
             for r, rnode in rc.items():
                 if set(rnode) - ANNOTATIONS <= _TRIVIAL:
                     continue
@@ -464,7 +500,8 @@ class _Walker:
 
         for r, a in renames.items():
             self.add("field-renamed", join(path, r), r, a,
-                     f"'{r}' renamed to '{a}' (same subschema)",
+                     f"'{r}' renamed to '{a}' (same subschema"
+                     + (f"; {why[r]})" if r in why else ")"),
                      added_breaks() | removed_breaks() | (REQ if self.pruning else NONE),
                      keyword="properties", definition=d,
                      ctx=self.ctx(o, n, path, field=r))
@@ -489,13 +526,15 @@ class _Walker:
 
         oreq = [r for r in o.get("required") or [] if isinstance(r, str)]
         nreq = [r for r in n.get("required") or [] if isinstance(r, str)]
+        moved = {r: a for r, a in renames.items() if r in why}  # required under both names
+        was = [moved.get(r, r) for r in oreq]
         for r in nreq:
-            if r not in oreq:
+            if r not in was:
                 self.add("required-added", join(path, r), False, True,
                          f"'{r}' became required; objects without it are rejected", REQ,
                          keyword="required", definition=d, ctx=self.ctx(o, n, path, field=r))
         for r in oreq:
-            if r not in nreq:
+            if moved.get(r, r) not in nreq:
                 self.add("required-removed", join(path, r), True, False,
                          f"'{r}' is no longer required; old clients expect it", RESP,
                          keyword="required", definition=d, ctx=self.ctx(o, n, path, field=r))

@@ -445,7 +445,12 @@ def explains(f: Any, rejection: Rejection, *, at: str = "") -> bool:
             fields.append([*mine[:-1], *_segs(join("", f.new))])
         if any(_under(x, where) for x in fields):
             return True
-        return _under(mine[:-1], where, exact=True) and k in _PARENT_KEYWORDS
+        if not _under(mine[:-1], where, exact=True):
+            return False
+        # a renamed required field: objects under the old name lack the new one
+        names = (f.old, f.new) if rule == "field-renamed" else ()
+        return k in _PARENT_KEYWORDS or (k == "required" and any(
+            isinstance(x, str) and repr(x) in rejection.message for x in names))
     if rule in ("required-added", "required-removed"):
         name = mine[-1].strip('[]"') if mine else ""
         return (k == "required" and _under(mine[:-1], where, exact=True)

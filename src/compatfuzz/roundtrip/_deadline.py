@@ -32,6 +32,7 @@ passing with an example that outlived its deadline.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import os
@@ -40,11 +41,12 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-__all__ = ["PUT_OFF", "Alarm", "ExampleDeadline", "run_armed", "run_queue_wait", "where"]
+__all__ = ["PUT_OFF", "Alarm", "ExampleDeadline", "run_armed", "run_queue_wait", "uncounted",
+           "where"]
 
 
 class ExampleDeadline(KeyboardInterrupt):
@@ -156,8 +158,11 @@ class Alarm:
         self._cond = threading.Condition()
         self._closed = False
         self._put_off = 0
+        #: since when compatfuzz's own work inside the example runs (:func:`uncounted`)
+        self._paused_at: float | None = None
 
     def __enter__(self) -> Alarm:
+        _ACTIVE.append(self)
         if self.seconds is None:
             return self
         usable = (hasattr(signal, "setitimer")
@@ -176,6 +181,8 @@ class Alarm:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         self.disarm()
         if self._signal:
             signal.signal(signal.SIGALRM, self._previous)
@@ -219,6 +226,8 @@ class Alarm:
         since :meth:`arm` less the time its thread waited for a CPU."""
         assert self.seconds is not None
         used = time.monotonic() - self._armed_at
+        if self._paused_at is not None:
+            used -= time.monotonic() - self._paused_at
         if self._waited_at is not None:
             waited = run_queue_wait(self._native_id)
             if waited is not None:
@@ -264,6 +273,27 @@ class Alarm:
             del frame
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(self._thread_id), ctypes.py_object(ExampleDeadline))
+
+
+#: the alarms entered in this process, innermost last
+_ACTIVE: list[Alarm] = []
+
+
+@contextlib.contextmanager
+def uncounted() -> Iterator[None]:
+    """Time spent inside is not the running example's: compatfuzz's own work inside a
+    check (re-running a failing example on a freshly imported app, in a process of its
+    own) must not use up the user's deadline."""
+    alarm = _ACTIVE[-1] if _ACTIVE else None
+    if alarm is None or alarm.seconds is None or alarm._paused_at is not None:
+        yield
+        return
+    start = alarm._paused_at = time.monotonic()
+    try:
+        yield
+    finally:
+        alarm._armed_at += time.monotonic() - start
+        alarm._paused_at = None
 
 
 def run_armed(alarm: Alarm, test: Callable[[], None], heartbeat: Any = None) -> None:

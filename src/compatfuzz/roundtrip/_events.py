@@ -207,6 +207,9 @@ class UnitResult:
     #: what the example database gave back to replay first, in words (``""``: nothing);
     #: see ``_database.ReplayNote``
     replayed: str = ""
+    #: the API's migration code this unit ran (a Cadwyn bundle's migrations):
+    #: ``(migration, where, calls)``, ``where`` a route (``POST /items``) or a schema
+    migrations: tuple[tuple[str, str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -220,6 +223,8 @@ class UnitResult:
             "accepted": [{"index": i, "count": n} for i, n in self.accepted],
             "replayed": self.replayed,
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
+            **({"migrations": [{"migration": m, "where": w, "calls": n}
+                               for m, w, n in self.migrations]} if self.migrations else {}),
         }
 
     def coverage_summary(self) -> str:
@@ -253,6 +258,9 @@ class RunStarted:
     #: ``night``, ``seed``, ``job_units``, ``units``, ``copies``, ``replayed``,
     #: ``config_digest``; ``None`` for an unsharded run
     shard: dict[str, Any] | None = None
+    #: each API's migration code (``Suite.migration_code``), as ``{"api", "migration"}``:
+    #: what the run's migration coverage counts, and warns of when none of it ran
+    migrations: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -116,5 +116,21 @@ class Suite(abc.ABC):
         """
         return 1.0
 
+    def migration_code(self) -> tuple[str, ...]:
+        """The API's own migration functions (a Cadwyn bundle's), by name: what the run's
+        migration coverage counts (default: none, for an API converted by one function).
+
+        .. versionadded:: 0.4
+        """
+        return ()
+
+    def take_exercised(self) -> tuple[tuple[str, str, int], ...]:
+        """``(migration, where, calls)`` since the last call, then forget them: the runner
+        takes them before and after each unit (default: none).
+
+        .. versionadded:: 0.4
+        """
+        return ()
+
     def preflight(self, unit: Unit) -> None:  # noqa: B027  # optional hook, no-op default
         """Raise if ``unit`` cannot run at all (reported as an error, not a failure)."""

@@ -373,9 +373,11 @@ def run(
     started = time.monotonic()
     accept = tuple({"api": a.name, "index": i, **entry.to_json()}
                    for a in api_list for i, entry in enumerate(a.accept))
+    code = tuple({"api": a.name, "migration": m} for a in api_list
+                 if isinstance(a, Suite) for m in a.migration_code())
     yield RunStarted(tuple(u for _, u in selected), run_seed, profile, max_examples,
                      duration, workers, db_label, accept,
-                     tuple(s.to_json() for s in sampled), shard_doc)
+                     tuple(s.to_json() for s in sampled), shard_doc, code)
     stop = stop if stop is not None else threading.Event()
     results: list[UnitResult] = []
 

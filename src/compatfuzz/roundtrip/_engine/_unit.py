@@ -201,6 +201,8 @@ def run_unit(
     except Exception as exc:
         return UnitResult(unit, Status.ERROR, 0, time.monotonic() - start, seed, None,
                           f"{type(exc).__name__}: {safe_str(exc)}")
+    if isinstance(api, Suite):
+        api.take_exercised()  # what earlier units ran is theirs
     warm_up()  # Hypothesis's one-time set-up is not the first example's time
     alarm = Alarm(example_deadline)
     recorder = _Watch(unit=unit, api=api, seed=seed, coverage=coverage, stop=stop,
@@ -319,9 +321,10 @@ def run_unit(
             saved = unit_db.kept()
         except Exception:  # a database that cannot even be read kept nothing we can use
             saved = False
+    exercised = api.take_exercised() if isinstance(api, Suite) else ()
     return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
                       coverage_json, tuple(sorted(recorder.accepted.items())), saved,
-                      replayed)
+                      replayed, exercised)
 
 
 def notice_of(db: Any) -> Notice | None:

@@ -194,6 +194,24 @@ def _accepts(accepted: Sequence[Mapping[str, Any]],
     return out
 
 
+def _migrations(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The migration coverage: each migration, where it ran and how often; one that never
+    ran is marked (no example reached it)."""
+    if not rows:
+        return []
+    never = sum(1 for r in rows if not r.get("calls"))
+    out = [f'<h2>Migrations ({len(rows)}, {never} never ran)</h2><table id="migrations">'
+           "<tr><th>API</th><th>migration</th><th>calls</th><th>where</th></tr>"]
+    for row in rows:
+        where = ", ".join(f"{w}: {n}" for w, n in sorted((row.get("where") or {}).items()))
+        state = "" if row.get("calls") else ' class="cell failed"'
+        out.append(f"<tr{state}><td>{_e(row['api'])}</td><td><code>{_e(row['migration'])}"
+                   f"</code></td><td>{_e(row.get('calls', 0))}</td><td>"
+                   f"{_e(where) if where else 'never ran: no example reached it'}</td></tr>")
+    out.append("</table>")
+    return out
+
+
 def render_html(doc: Mapping[str, Any], planned: Sequence[Unit]) -> str:
     """Return the page for a ``report.json`` document and the run's planned units."""
     rows = {u["id"]: u for u in doc.get("units", [])}
@@ -224,6 +242,7 @@ def render_html(doc: Mapping[str, Any], planned: Sequence[Unit]) -> str:
         for row in failures:
             body += _failure({**row, "run_seed": doc.get("seed")})
     body += _accepts(doc.get("accepted") or [], doc.get("stale_accepts") or [])
+    body += _migrations(doc.get("migrations") or [])
     notices = doc.get("notices") or []
     if notices:
         body.append("<h2>Notices</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notices)

@@ -48,6 +48,7 @@ from compatfuzz.roundtrip._events import (
     UnitStarted,
 )
 from compatfuzz.roundtrip._reports._bounds import _bounded_value, bounded_counterexample
+from compatfuzz.roundtrip._reports._migrations import migration_summary
 from compatfuzz.roundtrip._text import (
     REPORT_TEXT_LIMIT,
     clip,
@@ -156,6 +157,7 @@ class ReportWriter:
         self.running: dict[str, dict[str, Any]] = {}
         self.notices: list[str] = []
         self.accept: tuple[dict[str, Any], ...] = ()
+        self.migrations: tuple[dict[str, Any], ...] = ()
         #: called once per file that could not be written (disk full, read-only)
         self.on_error = on_error
         #: path -> the error of its last failed write; cleared when a write succeeds
@@ -206,6 +208,7 @@ class ReportWriter:
 
             self.planned = list(event.units)
             self.accept = event.accept
+            self.migrations = event.migrations
             self.doc = {
                 "format": "compatfuzz-report/1",
                 "compatfuzz": __version__,
@@ -311,6 +314,8 @@ class ReportWriter:
                "not_run": [u.id for u in self.planned
                            if u.id not in done and u.id not in self.running],
                "notices": self.notices, "accepted": accepted, "stale_accepts": stale}
+        if self.migrations:
+            doc["migrations"] = migration_summary(self.migrations, self.results)
         if self.report is not None:
             self._write(self.report, lambda: strict_json(doc, indent=2) + "\n")
         if self.html is not None and self.doc:
