@@ -131,3 +131,24 @@ def test_init_says_protobuf_is_declared_by_hand(
                  "--config", str(tmp_path / "c.toml")]) == 2
     err = capsys.readouterr().err
     assert "not for protobuf" in err and "proto = ..." in err and "YAML" not in err, err
+
+
+def test_the_starter_converter_copies_deeply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """It began ``out = dict(obj)`` beside "never change obj itself": a shallow copy, so
+    the first edit to a nested field (``out["spec"]["x"] = ...``) changed the caller's
+    object, and no_mutation failed on the starter's own first line."""
+    import importlib.util
+
+    shutil.copy(FROBBER / "crd.yaml", tmp_path / "crd.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "crd.yaml"]) == 0, capsys.readouterr().err
+    spec = importlib.util.spec_from_file_location("starter", tmp_path /
+                                                  "frobbers_conversion.py")
+    assert spec is not None and spec.loader is not None
+    starter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(starter)
+    obj = {"apiVersion": "example.com/v6", "spec": {"params": [{"name": "a"}]}}
+    out = starter.convert(obj, "example.com/v7beta1")
+    out["spec"]["params"][0]["name"] = "edited"
+    assert obj["spec"]["params"][0]["name"] == "a"

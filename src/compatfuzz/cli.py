@@ -80,7 +80,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
 
 def _hypothesis_home(args: argparse.Namespace) -> None:
     """Point ``HYPOTHESIS_STORAGE_DIRECTORY`` at the project's ``.hypothesis`` unless the
-    user set it (issue 10, item 6).  Only for a whole process: Hypothesis reads it once."""
+    user set it.  Only for a whole process: Hypothesis reads it once."""
     import os
 
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Run as a program (``argv`` is ``None``), it also ends the process when a converter
     left a non-daemon thread running, which Python would otherwise wait for forever after
-    the run completed (issue 22, item 11).
+    the run completed.
     """
     code = _main(argv)
     if argv is None:

@@ -12,6 +12,7 @@ that it reads as a programming error, not a data error::
     ├── ConverterError                     a user converter raised or returned garbage
     ├── InternalError                      compatfuzz's own fault (a bug to report)
     └── NotEquivalent                      two objects differ semantically (carries the diff)
+        └── NotValid                       a converted object is invalid in its new version
 
     CompatfuzzWarning (UserWarning)
     ├── UnsupportedRuleWarning             a CEL rule or keyword we cannot honour by construction
@@ -31,6 +32,7 @@ __all__ = [
     "InternalError",
     "InvalidArgument",
     "NotEquivalent",
+    "NotValid",
     "RefOutsideRoot",
     "SchemaLoadError",
     "UnknownKeywordWarning",
@@ -113,6 +115,14 @@ class NotEquivalent(CompatfuzzError, AssertionError):
     def __init__(self, message: str, diff: Any = None) -> None:
         self.diff = diff
         super().__init__(message)
+
+
+class NotValid(NotEquivalent):
+    """A converted object is not valid in the version it was converted to (the ``valid``
+    property): a failure of validity, reported as such rather than as a difference.
+
+    .. versionadded:: 0.4
+    """
 
 
 class CompatfuzzWarning(UserWarning):

@@ -11,7 +11,7 @@ Imports only the standard library and pytest at load time (STYLE.md 14): compatf
 Hypothesis and the schema stack are imported inside hooks, and only once a compatfuzz
 test is actually collected, so installing compatfuzz costs nothing elsewhere.
 
-Under pytest-xdist (``-n auto``, issue 21) every worker is its own process with its own
+Under pytest-xdist (``-n auto``) every worker is its own process with its own
 collection, so the plugin keeps four things worker-independent:
 
 * the example database: each worker opens the same folder (the config's, as without
@@ -314,7 +314,7 @@ def _database_option(config: pytest.Config, home: Path) -> Any:
 
 def _check_config_option(config: pytest.Config) -> None:
     """Load ``--compatfuzz-config`` now: a missing or broken file is a usage error (exit
-    4), not an INTERNALERROR from inside collection (issue 11)."""
+    4), not an INTERNALERROR from inside collection."""
     config.stash[_LOADED] = {}
     explicit = config.getoption(OPTION_CONFIG)
     if not explicit:
@@ -713,7 +713,7 @@ def _with_saved_failures(config: pytest.Config, items: list[Any]) -> list[Any]:
 
 def _unit_cost() -> Any:
     """The expected cost of an item's unit, as ``compatfuzz fuzz --shard`` balances it
-    (``roundtrip._engine._runner.unit_cost``, issue 21 item 1), so that pytest's shard K runs the
+    (``roundtrip._engine._runner.unit_cost``), so that pytest's shard K runs the
     units fuzz's shard K runs; every unit costs the same where that function is absent."""
     import importlib
 
@@ -798,19 +798,47 @@ class APINode(pytest.Collector):
         super().__init__(**kwargs)
         self.api = api
 
-    def collect(self) -> Iterator[pytest.Item]:
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from compatfuzz.roundtrip import units
 
+        kinds: dict[str, list[Any]] = {}
         for unit in units(self.api):
-            name = unit.name if not unit.show_kind else f"{unit.kind}::{unit.name}"
-            # The id as a string, which pytest parses as it parses the ids it caches: from
-            # pytest 9.2 a node's id is structured (names, then "[params]"), and one built
-            # from the name "roundtrip[v1->v2]" never equalled the cached id that string
-            # parses to, so --lf/--ff re-ran every item (issue 22, item 12).
-            item = PropertyItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}",
-                                            api=self.api, unit=unit)
-            item.add_marker(MARKER)
-            yield item
+            if unit.show_kind:  # a node per kind: "api::kind::property[...]" resolves
+                if unit.kind not in kinds:
+                    kinds[unit.kind] = []
+                    yield KindNode.from_parent(self, name=unit.kind,
+                                               nodeid=f"{self.nodeid}::{unit.kind}",
+                                               api=self.api, units=kinds[unit.kind])
+                kinds[unit.kind].append(unit)
+                continue
+            yield _item(self, unit, self.api)
+
+
+class KindNode(pytest.Collector):
+    """The units of one kind of an API that shows kinds in its unit ids (a Cadwyn route or
+    resource, one schema of several): its own node, so that the id compatfuzz prints,
+    ``compatfuzz.toml::shop::customers::write_then_read[2023-01-01]``, is one pytest can
+    resolve (an item named ``customers::write_then_read[...]`` matched no node)."""
+
+    def __init__(self, *, api: Any, units: list[Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.api = api
+        self.units = units
+
+    def collect(self) -> Iterator[pytest.Item]:
+        for unit in self.units:
+            yield _item(self, unit, self.api)
+
+
+def _item(parent: pytest.Collector, unit: Any, api: Any) -> pytest.Item:
+    # The id as a string, which pytest parses as it parses the ids it caches: from pytest
+    # 9.2 a node's id is structured (names, then "[params]"), and one built from the name
+    # "roundtrip[v1->v2]" never equalled the cached id that string parses to, so --lf/--ff
+    # re-ran every item.
+    item: pytest.Item = PropertyItem.from_parent(
+        parent, name=unit.name, nodeid=f"{parent.nodeid}::{unit.name}", api=api, unit=unit)
+    item.add_marker(MARKER)
+    return item
 
 
 def _arming_recorder(alarm: Any) -> Any:
@@ -865,7 +893,7 @@ def _item_database(item: PropertyItem, base: Any) -> Any:
     ``--compatfuzz-database``'s, the profile's own, or for Hypothesis's default the
     folder ``compatfuzz fuzz`` uses,
     beside the config, or the rootdir for APIs declared in Python; not the working
-    directory (issue 10, item 6)."""
+    directory."""
     from compatfuzz.roundtrip._engine._database import (
         default_database_path,
         is_hypothesis_default,
@@ -993,7 +1021,7 @@ class PropertyItem(pytest.Item):
                      "seed": self.seed}, sort_keys=True))
                 if recorder.output:
                     # what the converters printed on the failing example, as pytest shows
-                    # a test's captured output (issue 10)
+                    # a test's captured output
                     self.add_report_section("call", "compatfuzz converter output",
                                             recorder.output)
         if nothing_saved:

@@ -144,6 +144,12 @@ def test_the_job_command_names_its_report_by_index_and_the_shared_redis() -> Non
     assert service["spec"]["ports"][0]["port"] == 6379
     dockerfile = (NIGHTLY / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["compatfuzz"]' in dockerfile
+    # the Job's --database redis://... needs the redis client in the image: without the
+    # extra every pod stopped with "needs the 'redis' package"
+    job = next(d for d in _documents() if d["metadata"]["name"] == "compatfuzz-nightly")
+    assert any("redis://" in a for a in job["spec"]["template"]["spec"]["containers"][0]["args"])
+    assert '"/src[redis]"' in dockerfile
+    assert '\nredis = ["redis>=' in (REPO / "pyproject.toml").read_text()  # the extra
     for source in re.findall(r"^COPY (?:--\S+ )*(.+) \S+$", dockerfile, re.MULTILINE):
         for name in source.split():
             assert (REPO / name).exists(), name  # the build context is the checkout

@@ -4,6 +4,8 @@ browser (Debian's chromium) where one is installed, skipped cleanly where not.""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import struct
@@ -45,7 +47,13 @@ def test_the_page_holds_the_matrix_failure_and_replay(page: Path) -> None:
     assert "spec.params[1]" in text and "&quot;params&quot;: [" in text
     cx = page.parent / "compatfuzz-counterexamples" / \
         "frobber__Frobber__roundtrip__v7beta1_v6.json"
-    assert f"compatfuzz fuzz --replay {cx}" in text
+    # the page's replay line is the one that reproduces: with its config (without it a
+    # replay used whatever config the folder had, and said "passes now")
+    lossy = os.path.relpath(FROBBER / "lossy.toml")
+    assert f"compatfuzz fuzz --replay {cx} --config {lossy}" in text
+    # so is the counterexample file's
+    assert json.loads(cx.read_text())["replay"] == (
+        f"compatfuzz fuzz --replay {cx} --config {FROBBER / 'lossy.toml'}")
     assert "lossy.toml::frobber::roundtrip[v7beta1-&gt;v6]&#x27; --compatfuzz-seed=5" in text
     assert '<dt>seed</dt><dd>5</dd>' in text and "<dt>profile</dt><dd>default</dd>" in text
     # self-contained: no script, nothing fetched

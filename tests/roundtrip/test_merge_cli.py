@@ -117,6 +117,11 @@ def test_merged_shards_equal_a_single_process_run(runs: dict[str, Any], tmp_path
             assert done.stdout.count(f"FAIL {r['id']} ") == 1
             assert f"replay: compatfuzz fuzz --replay {r['counterexample_file']}" in done.stdout
             assert Path(r["counterexample_file"]).is_file()
+            # the message whole, as the shard's log has it (three lines cut a header
+            # "what the API server did to these fields:" from its field lines)
+            message = r["counterexample"]["error"].splitlines()
+            for line in message[:40]:
+                assert f"    {line}\n" in done.stdout, line
     assert done.stdout.rstrip().endswith("-> failed (exit 1)")
 
 

@@ -164,3 +164,27 @@ def test_unit_ids_are_readable_and_name_the_kind_only_when_needed() -> None:
                           Kind("Other", {"v1alpha1": _schema("a"), "v1": _schema("b")})],
               convert=lambda o, v: o)
     assert "widgets::Other::valid[v1->v1alpha1]" in [u.id for u in units(two)]
+
+
+def test_a_validity_failure_is_labelled_not_valid_not_not_equivalent() -> None:
+    """A ``valid`` unit's failure was reported as ``NotEquivalent:``, a difference; it is
+    the converted object that is invalid (still a ``NotEquivalent``, for callers that
+    catch that)."""
+    from compatfuzz.errors import NotEquivalent, NotValid
+    from compatfuzz.roundtrip import API, Property, Status, Unit, UnitFinished, run
+    from tests.roundtrip import gadgets
+
+    def from_hub(hub: dict[str, Any], version: str) -> dict[str, Any]:
+        out = gadgets.from_hub(hub, version)
+        out.setdefault("spec", {})["params"] = "not a list"
+        return out
+
+    api = API.from_crd("gadgets", gadgets.CRD, to_hub=gadgets.to_hub, from_hub=from_hub)
+    [result] = [e.result for e in run(api, properties=["valid"], database="none", seed=1,
+                                      max_examples=20)
+                if isinstance(e, UnitFinished) and e.result.unit.versions == ("v1", "v1beta1")]
+    assert result.status is Status.FAILED
+    assert result.counterexample is not None
+    assert result.counterexample.error_type == "NotValid"
+    assert issubclass(NotValid, NotEquivalent)
+    assert Unit and Property  # the public names this test reads

@@ -1,5 +1,5 @@
 """``cadwyn:module:bundle@VERSION`` on the command line (``compatfuzz diff``): one version of
-a Cadwyn bundle, compared schema by schema with another (issue 20, item 3).
+a Cadwyn bundle, compared schema by schema with another.
 
 The contract of a dated Cadwyn version must never change: a new release of the service may
 add versions, but what ``2023-01-01`` accepts and returns stays what it was.  So the usual

@@ -1,4 +1,4 @@
-"""``[diff]`` in ``compatfuzz.toml``: a project's policy written once (issue 19, item 1).
+"""``[diff]`` in ``compatfuzz.toml``: a project's policy written once.
 
 A team that gates releases on ``compatfuzz diff`` states its promise in the repository, not
 in every CI script: ``policy`` (a profile, ``crdify:FILE`` or a policy FILE) and

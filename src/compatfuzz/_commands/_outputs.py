@@ -1,5 +1,5 @@
-"""Output files a command is about to write, checked before it spends any time (issue 22,
-item 7): ``fuzz --report/--junit/--html`` and ``report merge``'s.  A report written over
+"""Output files a command is about to write, checked before it spends any time:
+``fuzz --report/--junit/--html`` and ``report merge``'s.  A report written over
 an input destroys it, and a folder given as a file, or one that cannot be written, used to
 end in a traceback after the run."""
 

@@ -364,8 +364,7 @@ def render_text(started: Started, findings: tuple[Finding, ...], out: TextIO, *,
     ``requests``/``responses``/``none`` (``compat/_rest.py``).
 
     Every line has its control characters escaped (``\\x1b``): a field name in a schema is
-    anyone's text, and an escape sequence in it must not reach the terminal raw (issue 22,
-    item 9).
+    anyone's text, and an escape sequence in it must not reach the terminal raw.
     """
     from compatfuzz.roundtrip._text import printable
 

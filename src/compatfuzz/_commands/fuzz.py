@@ -8,7 +8,8 @@ found; a failure is written the moment it is found, so even SIGKILL keeps it. Ou
 are checked before any unit runs: a folder, the config itself, two outputs on one path or
 a folder that cannot be written is a usage error; a write that fails later (disk full) is
 said once and the run goes on, but cannot end in exit 0. What user code wrote reaches the
-terminal cut to ``TERMINAL_TEXT_LIMIT`` characters and with control characters escaped.
+terminal cut to 8,000 characters (the report keeps 64,000), with control characters
+escaped.
 Exit status: 0 every planned property ran and holds, 1 a property failed, 2 usage or
 config error, 130 interrupted with no failure.
 """
@@ -231,7 +232,7 @@ def _json(value: Any, limit: int = 2000) -> str:
 
 def _shown(text: str, full: str | None = None) -> str:
     """User text as the terminal shows it: cut to ``TERMINAL_TEXT_LIMIT`` characters (with
-    where the rest is) and with control characters escaped (issue 22, items 8 and 9)."""
+    where the rest is) and with control characters escaped."""
     from compatfuzz.roundtrip._text import TERMINAL_TEXT_LIMIT, clip, printable
 
     return printable(clip(text, TERMINAL_TEXT_LIMIT, full))
@@ -258,7 +259,7 @@ def _describe_failure(result: Any, cx_file: str | None, run_seed: int | None,
         print(f"  seed: {run_seed} (rerun with --seed {run_seed} for the same examples)",
               file=out)
     elif saved_in is not None and cx.error_type != "TimeoutError" and saved is False:
-        # Hypothesis swallows the OSError of a database it cannot write (issue 22, item 7)
+        # Hypothesis swallows the OSError of a database it cannot write
         print(f"  NOT saved in the example database {saved_in}: writing to it failed (a "
               "file, a read-only folder or a full disk?); fix it, or replay the "
               "counterexample file", file=out)
@@ -307,7 +308,7 @@ def _command(line: str) -> str:
 
 def _config_flag(config: str | None) -> str:
     """`` --config PATH`` for a replay command, unless running it here finds that config
-    anyway: a replay never loads the config its file names (issue 22, item 6)."""
+    anyway: a replay never loads the config its file names."""
     from compatfuzz.roundtrip import find_config
 
     if not config:
@@ -345,7 +346,7 @@ def printable_json(value: Any) -> str:
 
 
 def _user_details(traceback: str, output: str, out: TextIO, full: str | None = None) -> None:
-    """The user's frames of a converter's traceback and what it printed (issue 10)."""
+    """The user's frames of a converter's traceback and what it printed."""
     if traceback:
         print("", file=out)
         for line in _shown(traceback.rstrip("\n"), full).splitlines():
@@ -388,7 +389,7 @@ def live_line(*, done: int, total: int, running: list[str], examples: int, elaps
 
 class _Progress:
     """Progress on stderr: one line per finished unit; on terminals a live line, redrawn
-    every second, with examples so far, rate and time left (issue 10, item 11)."""
+    every second, with examples so far, rate and time left."""
 
     def __init__(self, out: TextIO, quiet: bool, live: Any = None,
                  interval: float = 1.0) -> None:
@@ -512,8 +513,7 @@ class _Progress:
                      Status.SKIPPED: "skip", Status.INTERRUPTED: "stopped"}[r.status]
             if not self.quiet or r.status is not Status.PASSED:
                 print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {label:<7} "
-                      f"{r.unit.id}  ({r.examples} example{'s' if r.examples != 1 else ''}, "
-                      f"{r.seconds:.1f}s"
+                      f"{r.unit.id}  ({r.examples_text()}, {r.seconds:.1f}s"
                       + (f", {r.coverage_summary()})" if r.coverage else ")"),
                       file=self.out)
                 if r.replayed:
@@ -591,7 +591,12 @@ class _Progress:
             print("compatfuzz fuzz: migrations run:", file=self.out)
             for line in lines:
                 print(f"  {line}", file=self.out)
+        # an API whose run had no unit that draws examples (--property migrations) ran
+        # no migration on purpose
+        drew = {r.unit.api for r in results if str(r.unit.property) != "migrations"}
         for row in never_ran(rows):
+            if row["api"] not in drew:
+                continue
             print(f"compatfuzz fuzz: warning: {row['api']}: {row['migration']} never ran: no "
                   "example reached it (its route or schema had no unit in this run, or no "
                   "body took the way to it)", file=self.out)
@@ -622,7 +627,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     path: Path = args.replay
     try:
-        doc = json.loads(read_text(path))  # a regular file, bounded (issue 22)
+        doc = json.loads(read_text(path))  # a regular file, bounded
         unit = Unit(doc["api"], doc["kind"], Property(doc["property"]),
                     tuple(doc["versions"]))
         # the id the file records says whether it showed the kind (an API of several)
@@ -637,7 +642,7 @@ def _replay(args: argparse.Namespace) -> int:
         ) from None
     # The config is the one the user names, or the one `compatfuzz fuzz` finds here;
     # never the path the file records: a config imports modules, so a replay file from
-    # an untrusted place would run code of its choosing (issue 22, item 6).
+    # an untrusted place would run code of its choosing.
     recorded = doc.get("config")
     used = args.config or find_config()
     if used is None:
@@ -689,7 +694,13 @@ def _replay(args: argparse.Namespace) -> int:
         # in a child process, as fuzz runs units: os._exit(0) must not read as a pass
         outcome, message, traceback, output = replay_in_child(apis[unit.api], unit, example)
     if outcome != "passed":
-        print(f"still failing: {_shown(message)}", file=sys.stderr)
+        recorded = str(doc.get("error_type") or "")
+        now = message.partition(":")[0]
+        if recorded and now and now != recorded:  # another failure than the one saved
+            print(f"fails differently: the file recorded {recorded}, the replay: "
+                  f"{_shown(message)}", file=sys.stderr)
+        else:
+            print(f"still failing: {_shown(message)}", file=sys.stderr)
         _user_details(traceback, output, sys.stderr)
         return EXIT_FAILED
     print("passes now: the property holds for this counterexample", file=sys.stderr)
@@ -763,7 +774,7 @@ def _nothing_planned(apis: list[Any], properties: list[str] | None,
 
 
 def _check_outputs(args: argparse.Namespace, apis: list[Any], cx_dir: Path) -> str | None:
-    """Why an output path of this run is unusable, or None (issue 22, item 7).
+    """Why an output path of this run is unusable, or None.
 
     Checked before any unit runs: a report written over the config (or another output)
     destroys it, a folder given as a file, or a folder that cannot be written, ended in a
@@ -840,7 +851,7 @@ def run(args: argparse.Namespace) -> int:
     planning = {"now": True}
 
     def while_planning(signum: int, frame: Any) -> None:
-        # nothing has run and nothing is written yet: stop at once (issue 22, item 1)
+        # nothing has run and nothing is written yet: stop at once
         raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, while_planning) for s in (signal.SIGINT, signal.SIGTERM)}

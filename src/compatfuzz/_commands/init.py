@@ -245,7 +245,7 @@ def _cadwyn_api(items: list[str], name: str | None) -> tuple[list[str], str]:
         _line(f"name = {_toml(api)}", "short name used in test ids"),
         _line(f"cadwyn = {_toml(target)}", "the VersionBundle or the Cadwyn app, the "
               "module relative to this file"),
-        _line('# schemas = ["shop.schemas:CustomerResource"]', "HEAD schemas the bundle's "
+        _line('# schemas = ["module:Class"]', "HEAD schemas the bundle's "
               "instructions and migrations do not name"),
     ], api
 
@@ -259,9 +259,11 @@ that the result is valid in the target version and that nothing is lost on the w
 `compatfuzz fuzz`, or `pytest`.
 """
 
+import copy
+
 
 def convert(doc, source_version, target_version):
-    out = dict(doc)  # never change doc itself: the no_mutation property checks that
+    out = copy.deepcopy(doc)  # never change doc itself: no_mutation checks that
     # TODO: move the fields that were renamed, split or restructured between versions,
     # e.g. if (source_version, target_version) == ("v1", "v2"): out["name"] = out.pop("title")
     return out
@@ -274,8 +276,11 @@ that nothing is lost on the way: `compatfuzz fuzz`, or `pytest`.
 """
 
 
+import copy
+
+
 def convert(obj, desired_api_version):
-    out = dict(obj)  # never change obj itself: the no_mutation property checks that
+    out = copy.deepcopy(obj)  # never change obj itself: no_mutation checks that
     # TODO: move the fields that were renamed, split or restructured between versions.
 {typed}    return out
 '''

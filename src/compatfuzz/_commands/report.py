@@ -20,6 +20,10 @@ from typing import Any, TextIO
 
 EXIT_USAGE = 2
 
+#: lines of a failure's message the merged text shows (a header with its field lines: the
+#: first three cut "what the API server did to these fields:" from what it did)
+_MESSAGE_LINES = 40
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
@@ -178,8 +182,12 @@ def print_summary(merged: Any, out: Any, *, quiet: bool = False) -> None:
               f"{found})", file=out)
         if failure["object"] is not None:
             print(f"  minimal counterexample: {printable_json(failure['object'])}", file=out)
-        for text in _shown(str(failure["error"])).splitlines()[:3]:
+        lines = _shown(str(failure["error"])).splitlines()
+        for text in lines[:_MESSAGE_LINES]:  # whole, as the shard's own log has it
             print(f"    {text}", file=out)
+        if len(lines) > _MESSAGE_LINES:
+            print(f"    ... {len(lines) - _MESSAGE_LINES} more lines in the merged report",
+                  file=out)
         if failure["other_counterexamples"]:
             print(f"  ({failure['other_counterexamples']} other, larger counterexamples of "
                   "this unit from other shards left out)", file=out)

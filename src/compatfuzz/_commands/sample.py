@@ -21,7 +21,7 @@ __all__ = ["BATCH", "add_arguments", "batch_seed", "run"]
 
 #: Examples per Hypothesis run.  One ``@given`` run keeps a record of every example it
 #: generated (its choice tree, to avoid repeats, and a cache of recent examples), about
-#: 100 KB per Deployment: ``-n 100000`` grew to 15 GB (issue 22, item 10).  Runs of
+#: 100 KB per Deployment: ``-n 100000`` grew to 15 GB.  Runs of
 #: ``BATCH`` examples, each with its own seed, keep memory flat.
 BATCH = 250
 

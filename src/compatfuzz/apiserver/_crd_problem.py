@@ -6,7 +6,7 @@ holds the pieces that make its text identical to the server's: a field path
 ``Index`` adds ``[i]``, ``Key`` adds ``[key]``), the rendering of the bad value
 (``field/errors.go``, ``ErrorBody``: Go's ``%v`` for numbers and booleans, ``%q`` for
 strings, ``json.Marshal`` for anything else), the conversion of a field path back to a
-JSON pointer into the document the user wrote (issue 30: name the file and line), and
+JSON pointer into the document the user wrote (name the file and line), and
 the detail of a CEL rule that does not compile (:func:`compile_detail`), which both the
 schema checks (``_crd_schema``) and the defaults checks (``_crd_defaults``) report.
 """

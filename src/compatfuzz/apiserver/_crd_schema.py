@@ -25,7 +25,7 @@ validation.go``. In the order the server runs them:
 
 CEL *cost* limits are not checked here (``compatfuzz.strategies._cel_cost`` owns them).
 Value-validation keywords are otherwise not judged: the server accepts ``maxLength: -1`` or
-``minLength > maxLength`` (issue 30), and so does this port.
+``minLength > maxLength``, and so does this port.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ sorted by their text, as ``ValidateStructuralWithOptions`` sorts them.
 
 ``compatfuzz.schema.lint_structural`` checks the same rules on a *normalised* schema, in
 its own words, for a schema that is not in a CRD (an OpenAPI document); this module is the
-server's verdict and wording on the CRD as written, which is what issue 30 asks for.
+server's verdict and wording on the CRD as written, naming the file and line.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Refuse every CRD the API server refuses, with the server's words (issue 30).
+"""Refuse every CRD the API server refuses, with the server's words.
 
 An independent check found that compatfuzz accepted most of the CRDs a real API server
 refuses (a schema node without ``type``, ``properties`` together with

@@ -120,7 +120,7 @@ def _served_numbers(value: Any) -> Any:
     without exponent or point below 1e21. So ``2.0`` comes back as ``2`` and
     ``4.443663336611346e16`` as ``44436633366113460`` (not the float's exact value,
     ``...456``); Python's ``repr`` gives the same shortest digits. Found by the real
-    server (issue 18) in ``x-kubernetes-preserve-unknown-fields`` values of Tekton's Task.
+    server in ``x-kubernetes-preserve-unknown-fields`` values of Tekton's Task.
     """
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 1e21:

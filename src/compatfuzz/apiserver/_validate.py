@@ -222,7 +222,7 @@ def validation_errors(obj: Any, schema: Schema, limit: int = 20) -> list[str]:
 def beyond_json_schema(obj: Any, schema: Schema) -> str | None:
     """The first error the server finds in ``obj`` that a JSON Schema validator does not:
     a duplicate in a list-type set or map, or a failed CEL rule; ``None`` when there is
-    none. What a value must also pass to stand for "valid" in a witness (issue 19)."""
+    none. What a value must also pass to stand for "valid" in a witness."""
     duplicates: list[str] = []
     _list_types(structural(schema), obj, "", duplicates)
     if duplicates:
@@ -252,7 +252,7 @@ def update_errors(obj: Any, schema: Schema, limit: int = 20, *, old: Any = None
     schema declares (:func:`_ratcheted`), such as the root (its ``metadata``) or
     ``x-kubernetes-preserve-unknown-fields`` content, and for a CEL rule that fails to
     evaluate (:func:`_typed_as_declared`) or runs out of cost. Found by the real server
-    (issue 18): it took back ``spec.poolRef`` without B's required ``apiGroup``, but not
+   : it took back ``spec.poolRef`` without B's required ``apiGroup``, but not
     Cluster API's v1beta1 ``extraArgs`` map under v1beta2's list rule.
     """
     root = structural(schema)

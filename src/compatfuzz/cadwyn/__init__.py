@@ -1,4 +1,4 @@
-"""Cadwyn version bundles as compatfuzz API families (issue 20, item 2).
+"""Cadwyn version bundles as compatfuzz API families.
 
 :class:`CadwynAPI` turns a ``cadwyn.VersionBundle`` into versions, per-version pydantic models
 and converters built from the bundle's own migrations; the property functions check what a

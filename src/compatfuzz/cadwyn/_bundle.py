@@ -6,7 +6,7 @@ the bundle's ``convert_request_to_next_version_for`` migrations, and a HEAD resp
 to the client's version by its ``convert_response_to_previous_version_for`` migrations.
 
 :class:`CadwynAPI` exposes exactly that, as plain callables over JSON objects, so that the
-pydantic API family (issue 20, item 1) can treat it as per-version models plus converters:
+pydantic API family can treat it as per-version models plus converters:
 
 * ``versions``: the bundle's version values, oldest first (:data:`HEAD` is the newest shape);
 * ``model(schema, version)``: the schema as Cadwyn generates it for that version

@@ -20,8 +20,11 @@ file and the line:
   for each that returns it, in the same ``VersionChange``; Cadwyn renames the field in the
   old schema but moves no data. A route left without one (a migration written for one
   direction, or a path-based one registered on another route) loses the field for old
-  clients there. Cadwyn itself refuses, when the app is built, a migration that applies to
-  no route (``RouteRequestBySchemaConverterDoesNotApplyToAnythingError`` and its siblings).
+  clients there.
+* **no-route** (given the app): a path-based migration whose path and methods match no
+  route of the app (a typo, ``"/user"`` for ``"/users"``). Cadwyn raises
+  ``RouteByPathConverterDoesNotApplyToAnythingError`` for it on the app's first request,
+  every request then failing.
 
 Only reads that raise on a missing key count (``body["x"]``, ``body.pop("x")`` without a
 default, ``del body["x"]``), on the migration's own parameter (``request.body`` /
@@ -46,7 +49,7 @@ from compatfuzz.errors import CompatfuzzError
 
 __all__ = ["Finding", "MigrationCodeError", "check_version", "findings"]
 
-Check = Literal["shadowed", "wrong-direction", "unknown-field", "one-direction"]
+Check = Literal["shadowed", "wrong-direction", "unknown-field", "one-direction", "no-route"]
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,35 @@ _DECORATOR = {"request": "convert_request_to_next_version_for",
               "response": "convert_response_to_previous_version_for"}
 
 
+def _no_route(api: CadwynAPI, version: str, change: type[Any]) -> Iterator[Finding]:
+    if not api.routes:
+        return
+    for direction in ("request", "response"):
+        table = getattr(change, f"alter_{direction}_by_path_instructions", None) or {}
+        for path, instructions in table.items():
+            for instruction in instructions:
+                methods = set(getattr(instruction, "methods", ()))
+                if any(r.path == path and methods & set(r.methods) for r in api.routes):
+                    continue
+                fn = inspect.unwrap(getattr(instruction, "transformer", instruction))
+                try:
+                    _, line = inspect.getsourcelines(fn)
+                    file = inspect.getsourcefile(fn) or "<unknown>"
+                except (OSError, TypeError):
+                    file, line = "<unknown>", 0
+                close = difflib.get_close_matches(path, sorted({r.path for r in api.routes}),
+                                                  n=1)
+                shown = "/".join(sorted(methods))
+                yield Finding(
+                    "no-route", version, change.__name__, getattr(fn, "__name__", "?"), file,
+                    line, f"is a {direction} migration for {shown} {path}, which no route of "
+                    "the app serves: Cadwyn raises RouteByPathConverterDoesNotApplyTo"
+                    "AnythingError on the first request, and every request then fails",
+                    (f"did you mean {close[0]!r}? " if close else "")
+                    + "the app's routes: " + ", ".join(
+                        f"{'/'.join(sorted(r.methods))} {r.path}" for r in api.routes))
+
+
 def check_version(api: CadwynAPI, version: str) -> list[Finding]:
     """The findings about the ``VersionChange`` classes of ``version`` (one of
     ``api.versions`` other than the oldest, which has none)."""
@@ -324,6 +356,7 @@ def check_version(api: CadwynAPI, version: str) -> list[Finding]:
             out.extend(_shadowed(version, change))
             out.extend(_field_findings(api, version, older, change))
             out.extend(_one_direction(api, version, change))
+            out.extend(_no_route(api, version, change))
     return out
 
 

@@ -11,7 +11,7 @@ logic only ever sees HEAD, so
 * :func:`check_response_down`: a HEAD response migrated to an old version is valid there
   (otherwise FastAPI answers that client with a ``ResponseValidationError``).
 
-One engine for Python models (issue 20): bodies are drawn by the pydantic family's
+One engine for Python models: bodies are drawn by the pydantic family's
 :func:`compatfuzz.pydantic.model_strategy` from each version's generated model, and the
 round trip is judged by its :func:`compatfuzz.pydantic.model_diff` (datetimes as instants,
 decimals by value, UUIDs in any case, enums as members, defaults filled in, aliases), so a

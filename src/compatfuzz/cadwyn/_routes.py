@@ -151,11 +151,19 @@ class Call:
     body: Any
     status: int
     answer: Any
+    #: for a create, the id the app gave the new resource and the answer's key holding it:
+    #: a replay maps it to the id the replayed create gets (an app's ids are its own:
+    #: ``uuid4``, a counter)
+    created: Any = None
+    id_field: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The request, as a replay sends it again."""
-        return {"method": self.method, "path": self.path, "version": self.version,
-                "body": self.body}
+        out = {"method": self.method, "path": self.path, "version": self.version,
+               "body": self.body}
+        if self.created is not None:
+            out.update(created=self.created, id_field=self.id_field)
+        return out
 
     def __str__(self) -> str:
         sent = "" if self.body is None else f" {_short(self.body)}"
@@ -268,8 +276,9 @@ class AppClient:
         except Exception as exc:
             self.history.append(Call(method, target, version, body, 500, None))
             frames = user_frames(exc)
-            error = RouteError(f"{method} {target} as {version} raised "
-                               f"{type(exc).__name__}\n{_indent(frames)}")
+            last = frames.splitlines()[-1] if frames else type(exc).__name__
+            # the frames are the failure's traceback block, printed once below it
+            error = RouteError(f"{method} {target} as {version} raised {last}")
             error.user_traceback = frames
             raise error from exc
         try:
@@ -284,8 +293,4 @@ class AppClient:
 def _close(client: Any) -> None:
     with contextlib.suppress(Exception):  # the app's shutdown failing at exit: no verdict
         client.__exit__(None, None, None)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
 

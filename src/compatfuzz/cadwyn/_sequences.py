@@ -12,10 +12,11 @@ side has (an id the server assigns, a write-only password) is no difference.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from compatfuzz.cadwyn._bundle import CadwynAPI, Step
+from compatfuzz.cadwyn._bundle import CadwynAPI, Route, Step
 from compatfuzz.cadwyn._routes import (
     UPDATE_METHODS,
     AppClient,
@@ -43,8 +44,8 @@ def write_then_read(api: CadwynAPI, resource: Resource, client: AppClient, versi
         RouteError: the app raised while answering.
     """
     calls: list[Call] = []
-    ident = _create(client, resource, version, body, calls)
-    read = _read(client, resource, version, ident, calls, why="reads it back")
+    ident = _create(client, resource, version, body, calls, api=api)
+    read = _read(client, resource, version, ident, calls, why="reads it back", api=api)
     _compare(api, resource, client, ident, version, sent=body, read=read, calls=calls,
              what=f"a {version} client created {_a(resource)} and reads back something "
                   "else")
@@ -61,7 +62,7 @@ def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
     """
     source, target = pair
     calls: list[Call] = []
-    ident = _create(client, resource, source, body, calls)
+    ident = _create(client, resource, source, body, calls, api=api)
     seen = _read(client, resource, target, ident, calls,
                  why=f"a {target} client reads what a {source} client wrote")
     newest = api.versions[-1]
@@ -90,8 +91,30 @@ def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
              wrote_back=None if resource.update is None else (target, back))
 
 
+def _declared(api: CadwynAPI, route: Route, version: str) -> int | None:
+    """The success status ``route`` declares as Cadwyn serves it in ``version``
+    (``endpoint(...).had(status_code=...)`` changes it), or ``None`` (FastAPI's 200)."""
+    try:
+        served = api.version_routes(version)
+    except Exception:  # the routes as a version sees them are a help here
+        return route.status_code
+    same = [r for r in served if r.name == route.name and r.methods == route.methods]
+    return same[0].status_code if same else route.status_code
+
+
+def _status(api: CadwynAPI, route: Route, call: Call, calls: list[Call]) -> None:
+    """A success answer must carry the status the route declares in the client's version
+    (its OpenAPI document says so; a status a migration sets otherwise breaks clients that
+    check it)."""
+    declared = _declared(api, route, call.version)
+    if declared is not None and 200 <= call.status < 300 and call.status != declared:
+        raise _refused(call, calls, f"{call.method} {route.path} as {call.version} "
+                                    f"answered {call.status}, but the route declares "
+                                    f"{declared} in {call.version}")
+
+
 def _create(client: AppClient, resource: Resource, version: str, body: Any,
-            calls: list[Call]) -> Any:
+            calls: list[Call], *, api: CadwynAPI | None = None) -> Any:
     call = client.request("POST", resource.create.path, version, body,
                           route=resource.create.path)
     calls.append(call)
@@ -99,20 +122,28 @@ def _create(client: AppClient, resource: Resource, version: str, body: Any,
         raise _refused(call, calls, f"the app refused a body {version}'s "
                                     f"{resource.create.body.__name__} accepts"  # type: ignore[union-attr]
                        if call.status == 422 else f"a {version} client cannot create")
+    if api is not None:
+        _status(api, resource.create, call, calls)
     if not isinstance(call.answer, dict) or resource.id_field not in call.answer:
         raise RouteFailure(
             f"POST {resource.create.path} as {version} answered {call.status} without "
             f"`{resource.id_field}`, the id GET {resource.read.path} needs:\n"
             f"  {_short(call.answer, 400)}\n" + _log(calls), calls=calls)
-    return call.answer[resource.id_field]
+    ident = call.answer[resource.id_field]
+    if client.history and client.history[-1] is call:  # a replay maps the app's new id
+        client.history[-1] = dataclasses.replace(call, created=ident,
+                                                 id_field=resource.id_field)
+    return ident
 
 
 def _read(client: AppClient, resource: Resource, version: str, ident: Any,
-          calls: list[Call], *, why: str) -> Call:
+          calls: list[Call], *, why: str, api: CadwynAPI | None = None) -> Call:
     call = client.request("GET", resource.item_path(ident), version, route=resource.read.path)
     calls.append(call)
     if not 200 <= call.status < 300:
         raise _refused(call, calls, why + f", and the app answered {call.status}")
+    if api is not None:
+        _status(api, resource.read, call, calls)
     return call
 
 

@@ -209,7 +209,9 @@ class CadwynSuite(Suite):
         if unit.property is Property.MIGRATIONS:
             from hypothesis import strategies as st
 
-            return st.just(None)  # one run: the code does not depend on an example
+            # one run: the code does not depend on an example (not None, which the engine
+            # reads as "nothing checked yet": the failure would have no counterexample)
+            return st.just({"version": unit.versions[0]})
         schema = self._schema(unit)
         source = unit.versions[0]
         key = (unit.kind, source)
@@ -279,9 +281,15 @@ class CadwynSuite(Suite):
         """Send the requests a saved failure needed (``Counterexample.history``) to the app
         before the replayed example: ``compatfuzz fuzz --replay`` calls it once."""
         client = self.client()
+        ids: dict[str, str] = {}  # a recorded create's id -> the replayed create's
         for call in history:
-            client.request(str(call["method"]), str(call["path"]), str(call["version"]),
-                           call.get("body"))
+            path = "/".join(ids.get(part, part) for part in str(call["path"]).split("/"))
+            sent = client.request(str(call["method"]), path, str(call["version"]),
+                                  call.get("body"))
+            field = call.get("id_field")
+            if call.get("created") is not None and field and isinstance(sent.answer, dict) \
+                    and field in sent.answer:
+                ids[str(call["created"])] = str(sent.answer[field])
 
     def _history_note(self, unit: Unit, example: Any, earlier: Sequence[Any]) -> str:
         """Whether the failure needs the requests before it: the example re-run alone on a

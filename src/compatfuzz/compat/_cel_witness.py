@@ -1,4 +1,4 @@
-"""CEL rules in witnesses: a rule added (or changed) is checked, not assumed (issue 19).
+"""CEL rules in witnesses: a rule added (or changed) is checked, not assumed.
 
 The static walk sees ``x-kubernetes-validations`` change and can say no more: whether a
 new rule rejects what a client already sends, or an object already stored, depends on

@@ -1,5 +1,4 @@
-"""Witnesses tried on a real kube-apiserver: ``compatfuzz diff --apiserver real`` (issue 19,
-item 5).
+"""Witnesses tried on a real kube-apiserver: ``compatfuzz diff --apiserver real``.
 
 A witness is compatfuzz's claim that a value valid under OLD is rejected by NEW (or, on
 the response side, the reverse). Here a real server judges it, as a cluster that upgrades

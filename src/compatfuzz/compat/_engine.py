@@ -147,7 +147,7 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
             )
         components = _component_names(docs) if definition is None else None
         if components is not None and len(components) > 1:
-            # a whole OpenAPI document: every component schema, paired by name (issue 10)
+            # a whole OpenAPI document: every component schema, paired by name
             try:
                 return Revision(text, definitions={
                     name: schema_mod.load_schema(path, definition=name, ref_roots=ref_roots)
@@ -160,7 +160,7 @@ def load_revision(spec: str | Path, *, ref_roots: Iterable[str | Path] | None = 
         except SchemaLoadError as exc:
             raise spec_hint(exc, str(path)) from None
     # the documents already read: load_crds(path) would read and parse the file again
-    # (a second second for Kyverno's 1.4 MB ClusterPolicy, issue 19, item 6)
+    # (a second second for Kyverno's 1.4 MB ClusterPolicy)
     crds: list[CRD] = crds_from_documents(docs, source=str(path))
     if definition is not None:
         crds = [c for c in crds if definition in (c.name, c.kind, c.plural)]
@@ -309,7 +309,7 @@ class _Run:
         ctx = f.context
         if self.dynamic and ctx is not None:
             _warm(ctx)
-        if f.rule == "validations-changed" and ctx is not None:  # CEL: evaluated (issue 19)
+        if f.rule == "validations-changed" and ctx is not None:  # CEL: evaluated
             def judged() -> Finding:
                 return judge_rules(f, self.direction.sides(f.path), search=self.dynamic,
                                    pruning=pruning, budget=self.budget,

@@ -1,6 +1,6 @@
 """Search only where the two revisions differ: leave identical optional fields out.
 
-Why (issue 19, item 6): a witness search drew whole objects from a real CRD (a Cluster
+Why: a witness search drew whole objects from a real CRD (a Cluster
 API ``Cluster`` with its topology, a KEDA ``ScaledJob`` with a whole pod template) and
 validated them against both revisions, although a release changes a handful of fields.
 Almost all of the time (seconds per pair) went into generating, validating and shrinking
@@ -191,7 +191,7 @@ def _cel_reads(w: Mapping[str, Any], r: Mapping[str, Any]
 
     A field no rule reads changes no rule's verdict, so under a rule the walk goes on for
     every other field (Flux's ``!has(self.serviceAccountName) || ...`` on the whole
-    GitRepository ``spec`` kept all of it drawn: issue 19, item 6). This reads the text,
+    GitRepository ``spec`` kept all of it drawn). This reads the text,
     so a name that appears in any string literal counts as read; any doubt is ``None``.
     """
     texts = [str(e.get("rule", "")) for n in (w, r) for e in n.get(_CEL) or ()

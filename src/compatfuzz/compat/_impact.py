@@ -1,4 +1,4 @@
-"""What each finding breaks for an object stored under OLD once NEW is installed (issue 19).
+"""What each finding breaks for an object stored under OLD once NEW is installed.
 
 "Breaking" alone does not tell a release manager what happens to the objects already in
 a cluster. Since Kubernetes 1.30 (beta, on by default; GA in 1.33, KEP-4008) the API
@@ -11,7 +11,7 @@ finding, with a one-line note naming the value whose change the server refuses.
 
 Where an error sits, and whether ratcheting excuses it, follows the model the round-trip
 checker already uses for unchanged updates (``compatfuzz.apiserver._validate``,
-``update_errors`` and ``_ratcheted``, checked against a real kube-apiserver in issue 18),
+``update_errors`` and ``_ratcheted``, checked against a real kube-apiserver),
 which reads upstream:
 
 * apiextensions-apiserver ``pkg/apiserver/validation/ratcheting.go``
@@ -26,7 +26,7 @@ which reads upstream:
 * ``required`` (and ``minProperties``, ``maxItems``, ...) is an error of the object or
   list holding it, so it is excused only while that whole value is unchanged: the real
   server took back Cluster API's ``spec.poolRef`` without a newly required ``apiGroup``
-  when ``poolRef`` was untouched (issue 18). The Kubernetes documentation's list of what
+  when ``poolRef`` was untouched. The Kubernetes documentation's list of what
   is "not ratcheted" (``required``, quantors, ...) reads as "not at the level of the
   field itself", which is what the impact below says.
 * ``allOf``/``anyOf``/``oneOf`` members are validated without ratcheting: their errors

@@ -1,7 +1,7 @@
 """Map a finding's field path back to a line of the file it came from.
 
 GitHub annotations (``::error file=...,line=N``) and SARIF results point at a line; without
-one GitHub shows the finding at the top of the file, far from the field (issue 10, item 9).
+one GitHub shows the finding at the top of the file, far from the field.
 Findings carry Kubernetes field paths (``spec.template.spec.containers[*].image``), not
 positions, so this module re-reads the revision's file with PyYAML's composer (which
 keeps line numbers; JSON is read the same way), finds the schema the spec names (a CRD

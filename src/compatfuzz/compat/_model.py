@@ -129,7 +129,7 @@ class Status(str, enum.Enum):
 class Impact(str, enum.Enum):
     """What a finding breaks for an object stored under OLD once NEW is installed.
 
-    Ordered ``none < reads < create < update-field < any-update`` (issue 19):
+    Ordered ``none < reads < create < update-field < any-update``:
 
     ``none``: nothing; no stored object and no client notices.
     ``reads``: only clients reading it (a response-side change, or a default that reads
@@ -291,7 +291,7 @@ class ServerAnswer:
 
 @dataclass(frozen=True)
 class ServerCheck:
-    """A witness tried on a real kube-apiserver (``diff --apiserver real``, issue 19 item 5).
+    """A witness tried on a real kube-apiserver (``diff --apiserver real``).
 
     ``verdict`` is ``confirmed`` (the server refused the witness on create again, naming
     the finding's field, or dropped its data), ``not-confirmed`` (the server took the
@@ -334,9 +334,9 @@ class Finding:
     definition: str = ""
     keyword: str = ""
     ignore_reason: str = ""
-    # The policy line that set ``severity`` (FILE:LINE or a built-in profile; issue 19).
+    # The policy line that set ``severity`` (FILE:LINE or a built-in profile).
     policy: str = field(default="", compare=False)
-    # What it breaks for an object stored under OLD (issue 19); None: not judged
+    # What it breaks for an object stored under OLD; None: not judged
     # (protobuf), which a --fail-on-impact gate never lets pass.
     impact: Impact | None = field(default=None, compare=False)
     # Why, in one line, naming the value whose change the server refuses.

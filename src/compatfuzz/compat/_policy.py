@@ -14,7 +14,7 @@ An ignore file is YAML or JSON::
 
 A ``reason`` is required: an ignore without one is a break nobody can explain later.
 
-A *profile* (``--policy``, issue 19) is the other half: a severity for each rule, each
+A *profile* (``--policy``) is the other half: a severity for each rule, each
 entry remembering the file line (or built-in profile) it came from, so a finding can say
 which line let it pass; see :mod:`compatfuzz.compat._profiles`. The helpers that find
 that line (``_line``, ``_where``) live here, since both an ignore file's ``severity:``
@@ -100,7 +100,7 @@ class Policy:
     """Ignore entries, per-rule severity overrides, and a profile's entries.
 
     ``severities`` (``--severity``, an ignore file's ``severity:``) win over everything
-    and apply whether or not the finding breaks at its path, as before issue 19;
+    and apply whether or not the finding breaks at its path, as they always did;
     ``sources`` says where each came from. ``entries`` are the profile (``--policy``): the
     last entry matching a finding sets its severity when it breaks; a finding that does
     not break at its path stays info unless an entry lowers it further (``ignore``), so
@@ -167,7 +167,7 @@ def _rule_id(value: Any, *, source: str, pointer: str, allow_star: bool,
     return value
 
 
-# the words a policy file may use beside the Severity values (issue 19: error/warn/ignore)
+# the words a policy file may use beside the Severity values (error/warn/ignore)
 _ALIASES = {"warn": Severity.WARNING, "ignore": Severity.OFF, "none": Severity.OFF}
 
 
@@ -231,14 +231,14 @@ def load_policy(path: str | Path, *, rules: Mapping[str, Rule] = RULES) -> Polic
 
     source = str(path)
     try:
-        text = read_text(path)  # a regular file, bounded (issue 22)
+        text = read_text(path)  # a regular file, bounded
     except UnicodeDecodeError as exc:
         raise SchemaLoadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                               source=source, hint="save the ignore file as UTF-8") from None
     except OSError as exc:
         raise SchemaLoadError(f"cannot read ignore file: {exc.strerror}", source=source,
                               hint="check the --ignore path") from None
-    # the bounded reader: no alias bomb or absurd nesting (issue 11)
+    # the bounded reader: no alias bomb or absurd nesting
     docs = parse_documents(text, source=source)
     if len(docs) > 1:
         raise SchemaLoadError(f"expected one YAML document, found {len(docs)}",

@@ -1,4 +1,4 @@
-"""Policy profiles for ``compatfuzz diff --policy`` (issue 19, item 1).
+"""Policy profiles for ``compatfuzz diff --policy``.
 
 A project states what it promises, and the verdict should follow that promise rather than
 one rule set for everybody: Gateway API allows loosened validation and enum additions in
@@ -98,7 +98,7 @@ def _read(path: str | Path, what: str) -> str:
     from compatfuzz.schema._read import read_text
 
     try:
-        return read_text(path)  # a regular file, bounded (issue 22)
+        return read_text(path)  # a regular file, bounded
     except UnicodeDecodeError as exc:
         raise SchemaLoadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                               source=str(path), hint=f"save the {what} as UTF-8") from None

@@ -1,4 +1,4 @@
-"""What a finding breaks for the clients of a web API, in their words (issue 20).
+"""What a finding breaks for the clients of a web API, in their words.
 
 :mod:`compatfuzz.compat._impact` judges a finding by what it does to objects stored in a
 Kubernetes cluster (validation ratcheting, pruning, updates of a stored object). A web

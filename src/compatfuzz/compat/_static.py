@@ -89,7 +89,7 @@ class SearchContext:
     old_default: Any = None
     new_default: Any = None
     # the path of the outermost value holding an allOf/anyOf/oneOf this finding sits
-    # under (None: under none); the impact of its error is judged there (issue 19)
+    # under (None: under none); the impact of its error is judged there
     quantor: str | None = None
 
 
@@ -178,7 +178,7 @@ def _fmt(values: list[Any]) -> str:
 
 
 def _removed_why(name: str, old: Any, *, closed: bool, pruned: bool) -> str:
-    """Why removing field ``name`` breaks clients, in one sentence (issue 10, item 9)."""
+    """Why removing field ``name`` breaks clients, in one sentence."""
     if closed:
         return (f"field '{name}' removed: NEW rejects objects that still set it, and old "
                 "clients send it")

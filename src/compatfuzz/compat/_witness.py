@@ -235,7 +235,7 @@ def _server_refuses(schema: Schema, value: Any) -> bool:
 def _message(error: Any) -> str:
     """The validator's message without a long repeat of the value it rejected (the
     witness line prints the value once already): ``the value (51 characters) is too
-    long`` instead of 51 ``a``s twice (issue 10, item 9)."""
+    long`` instead of 51 ``a``s twice."""
     message = str(error.message)
     shown = repr(error.instance)
     if len(shown) <= 40 or shown not in message:

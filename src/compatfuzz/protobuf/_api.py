@@ -1,4 +1,4 @@
-"""A protobuf API versioned by package, as units of ``roundtrip``'s runner (issue 12).
+"""A protobuf API versioned by package, as units of ``roundtrip``'s runner.
 
 Why a :class:`~compatfuzz.roundtrip.Suite` and not a copy of the CRD machinery: the
 runner, its reports (JSON, JUnit, HTML, counterexample files, ``--replay``), the example

@@ -43,7 +43,7 @@ ENVOY_HINT = "for Envoy/xDS trees `pip install xds-protos` provides validate, ud
 #: upb's default decoding depth (``kUpb_WireFormat_DefaultDepthLimit`` = 100 in
 #: ``upb/wire/internal/constants.h``): a message nested deeper cannot be read back by
 #: protobuf's own Python decoder; building message classes for a 1,000-type chain ended
-#: in a ``RecursionError`` (issue 22).
+#: in a ``RecursionError``.
 MAX_MESSAGE_DEPTH = 100
 _MESSAGE_FIELD = (descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
                   descriptor_pb2.FieldDescriptorProto.TYPE_GROUP)

@@ -111,7 +111,7 @@ def _int_strategy(ftype: int, s: dict[str, Any]) -> st.SearchStrategy[int]:
         # small values first: sampled_from shrinks towards its first element. Then the
         # bounds, and where the type reaches them the first integers a double (a JSON
         # number, float(x)) cannot hold and the signed/unsigned boundary: the values
-        # lossy converters lose (issue 12)
+        # lossy converters lose
         wide = [2**53 + 1, -(2**53 + 1), 2**31, 2**63] if hi > 2**32 else [2**31]
         edges = list(dict.fromkeys([*(v for v in (0, 1, -1) if glo <= v <= ghi), glo, ghi,
                                     *(v for v in wide if glo <= v <= ghi and lo < v < hi)]))

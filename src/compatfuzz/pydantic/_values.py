@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from compatfuzz.errors import NotEquivalent
+from compatfuzz.errors import NotEquivalent, NotValid
 
 __all__ = ["canonical", "equivalent", "expect_equivalent", "expect_valid", "is_model",
            "model_diff", "parse", "validation_errors"]
@@ -165,7 +165,7 @@ def expect_valid(model: type[BaseModel], data: Any, what: str) -> None:
 
     errors = accepted_errors(validation_errors(model, data))
     if errors:
-        raise NotEquivalent(f"{what}:\n" + "\n".join(f"  {e}" for e in errors[:20]))
+        raise NotValid(f"{what}:\n" + "\n".join(f"  {e}" for e in errors[:20]))
 
 
 def expect_equivalent(model: type[BaseModel], expected: Any, actual: Any, what: str) -> None:

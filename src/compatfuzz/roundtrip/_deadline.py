@@ -1,14 +1,14 @@
 """The per-example deadline: stop an example that sleeps, loops or waits on a slow server.
 
 An example has ``example_deadline`` seconds (generating and checking it); past that its
-unit fails, naming where it was stuck, instead of hanging the run (issue 11). In the main
+unit fails, naming where it was stuck, instead of hanging the run. In the main
 thread a real-time interval timer (``SIGALRM``) raises into the example: it interrupts
 ``time.sleep``, blocking socket reads and Python's ``re`` too. Elsewhere, or when another
 tool owns ``SIGALRM`` (pytest-timeout's signal method), a watchdog thread injects the
 exception with ``PyThreadState_SetAsyncExc``, which reaches Python code but not a blocking
 call. Code that never returns to Python is the worker parent's job (it kills the worker).
 
-Load does not count (issue 21): on a busy machine (``pytest -n auto``, N shards on 2
+Load does not count: on a busy machine (``pytest -n auto``, N shards on 2
 cores) an example can wait for a CPU longer than it runs, and a wall-clock limit then
 fails an innocent example, which is the ``DeadlineExceeded``/``Flaky`` flake Hypothesis's
 own ``deadline`` shows under xdist.  So the time an example has used is its wall-clock time
@@ -56,7 +56,7 @@ class ExampleDeadline(KeyboardInterrupt):
     shrink step would wait out the deadline again), and so that the model does not wrap
     it in ``ConverterError``.  ``unavailable`` is the setup error to report instead when
     the example was waiting on a conversion webhook (``_webhook``): a webhook too slow for
-    the deadline is not the object's fault (issue 22, item 3).
+    the deadline is not the object's fault.
     """
 
     unavailable: BaseException | None = None

@@ -210,6 +210,9 @@ class UnitResult:
     #: the API's migration code this unit ran (a Cadwyn bundle's migrations):
     #: ``(migration, where, calls)``, ``where`` a route (``POST /items``) or a schema
     migrations: tuple[tuple[str, str, int], ...] = ()
+    #: checks after the first failure: Hypothesis shrinking it and replaying the minimal
+    #: one (``examples`` counts the examples drawn up to the failure)
+    shrink_steps: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -225,7 +228,16 @@ class UnitResult:
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
             **({"migrations": [{"migration": m, "where": w, "calls": n}
                                for m, w, n in self.migrations]} if self.migrations else {}),
+            **({"shrink_steps": self.shrink_steps} if self.shrink_steps else {}),
         }
+
+    def examples_text(self) -> str:
+        """``25 examples`` or, after a failure, ``25 examples, then 137 shrinking steps``."""
+        text = f"{self.examples} example{'s' if self.examples != 1 else ''}"
+        if self.shrink_steps:
+            text += (f", then {self.shrink_steps} shrinking step"
+                     f"{'s' if self.shrink_steps != 1 else ''}")
+        return text
 
     def coverage_summary(self) -> str:
         """``97% of 134 leaf paths, all edge classes`` (or the classes never hit)."""
@@ -254,7 +266,7 @@ class RunStarted:
     #: the (kind, property) whose version tuples were sampled, each as
     #: ``Sampled.to_json()``: ``{"api", "kind", "property", "planned", "total"}``
     sampled: tuple[dict[str, Any], ...] = ()
-    #: a sharded run's ``"shard"`` report key (issue 21): ``number``, ``count``,
+    #: a sharded run's ``"shard"`` report key: ``number``, ``count``,
     #: ``night``, ``seed``, ``job_units``, ``units``, ``copies``, ``replayed``,
     #: ``config_digest``; ``None`` for an unsharded run
     shard: dict[str, Any] | None = None

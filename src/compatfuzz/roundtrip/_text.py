@@ -1,7 +1,7 @@
 """Text from user code made safe to show: bounded in size, no control characters.
 
 A converter's exception message, its printed output or a diff value can be any size and
-hold any character (issue 22, items 8 and 9).  Shown raw, a 50 MB message became 104 MB
+hold any character.  Shown raw, a 50 MB message became 104 MB
 on stderr and a MemoryError in the report writer, and an ANSI escape sequence made the
 JUnit file ill-formed XML, which CI then reads as no result at all.  Everything written
 for people or CI therefore goes through :func:`clip` (with a note saying how much was cut

@@ -13,7 +13,7 @@ mapped onto files next to the root document (``https://kubernetes.io/api/_defini
 
 Files are read only under the *ref roots*: the root schema's folder, ``local_dir`` and any
 folder the caller names (``ref_roots=``; the CLI's ``--allow-ref-root``, the config's
-``allow_ref_roots``). A schema is data, often someone else's: before issue 11,
+``allow_ref_roots``). A schema is data, often someone else's: once,
 ``{"$ref": "/etc/passwd"}``, ``file:///etc/hostname``, ``../../x`` or a URL with
 ``%2e%2e`` segments read any file the user could. Anything else is refused with
 :class:`~compatfuzz.errors.RefOutsideRoot`, and no message ever quotes a referenced file's

@@ -3,8 +3,8 @@
 ``multipleOf: 0``, ``minLength: -5``, ``properties: [...]`` or ``type: [string, 5]`` are
 not JSON Schema (draft 2020-12 validation vocabulary: ``multipleOf`` "MUST be strictly
 greater than 0", the length and count keywords "MUST be a non-negative integer",
-``type`` holds type names, ``properties`` an object of schemas); before issue 22 they
-reached the generator and ended in ``ZeroDivisionError``, a Hypothesis
+``type`` holds type names, ``properties`` an object of schemas); they used to
+reach the generator and ended in ``ZeroDivisionError``, a Hypothesis
 ``InvalidArgument`` or a ``TypeError`` traceback (exit 1, the code of a breaking
 change). A ``required`` property that ``additionalProperties: false`` forbids (and no
 ``properties``/``patternProperties`` entry allows) makes the node unsatisfiable for
@@ -60,7 +60,7 @@ def check_node(node: Any, source: str, where: Any, *, kubernetes: bool = False) 
     pairs as :func:`~compatfuzz.schema._keywords.map_children` gives them).
 
     ``kubernetes`` (a CRD's ``openAPIV3Schema``): a negative whole ``minLength``,
-    ``maxItems``, ... is accepted, as the API server accepts it (issue 30: it decodes the
+    ``maxItems``, ... is accepted, as the API server accepts it (it decodes the
     length keywords as int64 and never judges their sign). A negative minimum bounds
     nothing; a negative maximum makes the node accept no value (:func:`never_valid`).
     """
@@ -243,7 +243,7 @@ def _bound(node: Mapping[str, Any], plain: str, exclusive: str
 def never_valid(node: Any) -> str | None:
     """Why no value but ``null`` satisfies ``node``'s own bounds, or ``None``.
 
-    Catches what a CRD may hold and the API server accepts (issue 30) but no object can
+    Catches what a CRD may hold and the API server accepts but no object can
     satisfy: a negative ``maxLength``/``maxItems``/``maxProperties``, a minimum above the
     maximum (lengths, counts or numbers), an ``enum`` with no member of the node's type.
     An optional field with such a schema is never generated; a required one is refused

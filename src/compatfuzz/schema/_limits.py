@@ -2,7 +2,7 @@
 
 ``minItems: 1000000`` or ``minLength: 1e9`` are valid JSON Schema, but no generator can
 meet them: Hypothesis refuses sizes above its buffer (a bare ``InvalidArgument``
-traceback) or grinds for a minute before giving up (issue 11). Checking the minimums up
+traceback) or grinds for a minute before giving up. Checking the minimums up
 front turns both into one error naming the file, the JSON path and the fix.
 """
 

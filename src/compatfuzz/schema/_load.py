@@ -211,7 +211,7 @@ def _unique_versions(raw_versions: Sequence[Any], crd_name: str, where: str,
     """Refuse a version name listed twice, as the API server does
     (``k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go``,
     ``ValidateCustomResourceDefinitionSpec``: "must contain unique version names");
-    before issue 22 the later one silently shadowed the earlier."""
+    the later one used to shadow the earlier silently."""
     first: dict[str, int] = {}
     for i, item in enumerate(raw_versions):
         name = item.get("name") if isinstance(item, Mapping) else None

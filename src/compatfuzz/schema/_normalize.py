@@ -10,7 +10,7 @@ and compat checks then read one dialect. What changes:
   ``enum``, so an ``enum`` without null still rejects it (as OpenAPI 3.0.3 also says).
 * draft-04 boolean ``exclusiveMinimum``/``exclusiveMaximum`` become the numeric form.
 * a negative ``minLength``/``minItems``/``minProperties`` (which bounds nothing; a CRD may
-  hold one, and the API server accepts it: issue 30) is dropped.
+  hold one, and the API server accepts it) is dropped.
 * array-form ``items``/``additionalItems`` become ``prefixItems``/``items``; ``dependencies``
   becomes ``dependentRequired``/``dependentSchemas``.
 * root ``definitions`` move to ``$defs``; ``#/definitions/X`` and ``#/components/schemas/X``
@@ -144,7 +144,7 @@ def _node(node: Any, dialect: str) -> Any:
     for size in ("minLength", "minItems", "minProperties"):
         value = out.get(size)
         if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-            del out[size]  # bounds nothing (a CRD may say minLength: -5: issue 30)
+            del out[size]  # bounds nothing (a CRD may say minLength: -5)
 
     items = out.get("items")
     if isinstance(items, list):

@@ -2,7 +2,7 @@
 
 ``jsonschema`` checks ``pattern`` and ``patternProperties`` with Python's backtracking
 ``re``: one ``valid`` example against ``^(a+)+$`` took ~130 s, and ``compatfuzz diff``'s
-witness search never finished (issue 11). Patterns are checked here with RE2
+witness search never finished. Patterns are checked here with RE2
 (``google-re2``, already installed for CEL), whose run time is linear in the input. RE2 is
 also what Kubernetes itself uses (Go's ``regexp``), and like ECMA-262 its ``$`` does not
 match before a trailing newline, so the verdicts are the API server's.

@@ -20,7 +20,7 @@ from RE2's own tables, which Go shares, by enumerating what google-re2 matches).
 targets share the translation: ``"python"`` for Hypothesis's ``st.from_regex`` (Unicode
 tables limited to characters Python's ``unicodedata`` also knows as assigned, so a
 generated string matches under any Unicode 15.x reading) and ``"re2"`` for validation with
-google-re2 (linear time, issue 11).
+google-re2 (linear time).
 
 Not modelled: Go's size limits (``expression too large``, ``expression nests too
 deeply``: a pattern that large is refused by RE2 when validating) and invalid UTF-8 (a

@@ -1,6 +1,6 @@
 """Read JSON and YAML files into plain Python data, with errors that point at the line.
 
-YAML is read as Kubernetes reads it (issue 19, item 4), with a *safe* loader (the C one
+YAML is read as Kubernetes reads it, with a *safe* loader (the C one
 when PyYAML has it) whose implicit resolvers are go-yaml v2's, not PyYAML's YAML 1.1 ones:
 kubectl and kube-apiserver turn YAML into JSON with ``sigs.k8s.io/yaml`` ``YAMLToJSON``
 (``yaml.go``; v1.6.0 in Kubernetes 1.37) over ``go.yaml.in/yaml/v2`` (``resolve.go``,
@@ -10,7 +10,7 @@ it: ``diff`` exited 2 on prometheus-operator's CRDs), ``2024-01-01`` stays a str
 :class:`_Loader` and :func:`_node_json_key`. ``conformance/test_yaml_conformance.py`` checks it
 against the compiled upstream code.
 
-Hostile input is bounded while loading (issue 11): YAML aliases may add at most
+Hostile input is bounded while loading: YAML aliases may add at most
 :data:`MAX_ALIAS_EXPANSION` values once expanded (a "billion laughs" file in an ``enum``
 took minutes and gigabytes before a bare ``MemoryError``), and no document may nest deeper
 than :data:`MAX_DEPTH` (1,000 levels was a ``RecursionError`` traceback). Both are checked

@@ -1,4 +1,4 @@
-"""One way to name a schema on the command line, for every command (issue 10, item 4).
+"""One way to name a schema on the command line, for every command.
 
 ``sample`` used to take ``k8s:apps/v1/Deployment --release 1.25`` and ``diff``
 ``kubernetes:1.25:apps/v1:Deployment``; each answered the other's form with "file not

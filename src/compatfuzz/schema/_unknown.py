@@ -1,8 +1,8 @@
 """Warn about schema keywords nobody defines: ``maxLenght`` used to pass silently.
 
 A misspelt keyword is ignored by every validator, so the constraint it was meant to add is
-neither generated nor checked, and a compatibility test passes for the wrong reason
-(issue 11). Two policies, because the dialects differ:
+neither generated nor checked, and a compatibility test passes for the wrong reason.
+Two policies, because the dialects differ:
 
 * a CRD's ``openAPIV3Schema`` is Kubernetes' ``JSONSchemaProps``, a closed set of fields
   (the API server's strict decoding rejects others): every other key is reported;

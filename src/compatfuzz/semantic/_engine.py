@@ -253,7 +253,7 @@ class Compiler:
         if fmt == "duration":
             # The API server accepts Go and ISO 8601 spellings alike (kube-openapi strfmt
             # ParseDuration), so a Kubernetes field means what its pattern and values
-            # say: ISO 8601 when they are ISO, else Go ("90m" == "1h30m0s"; issue 17)
+            # say: ISO 8601 when they are ISO, else Go ("90m" == "1h30m0s")
             if self.schema is not None and self.schema.kubernetes \
                     and not iso_duration_field(obj):
                 return done(GoDurationNode())

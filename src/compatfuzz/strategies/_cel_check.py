@@ -1,4 +1,4 @@
-"""Type-check ``x-kubernetes-validations`` rules as the API server does (issue 30).
+"""Type-check ``x-kubernetes-validations`` rules as the API server does.
 
 Why this exists: the API server refuses a CRD whose rule does not compile (an unknown
 field, a function applied to the wrong types) and prices every rule by cel-go's cost

@@ -1,4 +1,4 @@
-"""The CEL cost budget: a static estimate per rule and a runtime meter (issue 22, item 2).
+"""The CEL cost budget: a static estimate per rule and a runtime meter.
 
 Why this exists: seven nested ``.all()`` loops over constant lists hung ``sample``, ``fuzz``
 and ``diff``, and four over a 50-item list reached 20 GB; the per-example deadline never
@@ -16,8 +16,8 @@ fired because the stall was inside generation. The API server bounds CEL twice:
   all rules of one object past ``RuntimeCELCostBudget`` (10,000,000):
   k8s.io/apiserver/pkg/apis/cel/config.go. The object is then rejected.
 
-:func:`rule_cost` gives the server's ``MaxCost`` for a rule, the same integer (issue 30:
-the former approximation was wrong in both directions). It is a port of cel-go v0.29.2
+:func:`rule_cost` gives the server's ``MaxCost`` for a rule, the same integer (an
+approximation was wrong in both directions). It is a port of cel-go v0.29.2
 ``checker/cost.go`` (the version k8s.io/apiserver v0.37.2 pins: ``coster``, its
 comprehension, bind, call and size tracking, ``functionCost``) run over the typed AST of
 ``_cel_check``, with the estimators of ``_cel_cost_library`` (Kubernetes'

@@ -1,4 +1,4 @@
-"""The cost of a whole CRD's rules as apiextensions-apiserver counts it (issue 30).
+"""The cost of a whole CRD's rules as apiextensions-apiserver counts it.
 
 Split from ``_cel_cost`` (which estimates one rule): how often a rule can run and what
 the server says when the estimates are too high. A port of k8s.io/apiextensions-apiserver

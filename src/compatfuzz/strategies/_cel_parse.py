@@ -1,6 +1,6 @@
 """A CEL parser producing cel-go's AST: operators as calls (``_+_``), macros expanded.
 
-Part of issue 30 (cost CEL rules exactly as the API server does).
+It serves costing CEL rules exactly as the API server does.
 
 Why not cel-python's parse tree: the cost of a rule is defined over the AST cel-go's parser
 builds (github.com/google/cel-go parser/parser.go, parser/macro.go, ext/comprehensions.go,

@@ -1,6 +1,6 @@
 """CEL types and the CEL declarations of schema nodes, as the API server builds them.
 
-Split from ``_cel_check`` (issue 30) to keep each file readable: this half is the data the
+Split from ``_cel_check`` to keep each file readable: this half is the data the
 type checker works on, a port of
 
 * github.com/google/cel-go v0.29.2 ``common/types`` (the ``Type`` kinds, parameters and

@@ -103,7 +103,7 @@ class ObjectCompiling(CompilerBase):
             elif sub is not False and not (self.kubernetes and isinstance(sub, Mapping)
                                            and (out_of_format_bound(sub) or never_valid(sub))):
                 # an optional field no value satisfies (a CRD may say maxLength: -1 or
-                # minLength > maxLength, and the API server accepts it: issue 30) is never
+                # minLength > maxLength, and the API server accepts it) is never
                 # generated
                 optional.append((key, self.with_default(gen, sub)))
                 optional_nodes.append(sub)

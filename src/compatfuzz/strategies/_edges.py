@@ -214,8 +214,8 @@ def string_edges(min_len: int, max_len: int | None) -> st.SearchStrategy[str] | 
     split = [v for v in _SPLIT_PIECES if min_len <= len(v) <= hi]
     if split:
         # twice, as "": a field split on a separator and joined back (a name into first
-        # and last, an address into lines) is the commonest string migration (issue 20:
-        # rename, split, remove, type change), and these are the values it loses
+        # and last, an address into lines) is the commonest string migration (beside
+        # rename, remove and type change), and these are the values it loses
         options.append(st.sampled_from(split))
     return st.one_of(options) if options else None
 

@@ -26,7 +26,7 @@ __all__ = ["compile_ecma", "compile_pattern", "ecma_to_python", "refusal"]
 # and Go's RE2 (Kubernetes', and compatfuzz.schema's) all accept. \s: the space all three
 # agree on, Go's ``[\t\n\f\r ]`` (regexp/syntax ``perl_groups.go``): ECMA's and
 # Python's also take NBSP, U+2028 and the other Unicode spaces, which a kube-apiserver
-# refuses (Karpenter's NodePool ``schedule``, issue 18). \S: neither ECMA's nor
+# refuses (Karpenter's NodePool ``schedule``). \S: neither ECMA's nor
 # Python's space (Python adds U+001C-U+001F and U+0085).
 _ECMA_SPACE = ("\\t\\n\\x0b\\x0c\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
                "\\u202f\\u205f\\u3000")

@@ -522,7 +522,7 @@ def numbers_for(node: Mapping[str, Any], *, kubernetes: bool) -> st.SearchStrate
     ilo = None if lo is None else (math.floor(lo) + 1 if lo_excl else math.ceil(lo))
     ihi = None if hi is None else (math.ceil(hi) - 1 if hi_excl else math.floor(hi))
     # Whole numbers only within int64 too: a bound of 1e300 left no int64 above it, and
-    # the integers' own range was inverted (a Hypothesis InvalidArgument, issue 22).
+    # the integers' own range was inverted (a Hypothesis InvalidArgument).
     ilo = INT64[0] if ilo is None else max(ilo, INT64[0])
     ihi = INT64[1] if ihi is None else min(ihi, INT64[1])
     if ilo <= ihi:

@@ -1,6 +1,6 @@
 """Accepted differences and stash annotations: what a property does not count as a failure.
 
-Why this exists (issue 17, item 4): a team that knows v1 allows timeouts v1alpha1 cannot
+Why this exists: a team that knows v1 allows timeouts v1alpha1 cannot
 hold, or that drops a field on purpose, could only turn a whole property off, losing every
 other finding of it. ``compatfuzz diff`` has had ``--ignore`` for this
 (``compat/_policy.py``); an :class:`Accept` entry is its round-trip counterpart: a
@@ -211,7 +211,7 @@ def from_table(entry: Mapping[str, Any]) -> Accept:
     for key in ("path", "why"):
         if key not in entry:
             example = ('"spec.timeout"' if key == "path" else
-                       '"v1alpha1 holds whole seconds only (issue 1234)"')
+                       '"v1alpha1 holds whole seconds only"')
             raise AcceptError(f"accept entry has no {key}", key=None,
                               hint=f"add {key} = {example}"
                               + (": a deliberate difference needs its reason written down"
@@ -396,13 +396,15 @@ def accept_summary(entries: Sequence[Mapping[str, Any]], results: Iterable[Any]
     ``entries`` are the run's accept entries as ``RunStarted.accept`` lists them (each
     with its ``api`` and ``index``); ``results`` its ``UnitResult`` s. An entry is
     *accepted* with the number of examples and the units it accepted a difference in, and
-    *stale* when it covers a unit that ran to the end yet accepted nothing.
+    *stale* when it covers a unit that passed (ran every example) yet accepted nothing.
     """
     counts: dict[tuple[str, int], int] = {}
     units: dict[tuple[str, int], list[str]] = {}
     ran: list[Unit] = []
     for r in results:
-        if str(r.status) in ("passed", "failed"):
+        # only a unit that ran every example: one that failed stopped early, maybe before
+        # the difference an entry accepts could show
+        if str(r.status) == "passed":
             ran.append(r.unit)
         for index, count in getattr(r, "accepted", ()) or ():
             key = (r.unit.api, index)

@@ -95,7 +95,7 @@ def resolve_object(spec: str, base: Path, *, source: str = "<config>",
     """Import ``module:attr`` (or ``module.attr``), looking first in the folder ``base``.
 
     Mistakes name the module file that is missing, suggest the closest module or function
-    names there are, and show the ``module:function`` form (issue 10, item 3).
+    names there are, and show the ``module:function`` form.
     """
     module_name, sep, attr = spec.partition(":")
     if not sep:
@@ -371,7 +371,7 @@ def load_config(path: str | Path, *, api: str | None = None,
     from compatfuzz.schema._read import read_text
 
     try:
-        doc = tomllib.loads(read_text(path))  # a regular file, bounded (issue 22)
+        doc = tomllib.loads(read_text(path))  # a regular file, bounded
     except FileNotFoundError:
         raise SchemaLoadError("config file not found", source=source,
                               hint="pass --config with the path to compatfuzz.toml") from None
@@ -445,7 +445,7 @@ _EXAMPLE = """  [[api]]
 
 
 def _check_top_keys(table: Mapping[str, Any], source: str, prefix: str) -> None:
-    """``[[apis]]`` is a typo of ``[[api]]``, not "no APIs declared" (issue 10, item 7)."""
+    """``[[apis]]`` is a typo of ``[[api]]``, not "no APIs declared"."""
     for key in table:
         if key in _TOP_KEYS:
             continue
@@ -906,7 +906,7 @@ _RULES: dict[tuple[str, str], Any] = {}
 
 def _semantic(table: Mapping[str, Any], base: Path, source: str, where: str,
               fn: Any) -> dict[str, Any]:
-    """``[api.semantic]``: the semantic settings otherwise set in Python (issue 10, item 10).
+    """``[api.semantic]``: the semantic settings otherwise set in Python.
 
     ``go_durations`` and ``empty_struct_is_absent = true`` become the API's options;
     ``empty_struct_is_absent = [globs]``, ``comparators`` and ``canonicalisers``

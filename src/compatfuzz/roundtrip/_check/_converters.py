@@ -3,7 +3,7 @@
 Shared by every API family the runner knows (JSON Schema / CRD :class:`~._model.API`, and
 ``compatfuzz.protobuf``'s message APIs), so the forms people write converters in, the
 chaining of per-pair converters and the wrapping of whatever a converter raises are one
-piece of code (issue 12: protobuf reuses roundtrip rather than copying it):
+piece of code (protobuf reuses roundtrip rather than copying it):
 
 * ``convert(obj, target)``, one function for every pair; what ``target`` is depends on
   the family (a CRD's ``apiVersion``, an empty message of the target version); a
@@ -14,9 +14,9 @@ piece of code (issue 12: protobuf reuses roundtrip rather than copying it):
 * ``{(a, b): f}`` with ``f(obj) -> obj``; missing pairs are reached by chaining (BFS).
 
 Anything a converter raises becomes a :class:`~compatfuzz.errors.ConverterError` naming
-the step and carrying the user's frames, even ``SystemExit`` (issue 11: ``sys.exit(0)``
+the step and carrying the user's frames, even ``SystemExit`` (``sys.exit(0)``
 in a converter made a run pass silently), ``GeneratorExit``, an exception whose ``__str__``
-raises, and, in a worker process, ``KeyboardInterrupt`` (issue 22, item 11).
+raises, and, in a worker process, ``KeyboardInterrupt``.
 :func:`plain_json` vets what a CRD converter returns as the API server would decode it.
 """
 
@@ -36,7 +36,7 @@ __all__ = ["Converters", "call_user", "check_callable", "plain_json", "short_rep
 
 
 def wrapped(error: ConverterError, cause: BaseException) -> ConverterError:
-    """``error`` carrying the user's frames of ``cause`` (issue 10: the file and line in
+    """``error`` carrying the user's frames of ``cause`` (the file and line in
     *their* converter, not ours)."""
     error.user_traceback = user_traceback(cause)
     return error

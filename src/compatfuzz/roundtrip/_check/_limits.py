@@ -10,7 +10,7 @@ from compatfuzz.errors import InvalidArgument
 #: At most this many version tuples per kind and property are planned by default: all of
 #: them up to it (17 versions give 272 pairs; 7 versions 210 triples), a fixed sample
 #: beyond. ``path_independent`` is cubic in the versions: 200 versions are 7,880,400
-#: triples, gigabytes before the first unit ran (issue 22, item 1). ``plan_limit=None``
+#: triples, gigabytes before the first unit ran. ``plan_limit=None``
 #: (config key ``plan_limit = "none"``, ``--plan-limit none``) plans every tuple.
 DEFAULT_PLAN_LIMIT = 300
 

@@ -6,7 +6,7 @@ An :class:`API` accepts converters in every shape people actually write them in
 pair) and hides the shape behind one method, :meth:`API.convert`, so the properties do
 not care which form the user chose.  It never mutates what it is given and wraps anything
 a converter raises in :class:`~compatfuzz.errors.ConverterError` naming the step, even a
-``SystemExit`` (issue 11: ``sys.exit(0)`` in a converter made a run pass silently).
+``SystemExit`` (``sys.exit(0)`` in a converter made a run pass silently).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class Kind:
 
 def beside_caller(path: str | Path, frame: Any) -> Path:
     """A relative ``path`` read from the folder of the file that declared the API, as the
-    TOML form reads it from the config's folder (issue 10, item 6); a path that exists only
+    TOML form reads it from the config's folder; a path that exists only
     relative to the working directory still works."""
     p = Path(path)
     if p.is_absolute():
@@ -303,7 +303,7 @@ class API:
         self.stash_annotations = check_stash_prefixes(name, stash_annotations)
         from compatfuzz.roundtrip._check._limits import plan_limit_arg
 
-        #: version tuples planned per kind and property, ``None`` for all (issue 22)
+        #: version tuples planned per kind and property, ``None`` for all
         self.plan_limit = plan_limit_arg(plan_limit)
         self._servers: dict[str, Any] = {}
         if apiserver not in ("model", "real", "both"):
@@ -451,7 +451,7 @@ class API:
                 f"{self.name}: converting {kind.name} {a} -> {b} returned "
                 f"{type(out).__name__} {short_repr(out)}, expected a JSON object (dict)"
             )
-        # what a webhook could send back, in plain types (issue 22, item 11)
+        # what a webhook could send back, in plain types
         plain: Obj = plain_json(out, f"{self.name}: converting {kind.name} {a} -> {b}")
         if kind.typed:
             want = kind.api_version(b)

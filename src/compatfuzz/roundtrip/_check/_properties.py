@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compatfuzz.apiserver._real._backend import comparable
-from compatfuzz.errors import InternalError, NotEquivalent
+from compatfuzz.errors import InternalError, NotEquivalent, NotValid
 from compatfuzz.roundtrip._check._accept import (
     accepted_changes,
     checking,
@@ -206,7 +206,7 @@ def _valid(c: _Client, vs: tuple[str, ...], obj: Any) -> None:
     try:
         s.create(again, s.prepare(seen, again), b)
     except Refused as exc:
-        raise NotEquivalent(
+        raise NotValid(
             f"written as {a}, read as {b}: {s.judge} refuses it on create in {b}"
             f"{_status(exc)} (and refuses an update in {b} that changes these fields):"
             f"\n{exc.lines()}") from None
@@ -306,14 +306,14 @@ def _check(api: API, unit: Unit, obj: Any) -> None:
         errors = [e for e in errors if not is_accepted(error_path(e))]
         if errors:
             lines = "\n".join(f"  {error_path(e)}: {e.message}" for e in errors[:20])
-            raise NotEquivalent(f"{a} -> {b} output does not validate under {b}:\n{lines}")
+            raise NotValid(f"{a} -> {b} output does not validate under {b}:\n{lines}")
     elif prop is Property.NO_MUTATION:
         a, b = vs
         probe = json_copy(obj)
         api.convert(kind, probe, a, b)
         if probe != obj:
             # the exact change, not the semantic one: popping an empty list is a mutation
-            # semantic equality cannot see (issue 10)
+            # semantic equality cannot see
             changes, _ = accepted_changes(literal_diff(
                 strip_stash(obj, api.stash_annotations, tidy=False),
                 strip_stash(probe, api.stash_annotations, tidy=False)))

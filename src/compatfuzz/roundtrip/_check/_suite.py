@@ -4,7 +4,7 @@ The runner, the reports, the example database and the pytest plugin only need, p
 its units, a strategy and a check for each unit, and a JSON form of an example for the
 counterexample file and ``--replay``.  :class:`~compatfuzz.roundtrip.API` (CRDs, OpenAPI,
 JSON Schema) has those built in; any other family subclasses ``Suite``, and everything
-downstream of ``units()`` works unchanged.  ``compatfuzz.protobuf`` is one (issue 12):
+downstream of ``units()`` works unchanged.  ``compatfuzz.protobuf`` is one:
 it lives above ``roundtrip`` in the layering and plugs in here, so ``roundtrip`` never
 imports it and protobuf stays an optional extra.
 

@@ -1,7 +1,7 @@
 """The user's side of a failure: their frames of a converter's traceback, and what it printed.
 
 A converter that raises used to be reported as one line (``convert() raised IndexError:
-list index out of range``) with no file or line (issue 10, item 1).  :func:`user_traceback`
+list index out of range``) with no file or line.  :func:`user_traceback`
 keeps only the frames of the user's own code (not compatfuzz's, Hypothesis's or pytest's),
 rendered as Python renders a traceback, and stores it as a string so it survives the trip
 from a worker process into the report, the counterexample file and ``--replay``.
@@ -30,7 +30,7 @@ __all__ = ["Capture", "describe", "find_user_traceback", "interrupts_are_faults"
 def safe_str(exc: BaseException) -> str:
     """``str(exc)``, cut to ``CAPTURE_TEXT_LIMIT`` characters, or what went wrong making
     it: an exception whose ``__str__`` raises must still fail its unit with a message, not
-    end it as an error (issue 22, item 11), and a 50 MB message must not be copied into
+    end it as an error, and a 50 MB message must not be copied into
     every error, traceback and pipe message after it."""
     try:
         text = str(exc)

@@ -76,7 +76,7 @@ def render_changes(changes: Any, limit: int = 20) -> str:
 
     Each value is cut to ``MESSAGE_VALUE_LIMIT`` characters of JSON (the counterexample
     file's ``diff`` keeps it whole): a 10 MB value once made the message, and from it the
-    report, 10 MB a copy (issue 22, item 8).
+    report, 10 MB a copy.
     """
     from compatfuzz.roundtrip._text import MESSAGE_VALUE_LIMIT, human_size
 

@@ -9,9 +9,9 @@ a kind cluster), so no proxy is ever used.
 
 ``timeout`` bounds the *whole* request (connecting, the TLS handshake, sending, and
 reading the answer): a socket timeout alone applies per read, so a webhook dripping one
-byte a second never timed out (issue 11). A watchdog shuts the socket down at the
+byte a second never timed out. A watchdog shuts the socket down at the
 deadline; it keeps its own reference to the socket, since an HTTP/1.0 or
-``Connection: close`` answer makes ``http.client`` drop ``conn.sock`` (issue 22, item 3).
+``Connection: close`` answer makes ``http.client`` drop ``conn.sock``.
 Transport problems (unreachable, TLS, no answer in time, the per-example deadline firing
 during the request) are :class:`WebhookUnavailable`: a setup error that ends the unit as
 an error (exit 2), not a property failure, since no object is to blame.
@@ -209,7 +209,7 @@ def _post(url: str, data: bytes, timeout: float,
         # Connect first and keep the socket: an HTTP/1.0 or ``Connection: close`` answer
         # makes getresponse() drop ``conn.sock`` (the response reads through its own
         # file object), so a watchdog looking at ``conn.sock`` found nothing to shut and
-        # a dripping body was read to its end (issue 22, item 3).
+        # a dripping body was read to its end.
         conn.connect()
         with lock:
             if conn.sock is not None:

@@ -9,14 +9,14 @@ so it is the one pytest uses) or ``redis://host:port/db`` through
 Hypothesis's ``RedisExampleDatabase`` so workers on many machines share failures.
 
 A Redis outage in the middle of a nightly run must not end every unit with a one-line
-``ConnectionError`` and 0 examples (issue 11): :class:`FallbackDatabase` switches, for good,
+``ConnectionError`` and 0 examples: :class:`FallbackDatabase` switches, for good,
 to the local directory database on the first error and keeps a ``notice`` the runner
 reports once.
 
 Hypothesis swallows the ``OSError`` of a directory database it cannot write (a path that
 is a file, a read-only folder, a full disk), so :class:`NamespacedDatabase` remembers the
 keys it was asked to save and :meth:`NamespacedDatabase.kept` looks them up afterwards:
-the CLI says "saved in the example database" only when it was (issue 22, item 7).
+the CLI says "saved in the example database" only when it was.
 
 Hypothesis's directory database reads each entry with ``Path.read_bytes()``, following
 links and without a bound, so one entry that is a link to ``/dev/zero`` read 3.8 GB and
@@ -85,7 +85,7 @@ MAX_FILE_BYTES = MAX_ENTRY_BYTES + 64
 _TAG = b"cf1:"
 #: The key listing the units that saved a failure (each value a sealed unit id), so a
 #: shard can replay every unit of a job that has one without building every unit's test
-#: to ask (issue 21).  A unit whose replay finds nothing saved any more is dropped from
+#: to ask.  A unit whose replay finds nothing saved any more is dropped from
 #: it (:func:`forget_failing_unit`).
 INDEX_KEY = b"compatfuzz-failing-units"
 
@@ -150,7 +150,7 @@ class NamespacedDatabase(ExampleDatabase):
     A shared database (Redis, a network folder) may hold thousands of entries under a
     unit's key that compatfuzz never saved; Hypothesis replays a key's entries shortest
     first within the unit's example budget, so junk shorter than a known failure used
-    to use the whole budget and the failure was never replayed (issue 22, item 4).
+    to use the whole budget and the failure was never replayed.
     Every failure Hypothesis saves under a primary key is therefore also kept under
     compatfuzz's own key (``compatfuzz-known:``, tagged and checksummed), and fetching a
     primary key returns those known failures only; other entries there are replayed
@@ -426,8 +426,7 @@ def project_home(config: str | Path | None = None, start: str | Path | None = No
     The config file's folder when there is one; else the nearest folder from ``start``
     (default: the working directory) upwards holding a ``pyproject.toml``, ``setup.cfg``,
     ``setup.py`` or ``.git``; else ``start``.  Running from a subfolder therefore uses the
-    same example database as running from the project root, and as pytest (issue 10,
-    item 6).
+    same example database as running from the project root, and as pytest.
     """
     if config:
         return Path(config).resolve().parent
@@ -467,7 +466,7 @@ def redact(text: str) -> str:
     lose the password; ``?password=secret`` (which redis-py also reads, see
     ``redis/connection.py::parse_url``) too.  The database spec is shown in the run
     header and stored in report.json and the HTML page: it is redacted where it becomes
-    text, so no output can carry the secret (issue 22, item 5).
+    text, so no output can carry the secret.
     """
     text = _USERINFO.sub(lambda m: f"{m['head']}:***@", text)
     return _QUERY_SECRET.sub(lambda m: f"{m['head']}***", text)
@@ -501,7 +500,8 @@ def open_database(spec: str | None, *, home: Path | None = None) -> ExampleDatab
             import redis
         except ModuleNotFoundError:
             raise InvalidArgument(
-                f"--database {redact(spec)!r} needs the 'redis' package; pip install redis"
+                f"--database {redact(spec)!r} needs the 'redis' package; "
+                "pip install 'compatfuzz[redis]'"
             ) from None
         from hypothesis.extra.redis import RedisExampleDatabase
 

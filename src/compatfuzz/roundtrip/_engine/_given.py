@@ -31,6 +31,9 @@ class Recorder:
     def __init__(self, stop: Any = None, deadline: float | None = None,
                  coverage: Any = None) -> None:
         self.calls = 0
+        #: ``calls`` when the first failure was seen: the examples drawn; the calls after
+        #: it are Hypothesis shrinking (and replaying) that failure
+        self.first_failure: int | None = None
         self.failure: tuple[Any, BaseException] | None = None
         self.output = ""  # stdout/stderr of the converters on the failing example
         self.stop = stop
@@ -58,6 +61,8 @@ class Recorder:
 
     def failed(self, obj: Any, exc: BaseException, output: str = "") -> None:
         """``obj`` failed with ``exc``; ``output`` is what the converters printed on it."""
+        if self.first_failure is None:
+            self.first_failure = self.calls
         self.failure = (obj, exc)
         self.output = output
 
@@ -111,7 +116,7 @@ def build_test(
             check(api, unit, obj)
             return
         recorder.before(obj)
-        # each example's output is kept with its failure, not printed (issue 10)
+        # each example's output is kept with its failure, not printed
         capture = Capture()
         used: set[int] = set()
         try:

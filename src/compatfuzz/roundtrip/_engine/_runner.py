@@ -11,7 +11,7 @@ including a not-yet-shrunk counterexample (Hypothesis has already saved it to th
 database), and the run ends with ``StopReason.INTERRUPTED``.  Time budgets
 (``duration``) work the same way, per unit, but never cut a shrink short.
 
-Faults in user code (issue 11) end the unit, never the run and never silently:
+Faults in user code end the unit, never the run and never silently:
 
 * any ``BaseException`` a converter raises is a failure (``SystemExit(0)`` included; the
   model wraps it in ``ConverterError``); anything else escaping a unit is an error;
@@ -165,7 +165,7 @@ class Count:
 class LiveCounts:
     """Examples run so far across the units of a :func:`run`, readable from another thread
     while the run is busy inside a unit: the CLI's live line shows them with a rate and the
-    time left (issue 10, item 11)."""
+    time left."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -294,9 +294,9 @@ def run(
     :class:`LiveCounts`) counts examples as they run, for a progress display.
     ``isolate`` runs each unit in a child process even with ``workers=1``, as the CLI
     does: a converter's ``os._exit``, self-sent signal or leftover thread then fails its
-    unit instead of ending or holding the run (issue 22, item 11).
+    unit instead of ending or holding the run.
 
-    ``shard`` (issue 21) runs one shard of a job split across machines: the whole job is
+    ``shard`` runs one shard of a job split across machines: the whole job is
     planned as without it (the same ``properties``, ``only``, ``plan_limit``), then this
     shard keeps its share (``_shard.split``, balanced by :func:`unit_cost`); a unit run
     again on a spare shard (fewer units than shards) mixes its copy number into its seed.
@@ -349,7 +349,7 @@ def run(
         raise InvalidArgument(f"Expected a Shard (like Shard(2, 4)) but got shard={shard!r}")
     run_seed = seed
     selected, sampled = _select(api_list, properties, only, plan_limit)
-    # beside the (first) config, not in the working directory (issue 10, item 6)
+    # beside the (first) config, not in the working directory
     source = next((a.source for a in api_list if a.source), None)
     home = project_home(source) if source is not None else None
     if database == "" and home is not None:

@@ -1,4 +1,4 @@
-"""Split one nightly job's units across N machines (issue 21).
+"""Split one nightly job's units across N machines.
 
 A job outgrows one machine; teams then run N copies on engines they already have: a CI
 matrix (``--shard K/N``), a Kubernetes Indexed Job (``JOB_COMPLETION_INDEX`` with

@@ -322,9 +322,12 @@ def run_unit(
         except Exception:  # a database that cannot even be read kept nothing we can use
             saved = False
     exercised = api.take_exercised() if isinstance(api, Suite) else ()
-    return UnitResult(unit, status, recorder.calls, seconds, seed, counterexample, message,
+    drawn = recorder.calls
+    if counterexample is not None and recorder.first_failure is not None:
+        drawn = recorder.first_failure  # the rest shrank (and replayed) the failure
+    return UnitResult(unit, status, drawn, seconds, seed, counterexample, message,
                       coverage_json, tuple(sorted(recorder.accepted.items())), saved,
-                      replayed, exercised)
+                      replayed, exercised, recorder.calls - drawn)
 
 
 def notice_of(db: Any) -> Notice | None:

@@ -2,7 +2,7 @@
 
 A pool of long-lived workers (``multiprocessing.Pool``) could not tell a result that is
 late from one that will never come: a converter calling ``os._exit`` hung the run forever,
-the parent ignored further signals, and killing it left workers burning CPU (issue 11).
+the parent ignored further signals, and killing it left workers burning CPU.
 Here each unit runs in a fresh process that sends ``("failure", cx)`` updates, maybe a
 ``("notice", Notice)``, then ``("result", UnitResult)`` over a pipe, and the parent waits
 on the pipes *and* the process sentinels:
@@ -12,14 +12,14 @@ on the pipes *and* the process sentinels:
 * a worker whose example outlives the deadline plus a grace period (C code that never
   returns to Python, so the alarm cannot fire) is killed and its unit fails; as for the
   alarm (``_deadline``), time the worker waited for a CPU does not count, so a loaded
-  machine kills no worker the alarm would have spared (issue 21);
+  machine kills no worker the alarm would have spared;
 * a worker dies with its parent: ``PR_SET_PDEATHSIG`` on Linux and a parent-pid check
   everywhere, so ``kill -9`` of the CLI leaves nothing behind;
 * a second signal to the parent (``KeyboardInterrupt`` in its wait) kills every worker.
 
 The CLI runs units here with ``--workers 1`` too (``run(..., isolate=True)``), so that
-what a converter does to its process is that unit's failure, never the run's end
-(issue 22, item 11): ``os._exit(0)`` is a dead worker, not a run that exits 0; a SIGTERM
+what a converter does to its process is that unit's failure, never the run's end:
+``os._exit(0)`` is a dead worker, not a run that exits 0; a SIGTERM
 it sends itself kills only its worker; a non-daemon thread it leaves behind dies with the
 worker.  Each worker is its own process group, so a terminal's Ctrl-C reaches only the
 parent (which stops the workers through ``stop``): a ``KeyboardInterrupt`` in a worker,
@@ -70,7 +70,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _die_with_parent(parent: int) -> None:
-    """End this worker when its parent goes, even by SIGKILL (issue 11)."""
+    """End this worker when its parent goes, even by SIGKILL."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
@@ -425,7 +425,7 @@ def _replay_main(api: Any, unit: Unit, example: Any, conn: Any) -> None:
 
 def replay_in_child(api: Any, unit: Unit, example: Any) -> tuple[str, str, str, str]:
     """Check ``example`` for ``unit`` in a forked child, as ``fuzz`` runs units, so that
-    ``--replay`` cannot be ended or held by its converter either (issue 22, item 11).
+    ``--replay`` cannot be ended or held by its converter either.
 
     Returns ``(outcome, message, user traceback, captured output)``; ``outcome`` is
     ``passed`` or ``failed`` (a child that died without answering is a failure).

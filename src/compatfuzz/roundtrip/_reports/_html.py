@@ -2,7 +2,7 @@
 
 Why a page as well as ``report.json``: a nightly job's reader wants to see at a glance which
 version pairs hold and which do not, and then the one counterexample that matters, without
-a JSON viewer (issue 10).  The page holds, per API and property, a matrix of version pairs
+a JSON viewer.  The page holds, per API and property, a matrix of version pairs
 (green: holds, red: failed, amber: error, grey: not run) with examples and leaf-path
 coverage; each failure with its minimal counterexample, field-path diff, the user's
 traceback, the converter's output and the commands that replay it; and the run's settings.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ _LABEL = {"passed": "holds", "failed": "FAILED", "error": "error", "skipped": "s
 
 def _e(value: Any) -> str:
     """HTML-escaped, with control characters shown as ``\x1b``: a converter's message
-    reaches the page as text, never as raw escape bytes (issue 22 audit)."""
+    reaches the page as text, never as raw escape bytes."""
     from compatfuzz.roundtrip._text import printable
 
     return html.escape(printable(str(value)), quote=True)
@@ -67,7 +68,8 @@ def _cell(row: Mapping[str, Any] | None, state: str) -> str:
     label = _LABEL.get(state, state)
     if row is None:
         return f'<td class="cell {state}">{_e(label)}</td>'
-    parts = [f"{row.get('examples', 0)} examples"]
+    n = row.get("examples", 0)
+    parts = [f"{n} example{'' if n == 1 else 's'}"]
     cov = row.get("coverage")
     if cov and cov.get("leaf_paths"):
         parts.append(f"{cov.get('ratio', 0) * 100:.0f}% of {cov['leaf_paths']} leaf paths")
@@ -153,7 +155,12 @@ def _failure(row: Mapping[str, Any]) -> list[str]:
                        f"<pre>{_e(cx['output'])}</pre>")
     replay = []
     if row.get("counterexample_file"):
-        replay.append(f"compatfuzz fuzz --replay {row['counterexample_file']}")
+        # with its config: a replay never loads the config its file names, and without
+        # --config it replays against whatever config the folder has ("passes now")
+        config = f" --config {shlex.quote(_relative(cx['config']))}" if cx.get("config") \
+            else ""
+        replay.append(f"compatfuzz fuzz --replay {shlex.quote(row['counterexample_file'])}"
+                      f"{config}")
     if cx.get("config"):
         seed = row.get("run_seed")
         replay.append(f"pytest '{_relative(cx['config'])}::{row['id']}'"

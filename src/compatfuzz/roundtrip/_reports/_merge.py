@@ -1,4 +1,4 @@
-"""Merge the ``--report`` files of a sharded job into the one report of the job (issue 21).
+"""Merge the ``--report`` files of a sharded job into the one report of the job.
 
 N shards of a nightly job (``compatfuzz fuzz --shard K/N``, a CI matrix or a Kubernetes
 Indexed Job) each write a report of their own units.  The job's reader wants one report,

@@ -7,12 +7,12 @@ files saying how far it got: finished units, units still running, and units that
 ran (JUnit lists those as skipped).  Each rewrite costs time in the units finished so
 far, so routine events (a unit started or passed) rewrite at most once per
 ``min_interval`` second, a timer catching up the last one; the start, a failure or error,
-a notice and the end rewrite at once (issue 22, item 10: 3,360 units were quadratic).
+a notice and the end rewrite at once (3,360 units were quadratic).
 A counterexample is on disk the moment it is found, before shrinking (``"shrunk": false``),
-and is replaced by the minimal one when its unit ends (issue 11). Files get the usual
+and is replaced by the minimal one when its unit ends. Files get the usual
 permissions (``0666`` less the umask), not the ``0600`` of a bare ``mkstemp``.
 
-What they hold is bounded and safe (issue 22, items 7 to 9): a text field or a value
+What they hold is bounded and safe: a text field or a value
 longer than the limits of ``_text`` is cut, with a note naming the counterexample file,
 which alone keeps the full text; the JUnit file escapes every character XML 1.0 forbids,
 so it is always well-formed; and a write that fails mid-run (disk full, folder removed)
@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import shlex
 import tempfile
 import threading
 import time
@@ -224,7 +225,7 @@ class ReportWriter:
                 "status": "running",
                 "stop_reason": None,
             }
-            if event.shard is not None:  # the contract `report merge` reads (issue 21)
+            if event.shard is not None:  # the contract `report merge` reads
                 self.doc["shard"] = event.shard
             self.flush()
         elif isinstance(event, UnitStarted):
@@ -251,7 +252,7 @@ class ReportWriter:
             self.doc["seconds"] = round(event.seconds, 3)
             # the run's verdict, as the exit code gives it: "passed" only when every
             # planned unit ran and held (a --duration run that left units, or an
-            # interrupted one, said "passed" before: issue 22 audit)
+            # interrupted one, said "passed" before)
             status = str(event.status)
             ran = {r.unit.id for r in event.results}
             if status == "passed" and str(event.stop_reason) == "interrupted":
@@ -272,7 +273,9 @@ class ReportWriter:
     def _write_counterexample(self, cx: Counterexample) -> str | None:
         path = self.counterexamples / counterexample_filename(cx)
         doc = cx.to_json()
-        doc["replay"] = f"compatfuzz fuzz --replay {path}"
+        # with its config: a replay never loads the config its file names
+        doc["replay"] = (f"compatfuzz fuzz --replay {shlex.quote(str(path))}"
+                         + (f" --config {shlex.quote(cx.config)}" if cx.config else ""))
         if not self._write(path, lambda: strict_json(doc, indent=2) + "\n"):
             return None
         self.files[cx.unit.id] = str(path)
