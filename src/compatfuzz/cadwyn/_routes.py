@@ -26,6 +26,7 @@ alone, on an app imported anew in a process of its own.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compatfuzz.cadwyn._bundle import Route
+from compatfuzz.cadwyn._bundle import Route, body_keys
 from compatfuzz.errors import ConverterError, InvalidArgument, NotEquivalent
 
 #: the methods that write a resource back (``cross_version``'s unchanged update)
@@ -81,17 +82,8 @@ def _params(path: str) -> list[str]:
     return re.findall(r"{([^}:]+)(?::[^}]*)?}", path)
 
 
-def _fields(model: type[Any]) -> set[str]:
-    """A model's keys on the wire (aliases where it has them), as a JSON body has them."""
-    out = set()
-    for name, info in model.model_fields.items():
-        out.add(info.serialization_alias or info.alias or name)
-        out.add(name)
-    return out
-
-
 def _id_field(param: str, response: type[Any]) -> str | None:
-    names = _fields(response)
+    names = body_keys(response)
     for candidate in (param, "id", param.removesuffix("_id"), param.removesuffix("Id")):
         if candidate in names:
             return candidate
@@ -243,9 +235,19 @@ class AppClient:
                     f"httpx ({exc}): pip install 'compatfuzz[cadwyn]'") from None
             client = TestClient(self.app, raise_server_exceptions=True)
             client.__enter__()  # the app's lifespan starts once, not per request
-            weakref.finalize(self, _close, client)
-            self._client, self._pid = client, os.getpid()
+            pid = os.getpid()
+            _OPEN[id(client)] = (pid, client)
+            finalizer = weakref.finalize(self, _retire, pid, client)
+            finalizer.atexit = False  # _close_all closes what is still open at exit
+            self._client, self._pid = client, pid
         return self._client
+
+    def close(self) -> None:
+        """Stop the app's lifespan and the TestClient's event loop thread."""
+        client, self._client = self._client, None
+        if client is not None and self._pid == os.getpid():
+            _OPEN.pop(id(client), None)
+            _close(client)
 
     def reset(self) -> None:
         """Call the user's reset hook (their storage, emptied)."""
@@ -260,6 +262,7 @@ class AppClient:
         Raises:
             RouteError: the app raised while answering (its traceback, your frames only).
         """
+        close_retired()
         client = self._open()
         if self.tally is not None:
             self.tally.where = f"{method} {route or path}"
@@ -288,6 +291,42 @@ class AppClient:
         call = Call(method, target, version, body, response.status_code, answer)
         self.history.append(call)
         return call
+
+
+#: TestClients open in this process (or, after a fork, in the parent), by id: ``(pid, client)``
+_OPEN: dict[int, tuple[int, Any]] = {}
+#: TestClients whose :class:`AppClient` was collected, closed at the next safe point
+_RETIRED: list[tuple[int, Any]] = []
+
+
+def _retire(pid: int, client: Any) -> None:
+    """An AppClient's finalizer: it only queues its TestClient.
+
+    A finalizer runs wherever the garbage collector does, in the middle of someone else's
+    example, perhaps holding a lock; closing there (the app's lifespan shutdown, a wait on
+    the TestClient's event loop thread, anyio's ``BlockingPortal.call``) blocked a later
+    unit until its example deadline.  :func:`close_retired` closes it where nothing runs.
+    """
+    _RETIRED.append((pid, client))
+
+
+def close_retired() -> None:
+    """Close the TestClients of collected AppClients (this process's only: a forked
+    worker inherits the parent's, whose event loop threads it does not have)."""
+    while _RETIRED:
+        pid, client = _RETIRED.pop()
+        if _OPEN.pop(id(client), None) is not None and pid == os.getpid():
+            _close(client)
+
+
+@atexit.register
+def _close_all() -> None:
+    """At exit, stop the lifespans of the apps this process still has open."""
+    close_retired()
+    for pid, client in list(_OPEN.values()):
+        if pid == os.getpid():
+            _close(client)
+    _OPEN.clear()
 
 
 def _close(client: Any) -> None:

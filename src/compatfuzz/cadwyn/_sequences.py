@@ -16,14 +16,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from compatfuzz.cadwyn._bundle import CadwynAPI, Route, Step
+from compatfuzz.cadwyn._bundle import CadwynAPI, Route, Step, body_keys
 from compatfuzz.cadwyn._routes import (
     UPDATE_METHODS,
     AppClient,
     Call,
     Resource,
     RouteFailure,
-    _fields,
     _short,
 )
 from compatfuzz.errors import CompatfuzzError
@@ -72,7 +71,7 @@ def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
     back: Any = None
     if resource.update is not None:
         model = api.model(resource.update.body, target)  # type: ignore[arg-type]
-        keep = _fields(model)
+        keep = body_keys(model)
         back = {k: v for k, v in seen.answer.items() if k in keep} \
             if isinstance(seen.answer, dict) else seen.answer
         method = next(m for m in UPDATE_METHODS if m in resource.update.methods)
@@ -167,8 +166,8 @@ def _compare(api: CadwynAPI, resource: Resource, client: AppClient, ident: Any,
         got = canonical(response, read.answer)
     except CompatfuzzError as exc:  # the app answered with what its own schema refuses
         raise RouteFailure(f"{what}: {exc}\n" + _log(calls), calls=calls) from None
-    shared = [k for k in sent if k in _fields(response) and isinstance(wrote, dict)
-              and k in wrote]
+    readable = body_keys(response)
+    shared = [k for k in sent if k in readable and isinstance(wrote, dict) and k in wrote]
     changes, _ = accepted_changes(literal_diff({k: wrote[k] for k in shared},
                                                {k: got.get(k) for k in shared}))
     if not changes:
@@ -213,7 +212,7 @@ def _update_lines(api: CadwynAPI, resource: Resource, version: str, back: Any) -
     on_update = _ran(api, update, update.body, version, back)
     on_create = _ran(api, resource.create, resource.create.body, version,
                      {k: v for k, v in back.items()
-                      if k in _fields(api.model(resource.create.body, version))})  # type: ignore[arg-type]
+                      if k in body_keys(api.model(resource.create.body, version))})  # type: ignore[arg-type]
     if (on_update == "none") == (on_create == "none"):
         return []
     return [f"  the {version} write-back ran other request migrations than a {version} "

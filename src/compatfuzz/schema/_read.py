@@ -18,7 +18,7 @@ on the YAML node graph before anything is built, iteratively, and refused with t
 the JSON path and a fix. Real schemas are far inside both bounds (Kubernetes CRDs nest
 ~30 levels).
 
-Issue 22, item 12: only regular files are read (``/dev/zero`` ran to a ``MemoryError`` at
+Only regular files are read (``/dev/zero`` ran to a ``MemoryError`` at
 3.8 GB, a FIFO hung), at most :data:`MAX_FILE_BYTES` of them; numbers JSON cannot carry
 (``NaN``, ``Infinity``, ``1e400``, integers past float64's range) and duplicate keys are
 refused with the path and line, as Kubernetes' own YAML-to-JSON conversion refuses them
