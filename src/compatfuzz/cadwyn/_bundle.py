@@ -222,6 +222,8 @@ class Route:
     body: type[Any] | None
     response: type[Any] | None
     status_code: int | None = field(default=None, compare=False)
+    #: its header, query and cookie parameters (``_params.Param``)
+    params: tuple[Any, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"{'/'.join(sorted(self.methods))} {self.path} ({self.name})"
@@ -283,6 +285,8 @@ def _routes_of(routes: Iterable[Any]) -> tuple[Route, ...]:
     """The :class:`Route` of each ``APIRoute`` in ``routes``, included routers walked."""
     from fastapi.routing import APIRoute
 
+    from compatfuzz.cadwyn._params import params_of
+
     out: list[Route] = []
 
     def walk(routes: Iterable[Any], prefix: str) -> None:
@@ -291,7 +295,8 @@ def _routes_of(routes: Iterable[Any]) -> tuple[Route, ...]:
                 body = route.body_field.field_info.annotation if route.body_field else None
                 out.append(Route(route.name, prefix + route.path,
                                  frozenset(route.methods or ()), _model_or_none(body),
-                                 _model_or_none(route.response_model), route.status_code))
+                                 _model_or_none(route.response_model), route.status_code,
+                                 params_of(route)))
             elif hasattr(route, "original_router"):
                 context = getattr(route, "include_context", None)
                 walk(route.original_router.routes,

@@ -33,6 +33,9 @@ class Tally:
         self.known: dict[str, None] = {}
         #: compatfuzz re-running migrations for a failure's blame: not the run's calls
         self.paused = False
+        #: the migrations of the request in flight, in order, with what each did to its
+        #: header, query and cookie parameters (set to a list by the app's client)
+        self.steps: list[tuple[str, list[str]]] | None = None
 
     @contextlib.contextmanager
     def pause(self) -> Iterator[None]:
@@ -60,6 +63,32 @@ def _instructions(bundle: Any) -> Iterator[tuple[str, Any, Any]]:
                         yield str(version.value), change, instruction
 
 
+def _params(payload: Any) -> dict[str, dict[str, Any]]:
+    """A copy of a ``RequestInfo``'s header, query and cookie parameters (none for a
+    ``ResponseInfo``, whose headers are the response's)."""
+    out: dict[str, dict[str, Any]] = {}
+    for where, attr in (("header", "headers"), ("query", "query_params"),
+                        ("cookie", "cookies")):
+        if not hasattr(payload, "query_params"):
+            break
+        with contextlib.suppress(Exception):  # a payload of another shape: nothing to show
+            out[where] = dict(getattr(payload, attr).items())
+    return out
+
+
+def _changed(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[str]:
+    """What a migration did to the parameters: ``header x-priority '5' -> '10'``."""
+    lines = []
+    for where, old in before.items():
+        new = after.get(where, {})
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                was = repr(old[key]) if key in old else "absent"
+                now = repr(new[key]) if key in new else "absent"
+                lines.append(f"{where} {key} {was} -> {now}")
+    return lines
+
+
 def label(version: str, change: Any, fn: Any) -> str:
     """``Change.function (version V)``, as a failure's blame names a migration."""
     return f"{change.__name__}.{getattr(fn, '__name__', '?')} (version {version})"
@@ -82,9 +111,16 @@ def instrument(bundle: Any) -> Tally:
             continue
 
         def counted(payload: Any, _fn: Any = fn, _name: str = name) -> Any:
-            if not tally.paused:
-                tally.calls[(_name, tally.where or "?")] += 1
-            return _fn(payload)
+            if tally.paused:
+                return _fn(payload)
+            tally.calls[(_name, tally.where or "?")] += 1
+            if tally.steps is None:
+                return _fn(payload)
+            before = _params(payload)
+            try:
+                return _fn(payload)
+            finally:
+                tally.steps.append((_name, _changed(before, _params(payload))))
 
         functools.update_wrapper(counted, fn)
         setattr(counted, _MARK, True)

@@ -148,18 +148,47 @@ class Call:
     #: ``uuid4``, a counter)
     created: Any = None
     id_field: str = ""
+    #: the header, query and cookie parameters sent (``_params.Sent``), when any
+    params: Any = None
 
     def to_json(self) -> dict[str, Any]:
         """The request, as a replay sends it again."""
         out = {"method": self.method, "path": self.path, "version": self.version,
                "body": self.body}
+        if self.params:
+            out["params"] = self.params
         if self.created is not None:
             out.update(created=self.created, id_field=self.id_field)
         return out
 
     def __str__(self) -> str:
+        query = "&".join(f"{k}={v}" for k, vs in (self.params or {}).get("query", {}).items()
+                         for v in (vs if isinstance(vs, list) else [vs]))
+        extra = "".join(f" [{where} {k}: {v!r}]" for where in ("header", "cookie")
+                        for k, v in (self.params or {}).get(where, {}).items())
         sent = "" if self.body is None else f" {_short(self.body)}"
-        return f"{self.method} {self.path} as {self.version}{sent} -> {self.status}"
+        path = f"{self.path}?{query}" if query else self.path
+        return f"{self.method} {path} as {self.version}{extra}{sent} -> {self.status}"
+
+
+def _head_refused(exc: BaseException, call: Call, tally: Any) -> RouteFailure | None:
+    """Cadwyn's ``CadwynHeadRequestValidationError`` (``cadwyn/exceptions.py``): the
+    request migrations made of a request its version accepts one HEAD refuses. Said as a
+    failure of the migrations, with what each one did to the parameters."""
+    errors = getattr(exc, "errors", None)
+    if type(exc).__name__ != "CadwynHeadRequestValidationError" or not isinstance(errors, list):
+        return None
+    lines = [f"{str(call).rsplit(' -> ', 1)[0]}: HEAD's route refuses what the request "
+             f"migrations made of it:"]
+    for error in errors:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        lines.append(f"    {where} = {_short(error.get('input'), 80)}: {error.get('msg')}")
+    steps = getattr(tally, "steps", None) or []
+    if steps:
+        lines.append("  the request migrations that ran on it, in order:")
+        for name, changes in steps:
+            lines.append(f"    {name}" + (": " + "; ".join(changes) if changes else ""))
+    return RouteFailure("\n".join(lines), calls=(call,))
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -255,9 +284,10 @@ class AppClient:
             self.reset_hook()
 
     def request(self, method: str, path: str, version: str, body: Any = None, *,
-                route: str = "") -> Call:
+                route: str = "", params: Any = None) -> Call:
         """Send one request as a ``version`` client (``route``: the path as the app
-        declares it, ``/items/{item_id}``, for the migration coverage).
+        declares it, ``/items/{item_id}``, for the migration coverage; ``params``: its
+        header, query and cookie parameters, ``_params.Sent``).
 
         Raises:
             RouteError: the app raised while answering (its traceback, your frames only).
@@ -266,7 +296,13 @@ class AppClient:
         client = self._open()
         if self.tally is not None:
             self.tally.where = f"{method} {route or path}"
-        headers = {}
+            self.tally.steps = []
+        params = params or None
+        headers: dict[str, str] = dict((params or {}).get("header", {}))
+        cookies = (params or {}).get("cookie", {})
+        if cookies:  # a header of its own: the client's cookie jar keeps nothing
+            headers["cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        query = (params or {}).get("query") or None
         target = path
         placeholder = "{" + self.parameter.replace("-", "_") + "}"
         if placeholder in path or "{" + self.parameter + "}" in path:
@@ -275,20 +311,27 @@ class AppClient:
         else:
             headers[self.parameter] = version
         try:
-            response = client.request(method, target, json=body, headers=headers)
+            response = client.request(method, target, json=body, headers=headers,
+                                      params=query)
         except Exception as exc:
-            self.history.append(Call(method, target, version, body, 500, None))
+            failed = Call(method, target, version, body, 500, None, params=params)
+            self.history.append(failed)
+            refused = _head_refused(exc, failed, self.tally)
+            if refused is not None:
+                raise refused from None
             frames = user_frames(exc)
             last = frames.splitlines()[-1] if frames else type(exc).__name__
             # the frames are the failure's traceback block, printed once below it
-            error = RouteError(f"{method} {target} as {version} raised {last}")
+            sent = str(failed).rsplit(" -> ", 1)[0]
+            error = RouteError(f"{sent} raised {last}")
             error.user_traceback = frames
             raise error from exc
         try:
             answer = response.json()
         except ValueError:
             answer = response.text
-        call = Call(method, target, version, body, response.status_code, answer)
+        call = Call(method, target, version, body, response.status_code, answer,
+                    params=params)
         self.history.append(call)
         return call
 

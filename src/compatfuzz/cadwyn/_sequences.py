@@ -30,28 +30,37 @@ from compatfuzz.pydantic._values import canonical
 from compatfuzz.roundtrip._check._accept import accepted_changes
 from compatfuzz.roundtrip._check._verdict import literal_diff, render_changes
 
-__all__ = ["cross_version", "write_then_read"]
+__all__ = ["Params", "cross_version", "write_then_read"]
+
+Params = dict[str, Any]
+"""The parameters of a route example's requests besides the body, by the route's role:
+``{"create": Sent, "read": Sent, "update": Sent}`` (``_params.Sent``)."""
 
 
 def write_then_read(api: CadwynAPI, resource: Resource, client: AppClient, version: str,
-                    body: dict[str, Any]) -> None:
+                    body: dict[str, Any], *, params: Params | None = None) -> None:
     """A ``version`` client creates ``body`` and reads the resource back as ``version``:
-    what it sent is what it reads.
+    what it sent is what it reads.  ``params``: the header, query and cookie parameters
+    each request sends, by the route's role (``create``, ``read``, ``update``).
 
     Raises:
         RouteFailure: a request was refused, or a sent field reads back otherwise.
         RouteError: the app raised while answering.
     """
     calls: list[Call] = []
-    ident = _create(client, resource, version, body, calls, api=api)
-    read = _read(client, resource, version, ident, calls, why="reads it back", api=api)
+    params = params or {}
+    ident = _create(client, resource, version, body, calls, api=api,
+                    params=params.get("create"))
+    read = _read(client, resource, version, ident, calls, why="reads it back", api=api,
+                 params=params.get("read"))
     _compare(api, resource, client, ident, version, sent=body, read=read, calls=calls,
              what=f"a {version} client created {_a(resource)} and reads back something "
                   "else")
 
 
 def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
-                  pair: tuple[str, str], body: dict[str, Any]) -> None:
+                  pair: tuple[str, str], body: dict[str, Any],
+                  *, params: Params | None = None) -> None:
     """Written as ``source``; read as ``target`` and as the newest version; written back
     unchanged by ``target``'s client (through the update route, when the app has one); read
     again as ``source``: what ``source`` sent is still there.
@@ -61,13 +70,17 @@ def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
     """
     source, target = pair
     calls: list[Call] = []
-    ident = _create(client, resource, source, body, calls, api=api)
+    params = params or {}
+    ident = _create(client, resource, source, body, calls, api=api,
+                    params=params.get("create"))
     seen = _read(client, resource, target, ident, calls,
-                 why=f"a {target} client reads what a {source} client wrote")
+                 why=f"a {target} client reads what a {source} client wrote",
+                 params=params.get("read"))
     newest = api.versions[-1]
     if newest not in (source, target):
         _read(client, resource, newest, ident, calls,
-              why=f"a {newest} client reads what a {source} client wrote")
+              why=f"a {newest} client reads what a {source} client wrote",
+              params=params.get("read"))
     back: Any = None
     if resource.update is not None:
         model = api.model(resource.update.body, target)  # type: ignore[arg-type]
@@ -76,13 +89,13 @@ def cross_version(api: CadwynAPI, resource: Resource, client: AppClient,
             if isinstance(seen.answer, dict) else seen.answer
         method = next(m for m in UPDATE_METHODS if m in resource.update.methods)
         call = client.request(method, resource.item_path(ident), target, back,
-                              route=resource.update.path)
+                              route=resource.update.path, params=params.get("update"))
         calls.append(call)
         if not 200 <= call.status < 300:
             raise _refused(call, calls, f"a {target} client wrote back what it read, "
                                         "unchanged, and the app refused it")
     read = _read(client, resource, source, ident, calls,
-                 why=f"the {source} client reads it again")
+                 why=f"the {source} client reads it again", params=params.get("read"))
     did = "wrote it back unchanged" if resource.update is not None else "read it"
     _compare(api, resource, client, ident, source, sent=body, read=read, calls=calls,
              what=f"a {source} client created {_a(resource)}, a {target} client "
@@ -113,9 +126,10 @@ def _status(api: CadwynAPI, route: Route, call: Call, calls: list[Call]) -> None
 
 
 def _create(client: AppClient, resource: Resource, version: str, body: Any,
-            calls: list[Call], *, api: CadwynAPI | None = None) -> Any:
+            calls: list[Call], *, api: CadwynAPI | None = None,
+            params: Any = None) -> Any:
     call = client.request("POST", resource.create.path, version, body,
-                          route=resource.create.path)
+                          route=resource.create.path, params=params)
     calls.append(call)
     if not 200 <= call.status < 300:
         raise _refused(call, calls, f"the app refused a body {version}'s "
@@ -136,8 +150,10 @@ def _create(client: AppClient, resource: Resource, version: str, body: Any,
 
 
 def _read(client: AppClient, resource: Resource, version: str, ident: Any,
-          calls: list[Call], *, why: str, api: CadwynAPI | None = None) -> Call:
-    call = client.request("GET", resource.item_path(ident), version, route=resource.read.path)
+          calls: list[Call], *, why: str, api: CadwynAPI | None = None,
+          params: Any = None) -> Call:
+    call = client.request("GET", resource.item_path(ident), version, route=resource.read.path,
+                          params=params)
     calls.append(call)
     if not 200 <= call.status < 300:
         raise _refused(call, calls, why + f", and the app answered {call.status}")
@@ -176,7 +192,7 @@ def _compare(api: CadwynAPI, resource: Resource, client: AppClient, ident: Any,
              render_changes(changes)]
     with _paused(client):  # what the blame runs is no call of the run's
         head = client.request("GET", resource.item_path(ident), api.versions[-1],
-                              route=resource.read.path).answer
+                              route=resource.read.path, params=read.params).answer
         lines.extend(_blame(api, resource, version, sent=sent, head=head, changes=changes,
                             keys=shared))
         if wrote_back is not None:

@@ -100,7 +100,7 @@ class CadwynSuite(Suite):
         self.kind = "cadwyn"
         self._by_name = {schema.__name__: schema for schema in api.schemas}
         self._routes = {route.name: route for route in api.routes}
-        self._strategies: dict[tuple[str, str], Any] = {}
+        self._strategies: dict[tuple[str, str, bool], Any] = {}
         self.overrides = overrides
         skip = [str(getattr(api.app, "api_version_parameter_name", "")).replace("-", "_")]
         #: the app's resources, and why a POST route is not one (``_routes.find_resources``)
@@ -214,11 +214,34 @@ class CadwynSuite(Suite):
             return st.just({"version": unit.versions[0]})
         schema = self._schema(unit)
         source = unit.versions[0]
-        key = (unit.kind, source)
+        key = (unit.kind, source, unit.property in ROUTE_PROPERTIES)
         if key not in self._strategies:
-            self._strategies[key] = request_bodies(self.api, schema, source,
-                                                   overrides=self.overrides)
+            bodies = request_bodies(self.api, schema, source, overrides=self.overrides)
+            if unit.property in ROUTE_PROPERTIES:
+                bodies = self._with_params(self._resource(unit), bodies)
+            self._strategies[key] = bodies
         return self._strategies[key]
+
+    def _with_params(self, resource: Any, bodies: Any) -> Any:
+        """A route example: the body alone, or, when the resource's routes take header,
+        query or cookie parameters, ``{"body": ..., "params": {role: Sent}}``."""
+        from hypothesis import strategies as st
+
+        from compatfuzz.cadwyn._params import params_strategy
+
+        roles = {role: route for role, route in (("create", resource.create),
+                                                 ("read", resource.read),
+                                                 ("update", resource.update))
+                 if route is not None and route.params}
+        if not roles:
+            return bodies
+        header = self.client().parameter
+        return st.fixed_dictionaries({
+            "body": bodies,
+            "params": st.fixed_dictionaries({
+                role: params_strategy(route.params, version_header=header)
+                for role, route in roles.items()}).map(
+                    lambda sent: {role: v for role, v in sent.items() if v})})
 
     def check(self, unit: Unit, example: Any) -> None:
         if unit.property is Property.MIGRATIONS:
@@ -261,11 +284,16 @@ class CadwynSuite(Suite):
             self.replay_history(prelude)
         before = len(client.history)
         try:
+            body, params = example, None
+            if any(r is not None and r.params
+                   for r in (resource.create, resource.read, resource.update)):
+                body, params = example["body"], example["params"]
             if unit.property is Property.WRITE_THEN_READ:
-                write_then_read(self.api, resource, client, unit.versions[0], example)
+                write_then_read(self.api, resource, client, unit.versions[0], body,
+                                params=params)
             else:
                 a, b = unit.versions
-                cross_version(self.api, resource, client, (a, b), example)
+                cross_version(self.api, resource, client, (a, b), body, params=params)
         except (RouteFailure, RouteError) as exc:
             earlier = client.history[:before]
             if not earlier:
@@ -285,7 +313,7 @@ class CadwynSuite(Suite):
         for call in history:
             path = "/".join(ids.get(part, part) for part in str(call["path"]).split("/"))
             sent = client.request(str(call["method"]), path, str(call["version"]),
-                                  call.get("body"))
+                                  call.get("body"), params=call.get("params"))
             field = call.get("id_field")
             if call.get("created") is not None and field and isinstance(sent.answer, dict) \
                     and field in sent.answer:
