@@ -40,7 +40,8 @@ def test_correct_frobber_passes(tmp_path: Path, capsys: pytest.CaptureFixture[st
         assert cov["leaf_paths"] == 6 and 0 < cov["covered"] <= 6
         assert set(cov["edge_classes"]).isdisjoint(cov["missing_edge_classes"])
         assert "bool:true" not in cov["missing_edge_classes"] + cov["edge_classes"]
-    assert re.search(r"frobber::valid\[v6->v7beta1\]  \(40 examples, [0-9.]+s, \d+% of 6 "
+    assert re.search(r"frobber::valid\[v6->v7beta1\]  \(40 examples, [0-9.]+s"
+                     r"( after [0-9.]+s set-up)?, \d+% of 6 "
                      r"leaf paths, (all edge classes|edge classes never hit: )", err)
 
 

@@ -29,7 +29,7 @@ def as_shard(report: Mapping[str, Any], number: int, count: int, job_units: Iter
     """``report`` with its ``"shard"`` object: shard ``number``/``count`` of a job that
     planned ``job_units``, owning ``units`` (default: every unit the report lists)."""
     doc = copy.deepcopy(dict(report))
-    job = sorted(job_units)
+    job = list(job_units)  # in the order the job planned them, as the runner writes them
     if units is None:
         units = ([r["id"] for r in doc.get("units", [])]
                  + [r["id"] for r in doc.get("running", [])] + list(doc.get("not_run", [])))

@@ -86,7 +86,7 @@ def jobs(draw: Any) -> list[dict[str, Any]]:
     """The reports of one job's shards: some missing, some dead, some units run twice."""
     units = draw(st.lists(st.sampled_from(UNITS), min_size=1, unique=True))
     count = draw(st.integers(1, 4))
-    job = sorted(u.id for u in units)
+    job = [u.id for u in units]  # the order the job planned them in
     docs = []
     with tempfile.TemporaryDirectory() as tmp:
         for number in range(1, count + 1):
@@ -134,6 +134,7 @@ def test_every_unit_once_verdicts_and_exit_code(docs: list[dict[str, Any]]) -> N
     count = docs[0]["shard"]["count"]
     ids = [row["id"] for row in doc["units"]]
     assert sorted(ids + doc["not_run"]) == sorted(job)  # every unit exactly once
+    assert ids == [u for u in job if u in set(ids)]  # in the job's order, as a run lists them
     runs_of: dict[str, list[dict[str, Any]]] = {}
     for d in docs:
         for row in d["units"]:

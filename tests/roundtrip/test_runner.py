@@ -272,3 +272,38 @@ def test_path_dependent_converters_are_caught() -> None:
     assert cx is not None and cx.shrunk
     assert [row["path"] for row in cx.diff] == ["spec.n"]
     assert cx.object["spec"] == {"n": 1}  # the smallest n that rounding changes
+
+
+def test_the_time_to_the_first_example_is_said_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a unit does before its first example (here a slow one-time set-up) is its
+    ``setup_seconds``, part of its time and said apart, not taken for example time."""
+    import time
+
+    from compatfuzz.strategies import _warm
+
+    warmed: list[bool] = []
+    original = _warm.warm_up
+
+    def slow_once() -> None:
+        if not warmed:
+            time.sleep(1.2)
+        warmed.append(True)
+        original()
+
+    monkeypatch.setattr(_warm, "warm_up", slow_once)
+    results = list(finished(run(tiny(), database="none", seed=3, max_examples=5)).values())
+    first, rest = results[0], results[1:]
+    assert 1.2 <= first.setup_seconds <= first.seconds
+    assert first.time_text().endswith(f"after {first.setup_seconds:.1f}s set-up")
+    assert first.to_json()["setup_seconds"] >= 1.2
+    assert all(r.setup_seconds <= r.seconds for r in rest)
+
+
+def test_a_short_set_up_is_not_mentioned() -> None:
+    from compatfuzz.roundtrip import Property, Unit
+
+    unit = Unit("tiny", "Tiny", Property.ROUNDTRIP, ("v1", "v2"))
+    result = UnitResult(unit, Status.PASSED, 5, 2.46, setup_seconds=0.4)
+    assert result.time_text() == "2.5s"
+    assert UnitResult(result.unit, Status.PASSED, 5, 14.0,
+                      setup_seconds=12.0).time_text() == "2.0s after 12.0s set-up"

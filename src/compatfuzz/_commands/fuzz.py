@@ -513,7 +513,7 @@ class _Progress:
                      Status.SKIPPED: "skip", Status.INTERRUPTED: "stopped"}[r.status]
             if not self.quiet or r.status is not Status.PASSED:
                 print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {label:<7} "
-                      f"{r.unit.id}  ({r.examples_text()}, {r.seconds:.1f}s"
+                      f"{r.unit.id}  ({r.examples_text()}, {r.time_text()}"
                       + (f", {r.coverage_summary()})" if r.coverage else ")"),
                       file=self.out)
                 if r.replayed:

@@ -141,7 +141,8 @@ def check_request_roundtrip(api: CadwynAPI, schema: type[Any], version: str,
     if not changes:
         return down
     steps = (*up.steps, *down.steps)
-    lines = [f"a {version} client sent a {schema.__name__} and reads back something else "
+    article = "an" if schema.__name__[:1].lower() in "aeiou" else "a"
+    lines = [f"a {version} client sent {article} {schema.__name__} and reads back something else "
              f"(request-up to HEAD, then response-down to {version}):",
              render_changes(changes)]
     keys = {*body, *down.body}

@@ -213,6 +213,9 @@ class UnitResult:
     #: checks after the first failure: Hypothesis shrinking it and replaying the minimal
     #: one (``examples`` counts the examples drawn up to the failure)
     shrink_steps: int = 0
+    #: seconds before the first example was checked (the schema read, the strategy built,
+    #: the converter or server reached): part of ``seconds``, said apart when it is long
+    setup_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -229,7 +232,16 @@ class UnitResult:
             **({"migrations": [{"migration": m, "where": w, "calls": n}
                                for m, w, n in self.migrations]} if self.migrations else {}),
             **({"shrink_steps": self.shrink_steps} if self.shrink_steps else {}),
+            **({"setup_seconds": round(self.setup_seconds, 3)} if self.setup_seconds else {}),
         }
+
+    def time_text(self) -> str:
+        """``2.5s``, or ``2.5s after 12.5s set-up`` when getting to the first example took
+        a second or more (the first unit of a kind builds what the others reuse)."""
+        if self.setup_seconds < 1.0:
+            return f"{self.seconds:.1f}s"
+        return (f"{max(0.0, self.seconds - self.setup_seconds):.1f}s after "
+                f"{self.setup_seconds:.1f}s set-up")
 
     def examples_text(self) -> str:
         """``25 examples`` or, after a failure, ``25 examples, then 137 shrinking steps``."""

@@ -234,7 +234,7 @@ def _shard_plan(api_list: Sequence[API | Suite], job: list[tuple[API | Suite, Un
     label = night if night is not None else default_night()
     run_seed = shard_seed(label, shard, seed)
     doc = {"number": shard.number, "count": shard.count, "night": label, "seed": run_seed,
-           "job_units": sorted(job_ids), "units": sorted(owned), "copies": copies,
+           "job_units": job_ids, "units": sorted(owned), "copies": copies,
            "replayed": sorted(u.id for _, u in replay),
            "owners": dict(sorted(owners.items())),
            "config_digest": config_digest(api_list, job_ids)}

@@ -69,12 +69,16 @@ class _Watch(Recorder):
         self.current: Any = None
         self.setup_error: BaseException | None = None
         self._published = 0.0
+        #: when the first example came to be checked (``None``: none yet)
+        self.first_at: float | None = None
 
     def before(self, obj: Any) -> None:
         # first: it raises the last example's deadline if that fired unseen, and
         # ``current`` must still be the example that outlived it
         self.alarm.arm()
         self.current = obj
+        if self.first_at is None:
+            self.first_at = time.monotonic()
         if self.heartbeat is not None:
             self.heartbeat.value = time.monotonic()
         if self.counter is not None:
@@ -325,9 +329,10 @@ def run_unit(
     drawn = recorder.calls
     if counterexample is not None and recorder.first_failure is not None:
         drawn = recorder.first_failure  # the rest shrank (and replayed) the failure
+    setup = recorder.first_at - start if recorder.first_at is not None else 0.0
     return UnitResult(unit, status, drawn, seconds, seed, counterexample, message,
                       coverage_json, tuple(sorted(recorder.accepted.items())), saved,
-                      replayed, exercised, recorder.calls - drawn)
+                      replayed, exercised, recorder.calls - drawn, setup)
 
 
 def notice_of(db: Any) -> Notice | None:

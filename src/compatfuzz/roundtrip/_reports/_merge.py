@@ -346,7 +346,9 @@ def parse_report(doc: Any, path: str) -> ShardReport:
     if not isinstance(digest, str) or not digest:
         raise _bad(f"expected the sha256 of the job's config but got {digest!r:.80}", path,
                    "/shard/config_digest")
-    return ShardReport(path, doc, number, count, night, seed, tuple(sorted(job)),
+    # the job's units in the order the shards planned them: the merged report lists them
+    # as a single run's does
+    return ShardReport(path, doc, number, count, night, seed, tuple(job),
                        tuple(sorted(own)), dict(copies), tuple(sorted(replayed)), digest,
                        True, dict(owners))
 
@@ -562,7 +564,7 @@ def _check_one_job(shards: Sequence[ShardReport]
                        "reports of two different jobs", s.path, "/shard/config_digest",
                        "merge the reports of one job only; rerun the shards whose config "
                        "changed" + alone)
-        if s.job_units != first.job_units:
+        if set(s.job_units) != set(first.job_units):
             extra = sorted(set(s.job_units) - set(first.job_units))
             lacking = sorted(set(first.job_units) - set(s.job_units))
             detail = "; ".join(p for p in (
