@@ -59,6 +59,9 @@ KINDS = {
                       "upgrade",
     "default-in-controller": "a schema default moved into the controller's code, which a "
                              "schema diff cannot see",
+    "behaviour-only": "the project's documented break is the controller's behaviour; the "
+                      "schema changes only loosen validation, which the default profile "
+                      "passes with a warning",
 }
 
 

@@ -15,6 +15,7 @@ from compatfuzz.cli import main
 from compatfuzz.compat import (
     RULES,
     Finding,
+    Impact,
     Policy,
     Severity,
     diff,
@@ -55,14 +56,20 @@ def _decide(policy: Policy, f: Finding) -> tuple[Severity, str]:
 # -- built-in profiles on small hand-made pairs -------------------------------------------
 
 
-def test_enum_addition_fails_under_kubernetes_and_warns_under_gateway_api() -> None:
+def test_enum_addition_fails_only_under_kubernetes_strict() -> None:
     old, new = _schema(), _schema(enum=("a", "b", "c"))
+    strict = diff(old, new, policy=resolve_policy("kubernetes-strict"), dynamic=False)
     k8s = diff(old, new, policy=resolve_policy("kubernetes"), dynamic=False)
     gw = diff(old, new, policy=resolve_policy("gateway-api"), dynamic=False)
+    [fs] = [f for f in strict.findings if f.rule == "enum-value-added"]
     [fk] = [f for f in k8s.findings if f.rule == "enum-value-added"]
     [fg] = [f for f in gw.findings if f.rule == "enum-value-added"]
-    assert (fk.severity, k8s.exit_code) == (Severity.ERROR, 1)
-    assert fk.policy == "built-in profile kubernetes: enum-value-added = error (its severity)"
+    assert (fs.severity, strict.exit_code) == (Severity.ERROR, 1)
+    assert fs.policy == ("built-in profile kubernetes-strict: enum-value-added = error "
+                         "(its severity)")
+    assert (fk.severity, k8s.exit_code, fk.impact) == (Severity.WARNING, 0, Impact.READS)
+    assert fk.policy.startswith("built-in profile kubernetes: enum-value-added (a loosening) "
+                                "= warn (it breaks only old readers; --fail-on-impact reads")
     assert (fg.severity, gw.exit_code) == (Severity.WARNING, 0)
     assert "kubernetes-sigs/gateway-api crdify.yaml: enum additionPolicy: Allow" in fg.policy
 
@@ -83,16 +90,21 @@ def test_gateway_api_allows_required_made_optional_but_not_a_tighter_bound() -> 
 @settings(max_examples=25, deadline=None)
 @given(maximum=st.integers(0, 20), extra=st.sampled_from([(), ("c",)]),
        required=st.sampled_from([(), ("name",), ("name", "mode")]))
-def test_kubernetes_profile_keeps_todays_severities(maximum: int, extra: tuple[str, ...],
-                                                     required: tuple[str, ...]) -> None:
-    """The default profile changes no verdict: each finding's severity is its rule's own
-    (or info where it does not break), and it says so."""
+def test_kubernetes_strict_keeps_every_rules_severity(maximum: int, extra: tuple[str, ...],
+                                                      required: tuple[str, ...]) -> None:
+    """The strict profile changes no verdict: each finding's severity is its rule's own
+    (or info where it does not break), and it says so; the default profile differs only
+    on loosenings, which warn."""
     old, new = _schema(), _schema(maximum=maximum, enum=("a", "b", *extra),
                                   required=required)
-    for f in diff(old, new, policy=resolve_policy("kubernetes"), dynamic=False).findings:
+    strict = diff(old, new, policy=resolve_policy("kubernetes-strict"), dynamic=False)
+    default = diff(old, new, policy=resolve_policy("kubernetes"), dynamic=False)
+    assert [f.location for f in strict.findings] == [f.location for f in default.findings]
+    for f, d in zip(strict.findings, default.findings, strict=True):
         expected = (f.suggested or RULES[f.rule].severity) if f.breaking else Severity.INFO
         assert f.severity is expected
-        assert f.policy.startswith(f"built-in profile kubernetes: {f.rule} = {expected}")
+        assert f.policy.startswith(f"built-in profile kubernetes-strict: {f.rule} = {expected}")
+        assert d.severity is (Severity.WARNING if f.breaking and f.loosening else expected)
 
 
 # -- crdify configurations ----------------------------------------------------------------
@@ -316,12 +328,17 @@ def test_external_secrets_new_provider_passes_under_gateway_api(corpus_dir: Path
     that allows new fields lets it pass with a warning naming the line that allows it."""
     crd = corpus_dir / "crd-releases" / "external-secrets" / "external-secrets.io_secretstores"
     old, new = f"{crd / 'v0.14.0.yaml'}@v1beta1", f"{crd / 'v0.15.0.yaml'}@v1beta1"
+    strict = diff(old, new, dynamic=False, policy=resolve_policy("kubernetes-strict"))
     k8s = diff(old, new, dynamic=False)
     gw = diff(old, new, dynamic=False, policy=resolve_policy("gateway-api"))
     added = {f.path: f for f in gw.findings if f.rule == "field-added" and f.breaking}
     assert set(added) == {"spec.provider.github", "spec.provider.cloudrusm"}
-    assert {f.severity for f in k8s.findings if f.rule == "field-added" and f.breaking} \
+    assert {f.severity for f in strict.findings if f.rule == "field-added" and f.breaking} \
         == {Severity.ERROR}
+    # old readers prune the new field and find the object too small: a loosening, which
+    # the default profile lets pass with a warning
+    assert {(f.severity, f.impact) for f in k8s.findings
+            if f.rule == "field-added" and f.breaking} == {(Severity.WARNING, Impact.READS)}
     assert all(f.severity is Severity.WARNING and "New experimental API fields" in f.policy
                for f in added.values())
     # a changed default is still a break under Gateway API's policy
@@ -374,12 +391,12 @@ def test_the_configs_diff_table_sets_the_policy_found_from_a_subfolder(
     assert (code, report["policy"]) == (0, "gateway-api")
     assert f"diff: policy from ../{name} [{table}]\n" in err
     # what the command line gives is not the config's: the note names only the rest
-    code, _, err = _json_run([old, new, "--policy", "kubernetes"], capsys)
+    code, _, err = _json_run([old, new, "--policy", "kubernetes-strict"], capsys)
     assert (code, err) == (1, "")
     # the command line wins over the config, and --config none reads none
-    assert _json_run([old, new, "--policy", "kubernetes"], capsys)[:2][0] == 1
+    assert _json_run([old, new, "--policy", "kubernetes-strict"], capsys)[:2][0] == 1
     code, report, err = _json_run([old, new, "--config", "none"], capsys)
-    assert (code, report["policy"], err) == (1, "kubernetes", "")
+    assert (code, report["policy"], err) == (0, "kubernetes", "")
 
 
 def test_config_paths_are_relative_to_the_config_and_an_ignore_file_applies(

@@ -3,8 +3,10 @@
 A team that gates releases on ``compatfuzz diff`` states its promise in the repository, not
 in every CI script: ``policy`` (a profile, ``crdify:FILE`` or a policy FILE) and
 ``ignore`` (an ignore file), found as ``fuzz`` finds its config (the working folder and its
-parents; ``[tool.compatfuzz.diff]`` in ``pyproject.toml``). Paths are relative to the
-config file. The command line wins: ``--policy`` and ``--ignore`` replace the config's.
+parents; ``[tool.compatfuzz.diff]`` in ``pyproject.toml``), and ``fail_on_impact`` (an
+impact level, as ``--fail-on-impact``: ``"reads"`` makes loosenings fail). Paths are
+relative to the config file. The command line wins: ``--policy``, ``--ignore`` and
+``--fail-on-impact`` replace the config's.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = ["DiffSettings", "diff_settings"]
 
-_KEYS = ("policy", "ignore")
+_KEYS = ("policy", "ignore", "fail_on_impact")
 _EXAMPLE = ('write a table, e.g.\n  [diff]\n  policy = "gateway-api"   # or '
             '"crdify:crdify.yaml", or a policy file\n  ignore = "compat-ignore.yaml"')
 
@@ -36,12 +38,15 @@ class DiffSettings:
     """What ``[diff]`` says; ``None`` where it says nothing.
 
     ``policy`` and ``ignore`` are ready for ``--policy``/``--ignore`` (paths resolved
-    against the config's folder); ``source`` names the config and table for messages.
+    against the config's folder), ``fail_on_impact`` for ``--fail-on-impact`` (an
+    :class:`~compatfuzz.compat.Impact` value); ``source`` names the config and table for
+    messages.
     """
 
     policy: str | None = None
     ignore: str | None = None
     source: str = ""
+    fail_on_impact: str | None = None
 
 
 def _resolve(key: str, value: str, base: Path, source: str, pointer: str) -> str:
@@ -109,7 +114,25 @@ def diff_settings(path: str | Path) -> DiffSettings:
         if not isinstance(value, str) or not value:
             raise SchemaLoadError(f"{key} must be a non-empty string, got {value!r}",
                                   source=source, pointer=f"{pointer}/{key}", hint=_EXAMPLE)
+        if key == "fail_on_impact":
+            values[key] = _impact(value, source, f"{pointer}/{key}")
+            continue
         values[key] = _resolve(key, value, path.parent, source, f"{pointer}/{key}")
     where = f"{source} [{'tool.compatfuzz.' if prefix else ''}diff]"
     return DiffSettings(policy=values.get("policy"), ignore=values.get("ignore"),
-                        source=where)
+                        source=where, fail_on_impact=values.get("fail_on_impact"))
+
+
+def _impact(value: str, source: str, pointer: str) -> str:
+    """``fail_on_impact``: one of the impact levels ``--fail-on-impact`` takes."""
+    from compatfuzz.compat import Impact
+
+    levels = [i.value for i in Impact]
+    if value not in levels:
+        close = difflib.get_close_matches(value, levels, n=1)
+        raise SchemaLoadError(
+            f"unknown fail_on_impact {value!r}", source=source, pointer=pointer,
+            hint=(f"did you mean {close[0]!r}? " if close else "")
+            + "use one of " + ", ".join(levels) + ' (e.g. fail_on_impact = "reads": '
+            "loosenings fail too)")
+    return value

@@ -62,7 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "file and line), sarif (SARIF 2.1.0 for code scanning)")
     parser.add_argument("--policy", metavar="PROFILE",
                         help="which changes fail: kubernetes (every rule at its own "
-                        "severity), rest (the same, for web APIs: pydantic and Cadwyn "
+                        "severity, except that a loosening, which breaks only old readers, "
+                        "warns), kubernetes-strict (loosenings fail too), rest (every rule "
+                        "at its own severity, for web APIs: pydantic and Cadwyn "
                         "inputs), gateway-api, crdify:FILE (a crdify configuration) or "
                         "FILE (TOML/YAML: extends, [rules] rule = error|warn|ignore); "
                         "error findings fail, warn findings only print, ignored ones are "
@@ -92,8 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fail only on breaking findings with at least this impact on "
                         "stored objects: none, reads, create, update-field, any-update "
                         "(e.g. any-update: only what breaks every update of an existing "
-                        "object); findings below it still print. Default: every breaking "
-                        "error fails")
+                        "object); findings below it still print. reads (or none) also "
+                        "fails on loosenings, which the kubernetes profile lets pass with "
+                        "a warning. Default: the config's [diff] fail_on_impact, else "
+                        "every breaking error fails")
     parser.add_argument("--budget", type=int, default=200,
                         help="examples searched per finding for a witness (default 200)")
     parser.add_argument("--whole-budget", type=int, default=100,
@@ -295,9 +299,10 @@ class _WitnessProgress:
 
 
 def _apply_config(args: argparse.Namespace, default: str = "kubernetes") -> str | None:
-    """Fill ``--policy``/``--ignore`` from the config's ``[diff]`` table where the command
-    line left them out, else ``--policy`` with the ``default`` profile (``rest`` for a web
-    API); return what the table set and where (for the note), if anything."""
+    """Fill ``--policy``/``--ignore``/``--fail-on-impact`` from the config's ``[diff]``
+    table where the command line left them out, else ``--policy`` with the ``default``
+    profile (``rest`` for a web API); return what the table set and where (for the
+    note), if anything."""
     import os
 
     from compatfuzz._commands._diffconfig import diff_settings
@@ -315,6 +320,9 @@ def _apply_config(args: argparse.Namespace, default: str = "kubernetes") -> str 
         if args.ignore is None and settings.ignore is not None:
             args.ignore = settings.ignore
             taken.append("ignore file")
+        if args.fail_on_impact is None and settings.fail_on_impact is not None:
+            args.fail_on_impact = settings.fail_on_impact
+            taken.append("fail_on_impact")
     args.policy = args.policy or default
     if taken:
         return f"{' and '.join(taken)} from {settings.source}"
@@ -718,6 +726,7 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         configured = _apply_config(args, default="rest")
+        gate = Impact(args.fail_on_impact) if args.fail_on_impact else None
         if configured is not None:
             print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
         policy = _policy(args)
@@ -735,6 +744,7 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         configured = _apply_config(args, default="rest")
+        gate = Impact(args.fail_on_impact) if args.fail_on_impact else None
         if configured is not None:
             print(f"compatfuzz diff: policy and ignore from {configured}", file=sys.stderr)
         policy = _policy(args)
@@ -784,6 +794,7 @@ def run(args: argparse.Namespace) -> int:
             envoy_exceptions=not args.no_envoy_exceptions, include=args.proto_path)
     else:
         configured = _apply_config(args)
+        gate = Impact(args.fail_on_impact) if args.fail_on_impact else None
         if configured is not None:
             print(f"compatfuzz diff: {configured}", file=sys.stderr)
         policy = _policy(args)

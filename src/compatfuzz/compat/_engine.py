@@ -51,6 +51,7 @@ from compatfuzz.compat._model import (
     Witnessing,
 )
 from compatfuzz.compat._policy import Policy
+from compatfuzz.compat._profiles import builtin_profile
 from compatfuzz.compat._static import BOTH, NONE, default_gaps, walk_with_aliases
 from compatfuzz.compat._witness import (
     Judge,
@@ -543,6 +544,11 @@ def check(
     ``create``, ``update-field``, ``any-update``) lets a breaking finding fail the check
     only at that impact or above (``Finished.breaking``).
 
+    ``policy`` defaults to the built-in ``kubernetes`` profile, which reports a
+    loosening (:attr:`Finding.loosening`: NEW accepts more; impact ``reads``) as a
+    ``warning`` that does not fail the check; ``fail_on_impact`` ``reads`` or ``none``
+    makes it an ``error`` again, as does ``resolve_policy("kubernetes-strict")``.
+
     Example::
 
         for event in check("v1.yaml", "v2.yaml", direction="both"):
@@ -571,7 +577,13 @@ def check(
     gate = _impact_level(fail_on_impact)
     limits = WitnessBudget(witness_seconds, finding_seconds, witness_examples)
     o, n = _as_revision(old, "old"), _as_revision(new, "new")
-    run = _Run(direction, policy or Policy(), budget, whole_budget, dynamic, seed, pruning,
+    if policy is None:
+        policy = builtin_profile("kubernetes")
+    if gate is not None and gate <= Impact.READS:
+        # the gate asks for what breaks old readers: loosenings fail again
+        policy = policy.failing_loosenings(
+            f"--fail-on-impact {gate}: what breaks old readers fails")
+    run = _Run(direction, policy, budget, whole_budget, dynamic, seed, pruning,
                ratcheting=bool(ratcheting), clock=Clock(limits))
     yield Started(o.label, n.label, direction)
 

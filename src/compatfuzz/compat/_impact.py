@@ -44,6 +44,12 @@ which reads upstream:
   the object is read and lost at its next write, whatever the write changes
   (``pkg/apiserver/schema/pruning``); there is no error to ratchet.
 
+A *loosening* (:attr:`~compatfuzz.compat.Finding.loosening`: a relaxed limit, an added
+enum value, a field no longer required, a relaxed pattern, ...) refuses nothing OLD
+accepted, so it is ``reads`` whatever ratcheting does: only old readers may break on what
+new writers store. The default ``kubernetes`` policy lets it pass with a warning
+(``compat/_profiles.py``).
+
 Without ratcheting (``--kubernetes-version`` 1.29 or older, ``--no-assume-ratcheting``,
 or a schema that is not a custom resource's) every update validates the whole object,
 so each request-side validation change breaks every update of a stored object that
@@ -128,6 +134,10 @@ def _judge(f: Finding, new: Schema | None, *, ratcheting: bool, custom: bool
         return Impact.READS, ("no write fails; stored objects that omit the field read "
                               "back with a different default")
     if Side.REQUEST not in f.breaks:
+        if f.loosening:
+            return Impact.READS, ("a loosening: every write still succeeds; only old readers "
+                                  "may break (clients built for OLD, a rollback to OLD) on "
+                                  "what new writers store")
         if Side.RESPONSE in f.breaks:
             return Impact.READS, ("no write of a stored object fails; old clients may "
                                   "reject what they read")

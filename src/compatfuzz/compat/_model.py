@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
+    "LOOSENING_RULES",
     "RULES",
     "Direction",
     "Finding",
@@ -180,6 +181,8 @@ class Impact(str, enum.Enum):
         return self.rank >= other.rank
 
 
+_RESPONSE_ONLY = frozenset({Side.RESPONSE})
+
 _IMPACT_RANK = {Impact.NONE: 0, Impact.READS: 1, Impact.CREATE: 2, Impact.UPDATE_FIELD: 3,
                 Impact.ANY_UPDATE: 4}
 
@@ -251,6 +254,22 @@ RULES: Mapping[str, Rule] = _rules(
     Rule("witness-only", "the search found a break that no static rule explains"),
     Rule("unhandled", "a keyword changed that no rule understands"),
 )
+
+
+#: The rules that can name a *loosening*: NEW accepts more than OLD (a limit raised, an
+#: enum value added or the enum dropped, a field no longer required, a pattern relaxed or
+#: removed, null or another type newly accepted, a union branch or an undeclared field
+#: newly accepted, a format widened, CEL rules removed, a field added to a closed object).
+#: A finding of one of them is a loosening only when it breaks the response side alone
+#: (:attr:`Finding.loosening`): every value OLD accepted is still accepted, so every
+#: write of a stored object succeeds and only old readers (clients and controllers
+#: built for OLD, a rollback to OLD) may reject what new writers store.
+LOOSENING_RULES: frozenset[str] = frozenset({
+    "bound-relaxed", "enum-value-added", "enum-dropped", "required-removed",
+    "pattern-changed", "nullable-changed", "type-changed", "content-opened",
+    "union-branch-added", "wrapped-in-union", "format-changed", "validations-changed",
+    "field-added",
+})
 
 
 @dataclass(frozen=True)
@@ -358,6 +377,14 @@ class Finding:
     def ignored(self) -> bool:
         """An ignore-file entry accepted this finding (its reason is ``ignore_reason``)."""
         return bool(self.ignore_reason)
+
+    @property
+    def loosening(self) -> bool:
+        """NEW accepts more here and refuses nothing OLD accepted: a rule of
+        :data:`LOOSENING_RULES` that breaks the response side only (a relaxed pattern once
+        the witness search found no string OLD accepts and NEW refuses). It can break old
+        readers, never a write."""
+        return self.rule in LOOSENING_RULES and self.breaks == _RESPONSE_ONLY
 
     @property
     def location(self) -> str:

@@ -73,7 +73,9 @@ class PolicyEntry:
     ``keyword`` narrows it to findings about one keyword (crdify's ``maxProperties``
     check is ``bound-tightened`` on ``maxProperties`` only); ``when`` is ``added`` or
     ``removed`` for a rule that covers both directions of a flag (``nullable-changed``:
-    null newly accepted, or no longer). ``source`` is what a finding quotes: ``FILE:LINE:
+    null newly accepted, or no longer), or ``loosened`` for a finding that is a
+    loosening (:attr:`Finding.loosening`: NEW accepts more, old readers may break; the
+    built-in profiles' entries only). ``source`` is what a finding quotes: ``FILE:LINE:
     text`` or ``built-in profile NAME: ...``.
     """
 
@@ -92,6 +94,8 @@ class PolicyEntry:
             return not finding.old and bool(finding.new)
         if self.when == "removed":
             return bool(finding.old) and not finding.new
+        if self.when == "loosened":
+            return finding.loosening
         return True
 
 
@@ -105,8 +109,11 @@ class Policy:
     last entry matching a finding sets its severity when it breaks; a finding that does
     not break at its path stays info unless an entry lowers it further (``ignore``), so
     a profile that only warns about added fields does not turn every harmless addition
-    into a warning. ``profile`` names the built-in profile at the root (``kubernetes``:
-    each rule's own severity, today's behaviour).
+    into a warning. ``profile`` names the built-in profile at the root. A bare
+    ``Policy()`` has no entries: every rule at its own severity, loosenings included (the
+    ``kubernetes-strict`` reading); ``check`` without a policy uses the built-in
+    ``kubernetes`` profile, which lets loosenings pass with a warning
+    (``compat/_profiles.py``).
     """
 
     ignores: tuple[IgnoreEntry, ...] = ()
@@ -146,6 +153,16 @@ class Policy:
             return entry.severity, entry.source
         return default, (f"built-in profile {self.profile}: {finding.rule} = {default} "
                          f"(not breaking at this path; {entry.source} applies when it is)")
+
+    def failing_loosenings(self, why: str) -> Policy:
+        """This policy with its built-in loosening entries (``when = "loosened"``) at
+        ``error``, quoting ``why`` (``--fail-on-impact reads``): an entry a policy file or
+        ``--severity`` wrote keeps its word."""
+        entries = tuple(
+            PolicyEntry(e.rule, Severity.ERROR, f"{e.source.split(' = ')[0]} = error ({why})",
+                        e.keyword, e.when) if e.when == "loosened" else e
+            for e in self.entries)
+        return Policy(self.ignores, self.severities, entries, self.profile, self.sources)
 
     def merged(self, other: Policy) -> Policy:
         return Policy(self.ignores + other.ignores, {**self.severities, **other.severities},

@@ -5,8 +5,11 @@ one rule set for everybody: Gateway API allows loosened validation and enum addi
 a minor release, and a project that already gates on crdify has written its promise in
 crdify's format. ``--policy`` takes one of:
 
-* ``kubernetes``: every rule at its own severity, today's behaviour (the default for CRDs
-  and schema files);
+* ``kubernetes`` (the default for CRDs and schema files): every rule at its own
+  severity, except that a *loosening* warns instead of failing (below);
+* ``kubernetes-strict``: every rule at its own severity, loosenings included: the
+  Kubernetes API conventions read to the letter ("Any API change must not make an
+  existing client fail"), for a project whose old clients validate what they read;
 * ``rest``: the same severities for a web API (the default for pydantic and Cadwyn
   inputs): its report speaks of requests and responses (``compat/_rest.py``), and the
   policy line a finding quotes names a profile that fits it;
@@ -14,13 +17,35 @@ crdify's format. ``--policy`` takes one of:
 * ``crdify:FILE``: a crdify configuration, read as crdify reads it;
 * ``FILE``: our own format, TOML or YAML::
 
-      extends = "gateway-api"          # optional: kubernetes (default), rest or gateway-api
+      extends = "gateway-api"          # optional: kubernetes (default),
+                                       # kubernetes-strict, rest or gateway-api
       [rules]
       "field-added" = "warn"           # error, warn or ignore
       "bound-tightened[maxLength]" = "ignore"   # RULE[KEYWORD]: one keyword only
 
 Every entry keeps the line it came from; a finding quotes it (``policy:``), so a reviewer
 sees which line let a change pass.
+
+Why loosenings warn by default. A loosening (``Finding.loosening``: a limit relaxed such
+as ``maxItems`` 16 -> 64, an enum value added, a field no longer required, a pattern
+relaxed or removed, null or a type newly accepted, ...) refuses nothing OLD accepted: no
+write of a stored object fails, and only old readers (a client or controller built for
+OLD, a rollback to OLD) may meet a value they do not expect. Projects announce such
+changes as compatible (Kueue's changelog calls a raised ``maxItems`` "relaxed"; Gateway
+API's versioning policy allows "Loosened validation" in a minor release), and on the
+corpus's release pairs these findings were most of the verdicts that disagreed with the
+projects' own. crdify (kubernetes-sigs/crdify) draws the same line:
+``pkg/validations/property/max.go`` and ``min.go`` flag only a tighter bound ("maximum
+decreased", "minimum increased"), ``required.go`` only a newly required field
+("new required fields"), ``pattern.go`` passes a removed pattern ("removing a pattern is
+considered safe"), and ``enum.go`` has an ``additionPolicy`` (``Allow`` passes an added
+value, the setting OLM's CRD upgrade-safety preflight runs crdify with). So the default
+``kubernetes`` profile reports a loosening with impact ``reads`` at ``warning``: shown,
+with its witness, never failing; ``--fail-on-impact reads`` (or ``none``) makes it fail
+again (``Policy.failing_loosenings``), as does ``kubernetes-strict``, a policy file's
+``"RULE" = "error"`` or ``--severity RULE=error``. A changed pattern that accepts other
+strings on both sides, and every change with ``--no-witness`` where only a search could
+tell the sides apart, is not a loosening and keeps its severity.
 """
 
 from __future__ import annotations
@@ -31,7 +56,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from compatfuzz.compat._model import Severity
+from compatfuzz.compat._model import LOOSENING_RULES, Severity
 from compatfuzz.compat._policy import (
     Policy,
     PolicyEntry,
@@ -62,12 +87,28 @@ _GATEWAY: tuple[tuple[str, str], ...] = (
     ("enum-value-added", "crdify.yaml: enum additionPolicy: Allow"),
 )
 
+
+def _loosenings(profile: str) -> tuple[PolicyEntry, ...]:
+    """A warning for every loosening (``when = "loosened"``): it breaks only old readers
+    (see the module docstring)."""
+    return tuple(
+        PolicyEntry(rule, _W, f"built-in profile {profile}: {rule} (a loosening) = warn "
+                    "(it breaks only old readers; --fail-on-impact reads or --policy "
+                    "kubernetes-strict makes it fail)", when="loosened")
+        for rule in sorted(LOOSENING_RULES))
+
+
 PROFILES: Mapping[str, tuple[PolicyEntry, ...]] = {
-    "kubernetes": (),
+    "kubernetes": _loosenings("kubernetes"),
+    # the Kubernetes API conventions to the letter: loosenings fail too
+    "kubernetes-strict": (),
     # a web API's clients are hurt by the same changes: each rule keeps its severity
     # (a rename Cadwyn migrates warns: _commands/_cadwynblame.py)
     "rest": (),
     "gateway-api": (
+        # loosened validation is allowed in a minor release; the entries below name the
+        # policy's own words where it has them, and win (the last match decides)
+        *_loosenings("gateway-api"),
         *(PolicyEntry(rule, _W, f"built-in profile gateway-api: {rule} = warn "
                       f"(kubernetes-sigs/gateway-api {why})")
           for rule, why in _GATEWAY),
@@ -80,7 +121,8 @@ PROFILES: Mapping[str, tuple[PolicyEntry, ...]] = {
 
 
 def builtin_profile(name: str) -> Policy:
-    """The built-in profile ``name`` (``kubernetes``, ``rest`` or ``gateway-api``).
+    """The built-in profile ``name`` (``kubernetes``, ``kubernetes-strict``, ``rest`` or
+    ``gateway-api``).
 
     Raises:
         SchemaLoadError: no such profile (the message lists them).
@@ -90,7 +132,7 @@ def builtin_profile(name: str) -> Policy:
         raise SchemaLoadError(
             f"{name!r} is neither a built-in profile nor a file", source="--policy",
             hint=(f"did you mean {close[0]!r}? " if close else "")
-            + "use kubernetes, rest, gateway-api, crdify:FILE or a policy FILE")
+            + "use " + ", ".join(PROFILES) + ", crdify:FILE or a policy FILE")
     return Policy(entries=PROFILES[name], profile=name)
 
 
