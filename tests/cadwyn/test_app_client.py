@@ -83,3 +83,44 @@ def test_a_client_retired_in_another_process_is_left_to_it() -> None:
     assert id(test_client) not in _routes._OPEN  # forgotten here all the same
     client._client = None
     test_client.__exit__(None, None, None)
+
+
+def test_an_answer_that_does_not_fit_the_response_model_is_said_so() -> None:
+    from fastapi import FastAPI
+    from pydantic import BaseModel, Field
+
+    from compatfuzz.cadwyn._routes import RouteError
+
+    class Out(BaseModel):
+        name: str = Field(min_length=1)
+
+    app = FastAPI()
+
+    @app.get("/thing", response_model=Out)
+    async def thing() -> dict[str, str]:
+        return {"name": ""}
+
+    client = AppClient(app)
+    with pytest.raises(RouteError) as caught:
+        client.request("GET", "/thing", "v1")
+    message = str(caught.value)
+    assert "does not fit the response model v1 declares" in message
+    assert "response.name: String should have at least 1 character (got '')" in message
+    assert caught.value.user_traceback == ""  # FastAPI's own text would only repeat it
+    client.close()
+
+
+def test_a_validation_error_is_summed_up_by_its_errors_not_its_last_line() -> None:
+    from pydantic import BaseModel, ValidationError
+
+    from compatfuzz.cadwyn._routes import summary
+
+    class Model(BaseModel):
+        items: list[int]
+
+    with pytest.raises(ValidationError) as caught:
+        Model(items=["x"])
+    line = summary(caught.value)
+    assert line.startswith("ValidationError: items.0: Input should be a valid integer")
+    assert "For further information" not in line
+    assert summary(KeyError("tag")) == "KeyError: 'tag'"

@@ -214,6 +214,32 @@ class RouteFailure(NotEquivalent):
         self.history: list[dict[str, Any]] = []
 
 
+def _errors(exc: BaseException, limit: int = 3) -> str:
+    """A validation error's first errors, one line: ``addresses: List should have at least
+    1 item after validation, not 0 (got [])``."""
+    try:
+        errors = list(exc.errors())  # type: ignore[attr-defined]
+    except Exception:  # not a pydantic or FastAPI validation error
+        return ""
+    parts = []
+    for error in errors[:limit]:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        got = f" (got {_short(error['input'], 60)})" if "input" in error else ""
+        parts.append(f"{where}: {error.get('msg')}{got}")
+    more = f"; and {len(errors) - limit} more" if len(errors) > limit else ""
+    return "; ".join(parts) + more
+
+
+def summary(exc: BaseException) -> str:
+    """``exc`` in one line: its type and first line, or a validation error's errors (their
+    message's last line is pydantic's "For further information visit ...")."""
+    details = _errors(exc)
+    if details:
+        return f"{type(exc).__name__}: {details}"
+    lines = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def user_frames(exc: BaseException) -> str:
     """``exc``'s traceback without the frames of the web stack (Starlette, FastAPI,
     Cadwyn, anyio, pydantic) or of compatfuzz: the user's migrations and endpoints."""
@@ -320,10 +346,18 @@ class AppClient:
             if refused is not None:
                 raise refused from None
             frames = user_frames(exc)
-            last = frames.splitlines()[-1] if frames else type(exc).__name__
             # the frames are the failure's traceback block, printed once below it
             sent = str(failed).rsplit(" -> ", 1)[0]
-            error = RouteError(f"{sent} raised {last}")
+            if type(exc).__name__ == "ResponseValidationError":  # fastapi/exceptions.py
+                ran = [name for name, _ in (getattr(self.tally, "steps", None) or [])]
+                error = RouteError(
+                    f"{sent}: the app's answer does not fit the response model {version} "
+                    f"declares (FastAPI validates it after the response migrations ran): "
+                    f"{_errors(exc)}" + ("\n  the migrations that ran on this request, in "
+                                         "order: " + ", ".join(ran) if ran else ""))
+                frames = ""  # FastAPI's own text: the message above says it all
+            else:
+                error = RouteError(f"{sent} raised {summary(exc)}")
             error.user_traceback = frames
             raise error from exc
         try:
