@@ -24,7 +24,7 @@ def test_init_for_a_crd_then_fuzz_is_the_whole_first_run(
     assert main(["init", "crd.yaml"]) == 0
     text = (tmp_path / "compatfuzz.toml").read_text()
     assert 'crd = "crd.yaml"' in text and 'convert = "frobbers_conversion:convert"' in text
-    assert "# kinds: Frobber; served versions: v6, v7beta1; storage: v6" in text
+    assert "# served versions: v6, v7beta1; storage: v6" in text
     assert "compatfuzz fuzz" in capsys.readouterr().err
     (api,) = load_config(tmp_path / "compatfuzz.toml")
     assert api.name == "frobbers" and list(api.kinds[0].versions) == ["v6", "v7beta1"]
@@ -152,3 +152,41 @@ def test_the_starter_converter_copies_deeply(tmp_path: Path, monkeypatch: pytest
     out = starter.convert(obj, "example.com/v7beta1")
     out["spec"]["params"][0]["name"] = "edited"
     assert obj["spec"]["params"][0]["name"] == "a"
+
+
+def _two_crds(tmp_path: Path) -> Path:
+    """The frobber CRD beside a copy of it named Gadget, in one file (as Helm charts and
+    Istio ship theirs)."""
+    one = (FROBBER / "crd.yaml").read_text()
+    two = (one.replace("Frobber", "Gadget").replace("frobbers", "gadgets")
+           .replace("frobber", "gadget"))
+    (tmp_path / "crds.yaml").write_text(one.rstrip() + "\n---\n" + two)
+    return tmp_path / "crds.yaml"
+
+
+def test_init_takes_one_crd_of_a_file_by_its_kind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _two_crds(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "crds.yaml#Gadget"]) == 0
+    text = (tmp_path / "compatfuzz.toml").read_text()
+    assert 'kind = "Gadget"' in text and 'name = "gadgets"' in text
+    (api,) = load_config(tmp_path / "compatfuzz.toml")
+    assert [k.name for k in api.kinds] == ["Gadget"]
+    capsys.readouterr()
+    assert main(["init", "crds.yaml#Sprocket", "--config", "other.toml"]) == 2
+    err = capsys.readouterr().err
+    assert "no CRD named 'Sprocket'" in err and "Frobber, Gadget" in err
+
+
+def test_init_on_a_file_of_several_crds_lists_each_one_s_versions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_crds(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "crds.yaml"]) == 0
+    text = (tmp_path / "compatfuzz.toml").read_text()
+    assert 'name = "crds"' in text
+    assert "#   Frobber: served v6, v7beta1; storage: v6" in text
+    assert "#   Gadget: served v6, v7beta1; storage: v6" in text
+    assert "# hub" not in text  # one hub would be a guess for all of them

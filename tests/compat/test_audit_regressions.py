@@ -231,3 +231,45 @@ def test_an_ignore_entry_can_name_the_keyword(tmp_path: Any) -> None:
              policy=policy, whole_budget=0)
     assert {f.keyword: f.ignored for f in r.findings} == {"minLength": False,
                                                          "maxLength": True}
+
+
+# -- a oneOf widened beside a new branch (Istio DestinationRule loadBalancer, 1.31 -> 1.32) -
+
+
+def _balancer(*names: str) -> dict[str, Any]:
+    """``lb``: at most one of ``names`` set, as Istio's ``loadBalancer`` oneOf says it."""
+    props = {n: {"type": "object", "properties": {"k": {"type": "string"}}} for n in names}
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "lb": {"type": "object", "properties": props, "oneOf": [
+            {"not": {"anyOf": [{"required": [n]} for n in names]}},
+            *({"required": [n]} for n in names)]}}}}}
+
+
+def test_a_oneof_widened_beside_a_new_branch_is_no_break_in_a_crd() -> None:
+    """Matched by position, branch 0 reads as removed and added and the new one as added;
+    judged as whole schemas, a CRD accepts every value it accepted before (a new field is
+    pruned by the old server): no error, and no witness that one branch alone refuses."""
+    r = diff(k8s(_balancer("simple", "hash")), k8s(_balancer("simple", "hash", "util")))
+    unions = [f for f in r.findings if f.rule.startswith("union-branch")]
+    assert len(unions) == 3
+    assert not any(f.breaking for f in unions), [(f.rule, f.witness) for f in unions]
+    assert r.exit_code == 0
+
+
+def test_a_union_witness_is_a_value_the_whole_union_refuses() -> None:
+    """Without pruning (a plain JSON Schema), an object with an old field and the new one
+    matches two branches: the oneOf itself refuses it, and that is the witness."""
+    old, new = _balancer("simple", "hash"), _balancer("simple", "hash", "util")
+    r = diff(Schema(root=old), Schema(root=new))
+    witnessed = [f for f in r.findings if f.rule.startswith("union-branch") and f.witness]
+    assert witnessed and r.exit_code == 1
+    import jsonschema
+
+    lb_old = old["properties"]["spec"]["properties"]["lb"]
+    lb_new = new["properties"]["spec"]["properties"]["lb"]
+    for f in witnessed:
+        value = f.witness.value
+        assert jsonschema.Draft202012Validator(lb_old).is_valid(value), f
+        assert not jsonschema.Draft202012Validator(lb_new).is_valid(value), f
+        assert any(e.validator == "oneOf" for e in
+                   jsonschema.Draft202012Validator(lb_new).iter_errors(value)), f

@@ -10,10 +10,9 @@ v2.json).  Without --convert a starter converter module is written next to the c
 loaded before this command returns, so a mistake shows now, with its fix.  Exit status:
 0 written, 2 usage or input error.
 
-Every file is written to a temporary file in its folder and renamed over its path
-(:func:`_replace`): ``--force`` over a ``compatfuzz.toml`` that is a symbolic link
-replaces the link itself, never the file it points to (a link into ``~/.bashrc`` or a
-shared config must not be overwritten by a starter config).
+Every file is written whole or not at all: --force over a compatfuzz.toml that is a
+symbolic link replaces the link itself, never the file it points to.  One CRD of a file
+that holds several: FILE#KIND.
 """
 
 from __future__ import annotations
@@ -87,8 +86,10 @@ def _slug(text: str) -> str:
     return slug or "api"
 
 
-def _crd_api(path: Path, folder: Path, name: str | None) -> tuple[list[str], str, bool]:
-    """(config lines, API name, typed) for a CRD file."""
+def _crd_api(path: Path, folder: Path, name: str | None,
+             pick: str | None = None) -> tuple[list[str], str, bool]:
+    """(config lines, API name, typed) for a CRD file; ``pick`` (``FILE#KIND``) names one
+    CRD of a file that holds several, by kind, plural or full name."""
     from compatfuzz.apiserver._admission import admit
     from compatfuzz.errors import SchemaLoadError
     from compatfuzz.schema import load_crds
@@ -98,8 +99,18 @@ def _crd_api(path: Path, folder: Path, name: str | None) -> tuple[list[str], str
     if not crds:
         raise SchemaLoadError("no CustomResourceDefinition in this file", source=str(path),
                               hint="name a CRD file, or one schema file per version")
+    if pick is not None:
+        chosen = [c for c in crds if pick.lower() in
+                  {str(c.kind).lower(), str(c.plural).lower(),
+                   f"{c.plural}.{c.group}".lower()}]
+        if not chosen:
+            raise SchemaLoadError(
+                f"no CRD named {pick!r} in this file", source=f"{path}#{pick}",
+                hint="name one of its kinds: " + ", ".join(c.kind for c in crds))
+        crds = chosen[:1]
     lines: list[str] = []
-    first = name or _slug(crds[0].plural or crds[0].kind)
+    first = name or _slug(crds[0].plural or crds[0].kind if len(crds) == 1
+                          else path.name.split(".")[0])
     served = [v.name for c in crds for v in c.versions if v.served and v.schema]
     if len(set(served)) < 2:
         raise SchemaLoadError(
@@ -108,16 +119,27 @@ def _crd_api(path: Path, folder: Path, name: str | None) -> tuple[list[str], str
             hint="add the other served versions to the CRD, or name one schema file per "
                  "version: compatfuzz init v1=v1.json v2=v2.json",
         )
-    kinds = ", ".join(c.kind for c in crds)
     storage = crds[0].storage_version
     lines += [
         "[[api]]",
         _line(f"name = {_toml(first)}", "short name used in test ids"),
         _line(f"crd = {_toml(_rel(path, folder))}", "relative to this file"),
-        f"# kinds: {kinds}; served versions: {', '.join(dict.fromkeys(served))}; "
-        f"storage: {storage}",
-        _line(f"# hub = {_toml(storage or served[-1])}",
-              "the version objects convert through (default: storage)"),
+    ]
+    if pick is not None:
+        lines.append(_line(f"kind = {_toml(crds[0].kind)}", "the one CRD of the file checked"))
+    if len(crds) == 1:
+        lines.append(f"# served versions: {', '.join(dict.fromkeys(served))}; "
+                     f"storage: {storage}")
+    else:  # each CRD's own: a hub is per kind
+        lines.append(f"# {len(crds)} CRDs, each checked with its own versions (kind = "
+                     f"\"KIND\" checks one; compatfuzz init {path.name}#KIND writes it):")
+        lines += [f"#   {c.kind}: served "
+                  f"{', '.join(v.name for v in c.versions if v.served and v.schema)}; "
+                  f"storage: {c.storage_version}" for c in crds]
+    if len(crds) == 1:
+        lines.append(_line(f"# hub = {_toml(storage or served[-1])}",
+                           "the version objects convert through (default: storage)"))
+    lines += [
         _line('# pipeline = "apiserver"', 'judged as the API server would (the default for '
               'CRDs); "plain" compares dicts'),
     ]
@@ -316,6 +338,10 @@ def run(args: argparse.Namespace) -> int:
     if len(args.files) == 1 and is_kubebuilder(Path(args.files[0])):
         return _init_kubebuilder(args, config)
     first = Path(args.files[0].partition("=")[2] or args.files[0])
+    pick: str | None = None  # FILE#KIND: one CRD of a file that holds several
+    if not first.exists() and "#" in str(first) and Path(str(first).partition("#")[0]).is_file():
+        head, _, pick = str(first).partition("#")
+        first = Path(head)
     is_crd = not pydantic and len(args.files) == 1 and first.is_file() and any(
         isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
         for d in read_documents(first))
@@ -326,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
         lines, name = _pydantic_api(args.files, args.name)
         typed = False
     else:
-        lines, name, typed = (_crd_api(first, folder, args.name) if is_crd
+        lines, name, typed = (_crd_api(first, folder, args.name, pick) if is_crd
                               else _schemas_api(args.files, folder, args.name))
     stub: Path | None = None
     convert = args.convert

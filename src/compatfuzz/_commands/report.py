@@ -1,10 +1,10 @@
-"""Work with run reports.  ``compatfuzz report merge out/shard-*.json`` turns the reports of
-the N shards of one job (``compatfuzz fuzz --shard K/N --report FILE``) into the job's one
+"""Work with run reports.  'compatfuzz report merge out/shard-*.json' turns the reports of
+the N shards of one job ('compatfuzz fuzz --shard K/N --report FILE') into the job's one
 report: every unit once, each failure once with its minimal counterexample, every missing or
 dead shard named with the units it left, and the exit code the job should have (0 every
 unit ran and holds, 1 a property failed, also when a shard is missing or dead, 2 an error,
 a missing or dead shard or units that did not run, 130 interrupted).  Reports of different
-jobs are refused (exit 2), and so are reports of several nights unless ``--night`` picks one:
+jobs are refused (exit 2), and so are reports of several nights unless --night picks one:
 the others are set aside, each printed, and their shards are missing (a report labelled
 with a later night must never turn the real shards' failure into a pass).
 """

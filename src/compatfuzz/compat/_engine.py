@@ -358,7 +358,15 @@ class _Run:
                         cut.append(side)
         if decide:
             # a side whose search was cut short keeps its static claim: not decided
-            breaks = frozenset(found) | (frozenset(cut) & f.breaks)
+            # (unless the claim is too weak to stand alone: claim_if_cut)
+            kept = frozenset(cut) & f.breaks if ctx.claim_if_cut else frozenset()
+            breaks = frozenset(found) | kept
+            if not breaks and cut:
+                return f.evolve(breaks=NONE, status=Status.UNWITNESSED,
+                                message=f.message + " (undecided: the witness search ran "
+                                "out of budget before it found a value one side accepts "
+                                "and the other refuses; not counted as breaking; "
+                                "--finding-budget and --witness-budget give it more)")
             if not breaks:
                 return f.evolve(breaks=NONE, status=Status.UNCONFIRMED,
                                 message=f.message + " (no witness either way: equivalent "
@@ -442,8 +450,10 @@ def _search_key(f: Finding, side: Side, pruning: bool, budget: int) -> str:
     ctx = f.context
     rel: Any = (f.path[len(ctx.path):] if f.path.startswith(ctx.path)
                 else [f.path, ctx.path])
+    what: list[Any] = ([ctx.same_search] if ctx.same_search
+                       else [f.rule, f.keyword, f.old, f.new])
     return json.dumps([
-        f.rule, f.keyword, f.old, f.new, str(side), pruning, budget, rel, ctx.field,
+        *what, str(side), pruning, budget, rel, ctx.field,
         ctx.decide, ctx.old, ctx.new, ctx.old_schema.kubernetes, ctx.new_schema.kubernetes,
         ctx.old_schema.root.get("$defs"), ctx.new_schema.root.get("$defs"),
         repr(ctx.candidates)], sort_keys=True, default=repr)

@@ -85,6 +85,13 @@ class SearchContext:
     field: str | None = None
     candidates: list[Any] = dc_field(default_factory=list)
     decide: bool = False
+    #: with ``decide``: whether a search cut short keeps the rule's claim. A union whose
+    #: branches changed on both sides is matched by position only, a weak claim: cut
+    #: short, it is left undecided (not counted as breaking) instead
+    claim_if_cut: bool = True
+    #: with ``decide``: findings of one node that judge the same thing (every branch
+    #: change of one union compares the whole schemas there) share one search
+    same_search: str = ""
     rule: str = ""
     old_default: Any = None
     new_default: Any = None
@@ -397,10 +404,15 @@ class _Walker:
                              "oneOf and anyOf swapped", BOTH, keyword=kw, definition=d,
                              ctx=self.ctx(o, n, path))
                 continue
-            self.branches(kw, ob, nb, path, d=d, depth=depth)
+            self.branches(kw, ob, nb, path, d=d, depth=depth, whole=(o, n))
 
     def branches(self, kw: str, ob: list[Any], nb: list[Any], path: str, *, d: str,
-                 depth: int) -> None:
+                 depth: int, whole: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        """Branches present on one side only. What a union accepts is not the sum of its
+        branches (a ``oneOf`` branch added beside a widened ``not anyOf`` one, Istio's
+        DestinationRule ``loadBalancer`` in 1.32, accepts what it accepted before), so the
+        witness search judges the whole schemas at ``path`` and decides the sides: no value
+        one accepts and the other refuses, no break."""
         oc = [_canon(self.deref(self.old, b, "")[0]) for b in ob]
         nc = [_canon(self.deref(self.new, b, "")[0]) for b in nb]
         o_left = [i for i, c in enumerate(oc) if c not in nc]
@@ -409,18 +421,21 @@ class _Walker:
             for i, j in zip(o_left, n_left, strict=True):
                 self.member(ob[i], nb[j], path, d, depth)
             return
+        o, n = whole
+        weak = bool(o_left) and bool(n_left)  # branches changed, not only added or removed
+
+        def ctx() -> SearchContext:
+            return self.ctx(o, n, path, decide=True, claim_if_cut=not weak,
+                            same_search=f"{kw} union")
+
         for i in o_left:
             self.add("union-branch-removed", path, ob[i], None,
                      f"{kw} branch {i} removed; values only it accepted are rejected",
-                     REQ if kw == "anyOf" else BOTH,
-                     keyword=kw, definition=d, ctx=self.ctx(
-                         self.deref(self.old, ob[i], "")[0], {kw: nb}, path))
+                     REQ if kw == "anyOf" else BOTH, keyword=kw, definition=d, ctx=ctx())
         for j in n_left:
             self.add("union-branch-added", path, None, nb[j],
                      f"{kw} branch {j} added; old clients reject its values",
-                     RESP if kw == "anyOf" else BOTH,
-                     keyword=kw, definition=d, ctx=self.ctx(
-                         {kw: ob}, self.deref(self.new, nb[j], "")[0], path))
+                     RESP if kw == "anyOf" else BOTH, keyword=kw, definition=d, ctx=ctx())
 
     def all_of(self, o: dict[str, Any], n: dict[str, Any], path: str, *, d: str, depth: int,
                consumed: set[str]) -> None:

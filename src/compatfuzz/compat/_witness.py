@@ -418,8 +418,7 @@ def _under(base: list[str], path: list[str], *, exact: bool = False) -> bool:
 
 
 _TYPE_KEYWORDS = frozenset({"type", "anyOf", "oneOf"})
-_DEEP_RULES = frozenset({"wrapped-in-union", "unwrapped-from-union", "union-branch-added",
-                         "union-branch-removed", "unhandled"})
+_DEEP_RULES = frozenset({"wrapped-in-union", "unwrapped-from-union", "unhandled"})
 _PARENT_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties",
                               "minProperties", "maxProperties"})
 
@@ -463,6 +462,10 @@ def explains(f: Any, rejection: Rejection, *, at: str = "") -> bool:
         # unknown fields validated by an additionalProperties schema
         schema_valued = isinstance(f.old, Mapping) or isinstance(f.new, Mapping)
         return schema_valued and len(where) == len(mine) + 1 and _under(mine, where)
+    if rule in ("union-branch-added", "union-branch-removed"):
+        # the union itself refuses it (no branch, or two, match): a type error on one of
+        # the node's own properties is that property's finding, not the union's
+        return _under(mine, where, exact=True) and k in ("oneOf", "anyOf")
     if rule in _DEEP_RULES:
         return _under(mine, where)
     if not _under(mine, where, exact=True):

@@ -226,8 +226,8 @@ def _path_independent(c: _Client, vs: tuple[str, ...], obj: Any) -> None:
     c.update(twin, direct, c_)
     st = s.storage
     c.expect_equal(comparable(s.get(twin, st)), comparable(s.get(name, st)), st,
-                   f": read as {c_} after a {b} client updated it differs from read as {c_} "
-                   f"directly, as stored in {st} (the storage version)")
+                   f"(stored as {st}): read as {c_} after a {b} client updated it differs "
+                   f"from read as {c_} directly")
 
 
 _SEQUENCES: dict[Property, Callable[[_Client, tuple[str, ...], Any], None]] = {
