@@ -32,16 +32,19 @@ CORPUS = SHARED / "corpus"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--run-slow", action="store_true", help="run tests marked slow")
+    parser.addoption("--run-slow", action="store_true",
+                     help="run tests marked slow or extended (CI runs the extended ones: "
+                     "--run-slow -m extended)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--run-slow"):
         return
-    skip = pytest.mark.skip(reason="slow: run with --run-slow")
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        for name in ("slow", "extended"):
+            if name in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=f"{name}: run with --run-slow"))
+                break
 
 
 @pytest.fixture(scope="session")

@@ -36,9 +36,7 @@ import functools
 import json
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -69,7 +67,6 @@ CORPUS = SHARED / "corpus" / "crds" / "cluster-api"
 CORPUS_CRDS = ("addons.cluster.x-k8s.io_clusterresourcesetbindings.yaml",
                "ipam.cluster.x-k8s.io_ipaddresses.yaml")
 PROPERTIES = (Property.ROUNDTRIP, Property.VALID)
-BUILD = ROOT / "testenv" / "build.py"
 
 
 # -- the APIs -------------------------------------------------------------------------
@@ -148,19 +145,20 @@ def draw(api: API, kind: Kind, version: str, n: int) -> list[Any]:
 
 
 def get_assets() -> Assets:
-    """kube-apiserver and etcd where envtest looks, else built by testenv/build.py (as
-    tests/conftest.py does); exits with the reason when neither works."""
+    """kube-apiserver and etcd where envtest looks, else built as ``compatfuzz apiserver
+    install`` builds them (its progress on stderr); exits with the reason when neither
+    works."""
+    from compatfuzz.apiserver._real import _build
+
     try:
         return find_assets()
-    except MissingAssets as exc:
-        missing = str(exc)
-    if shutil.which("go") is None:
-        raise SystemExit(f"no kube-apiserver/etcd and no Go to build them: {missing}")
-    done = subprocess.run([sys.executable, str(BUILD)], capture_output=True, text=True,
-                          check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"testenv/build.py failed ({done.returncode}): {done.stderr[-2000:]}")
-    return find_assets(environ={"KUBEBUILDER_ASSETS": done.stdout.strip().splitlines()[-1]})
+    except MissingAssets:
+        pass
+    try:
+        folder = _build.install(_build.StreamProgress(sys.stderr))
+    except _build.BuildError as exc:
+        raise SystemExit(f"no kube-apiserver/etcd, and they could not be built: {exc}") from None
+    return find_assets(environ={"KUBEBUILDER_ASSETS": str(folder)})
 
 
 def time_startups(assets: Assets, n: int,

@@ -16,7 +16,8 @@ never gives space back), the bytes of it in use and the keys stored (etcd's own
 ``/metrics``). What matters is how they go on: flat for *swept*, rising for *kept*.
 
 Run: ``python benchmarks/bench_etcd_disk.py [--minutes 30]`` (needs the binaries:
-``KUBEBUILDER_ASSETS`` or ``testenv/build.py``; prints what it starts).
+``KUBEBUILDER_ASSETS``, e.g. from ``compatfuzz apiserver install``; prints what it
+starts).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the CLI's defaults, then :func:`compatfuzz.compat._confirm.confirm` on one contr
 shared by all pairs (each finding gets a CRD group of its own, so none sees another's
 objects), as ``diff --apiserver real`` does per run.
 
-    export KUBEBUILDER_ASSETS=$(python3 testenv/build.py)
+    export KUBEBUILDER_ASSETS="$(compatfuzz apiserver install)"
     .venv/bin/python benchmarks/compat_confirm.py            # ~5 min on 2 cores
     .venv/bin/python benchmarks/compat_confirm.py --only keda
 

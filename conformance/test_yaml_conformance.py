@@ -4,7 +4,7 @@
 port of go-yaml v2's scalar resolution and of ``sigs.k8s.io/yaml`` ``YAMLToJSON``. A port
 can drift, so this suite asks the real thing: ``conformance/yaml/main.go`` imports
 ``sigs.k8s.io/yaml`` v1.6.0 with ``go.yaml.in/yaml/v2`` v2.4.4 (what Kubernetes 1.37.2
-resolves, ``testenv/go.mod``) as Go modules and prints ``YAMLToJSON`` (and
+resolves, ``src/compatfuzz/apiserver/_real/gomod/go.mod``) as Go modules and prints ``YAMLToJSON`` (and
 ``YAMLToJSONStrict``) of each document. compatfuzz's answer must be ``json.loads`` of
 Go's, or a refusal where Go refuses. Cases: every row of the unit test's table, as a
 value and as a key, plain scalars drawn by Hypothesis from the characters that matter

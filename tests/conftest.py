@@ -1,26 +1,30 @@
 """Fixtures for the real API server backend: where its binaries are.
 
-The real-server tests never skip in CI (``CI=true``): there a missing kube-apiserver or
-etcd fails the session's first real test instead of hiding it.
+``tests/_realserver.py`` marks the tests that use them ``real_apiserver`` (``-m "not
+real_apiserver"`` skips them) and, before the first runs, says where the binaries come from,
+building them when they are nowhere. The real-server tests never skip in CI (``CI=true``):
+there a missing kube-apiserver or etcd fails the session's first real test instead of
+hiding it.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from compatfuzz.apiserver._real._assets import Assets, MissingAssets, find_assets
+from compatfuzz.apiserver._real._build import built
 from compatfuzz.apiserver._real._process import ControlPlane, Endpoint
 from tests._net import redis_server
-
-ROOT = Path(__file__).resolve().parents[1]
-BUILD = ROOT / "testenv" / "build.py"
+from tests._realserver import (  # noqa: F401  (hooks: pytest finds them by name)
+    pytest_collection_finish,
+    pytest_collection_modifyitems,
+    pytest_configure,
+)
 
 
 def _unavailable(why: str) -> None:
@@ -32,19 +36,17 @@ def _unavailable(why: str) -> None:
 @pytest.fixture(scope="session")
 def assets() -> Assets:
     """kube-apiserver and etcd: envtest's places first (``TEST_ASSET_*``,
-    ``KUBEBUILDER_ASSETS``), else built by ``testenv/build.py`` when Go is on PATH."""
+    ``KUBEBUILDER_ASSETS``), else the folder ``compatfuzz apiserver install`` builds into
+    (the session built it at its start when Go is on PATH)."""
     try:
         return find_assets()
     except MissingAssets as exc:
         missing = str(exc)
-    if shutil.which("go") is None:
-        _unavailable(f"Go is not on PATH to run testenv/build.py, and {missing}")
-    done = subprocess.run([sys.executable, str(BUILD)], capture_output=True, text=True,
-                          check=False)
-    if done.returncode != 0:
-        _unavailable(f"testenv/build.py failed ({done.returncode}): {done.stderr[-2000:]}")
-    folder = done.stdout.strip().splitlines()[-1]
-    return find_assets(environ={"KUBEBUILDER_ASSETS": folder})
+    folder = built()
+    if folder is None:
+        _unavailable("kube-apiserver and etcd are not available (the session's first lines "
+                     f"say why): {missing}")
+    return find_assets(environ={"KUBEBUILDER_ASSETS": str(folder)})
 
 
 @pytest.fixture(scope="session")

@@ -226,6 +226,7 @@ def test_oasdiff_sees_a_version_no_longer_served_as_its_path_removed(
     assert ("api-path-removed-without-deprecation" in row["rules"]) == (not deprecated), row
 
 
+@pytest.mark.extended  # ~25 s, every corpus CRD; CI runs it
 def test_every_corpus_crd_makes_a_document_with_its_served_versions(tmp_path: Path) -> None:
     if not peers.CORPUS.is_dir():
         pytest.skip("../shared/corpus/crd-releases is absent")

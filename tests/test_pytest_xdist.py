@@ -99,6 +99,7 @@ def pytest_collection_modifyitems(items):
 """
 
 
+@pytest.mark.extended  # 4 pytest runs, ~65 s; CI runs it
 def test_seeds_do_not_depend_on_the_worker_or_the_order(pytester: pytest.Pytester) -> None:
     """``--compatfuzz-seed S``: a unit's seed is ``unit_seed(S, unit)`` on one worker or two,
     in collection order or reversed, and ``last`` is resolved once, by the controller."""
@@ -127,7 +128,9 @@ def _ids(result: pytest.RunResult) -> list[str]:
     return [line.split("::", 1)[1] for line in result.outlines if "::frobber::" in line]
 
 
-@pytest.mark.parametrize("count", [2, 3, 7])
+# 7 shards for 6 units covers the split and the spare shard; 2 and 3 (~35 s) run in CI
+@pytest.mark.parametrize("count", [pytest.param(2, marks=pytest.mark.extended),
+                                   pytest.param(3, marks=pytest.mark.extended), 7])
 def test_shards_of_a_pytest_matrix_run_every_unit_once(pytester: pytest.Pytester,
                                                        count: int) -> None:
     """The split is ``compatfuzz fuzz --shard``'s (``split`` keyed by unit id); seven
@@ -237,7 +240,8 @@ def _owner(pytester: pytest.Pytester, unit_id: str, count: int) -> int:
     raise AssertionError(f"no shard of {count} owns {unit_id}")
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+# one process and two workers: the same replay, the first ~50 s; CI runs both
+@pytest.mark.parametrize("workers", [pytest.param("0", marks=pytest.mark.extended), "2"])
 def test_every_shard_replays_a_failure_another_shard_found(pytester: pytest.Pytester,
                                                            workers: str) -> None:
     """As ``compatfuzz fuzz --shard``: the shard that does not own the failing unit keeps
@@ -267,6 +271,7 @@ def test_every_shard_replays_a_failure_another_shard_found(pytester: pytest.Pyte
             "shards' units), 1 replayed from other shards' saved failures"])
 
 
+@pytest.mark.extended  # 5 pytest runs, ~70 s; CI runs it
 def test_a_fixed_failure_replays_its_saved_examples_only_and_passes(
         pytester: pytest.Pytester) -> None:
     """The converter fixed, the same database: the other shard replays the saved examples
@@ -384,6 +389,7 @@ def _slow(pytester: pytest.Pytester) -> None:
     (pytester.path / "compatfuzz.toml").write_text(toml.replace('"conversion:', '"slow:'))
 
 
+@pytest.mark.extended  # 80 s of 8 busy processes; CI runs it
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or run_queue_wait(
     __import__("threading").get_native_id()) is None,
     reason="needs Linux's sched_setaffinity and /proc/<pid>/task/<tid>/schedstat")
@@ -501,6 +507,7 @@ def test_a_failure_saved_while_workers_collect_does_not_split_their_collections(
                                 "other shards' saved failures"])
 
 
+@pytest.mark.extended  # ~40 s; CI runs it
 def test_a_matrix_of_pytest_jobs_shares_one_redis_database(
         pytester: pytest.Pytester, real_redis: tuple[str, subprocess.Popen[bytes]]) -> None:
     """``--compatfuzz-database redis://...``, as ``compatfuzz fuzz --database``: the failure

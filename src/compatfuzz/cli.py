@@ -32,6 +32,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("compatfuzz._commands.diff", "check two schema revisions for breaking changes"),
     "report": ("compatfuzz._commands.report", "merge the reports of a sharded nightly job "
                "(report merge out/shard-*.json)"),
+    "apiserver": ("compatfuzz._commands.apiserver", "build kube-apiserver and etcd for "
+                  "--apiserver real (apiserver install), or print their folder (apiserver "
+                  "path)"),
 }
 
 
@@ -163,12 +166,17 @@ def _main(argv: Sequence[str] | None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", CompatfuzzWarning)
             shown = warnings.showwarning
+            said: set[str] = set()
 
             def show(message: Warning | str, category: type[Warning], *rest: Any,
                      **kw: Any) -> None:
-                # our warnings name the file and path already: one plain line each
+                # our warnings name the file and path already: one plain line each, once
+                # per run (each unit builds its strategies anew and would say it again)
                 if issubclass(category, CompatfuzzWarning):
-                    print(f"compatfuzz {args.command}: warning: {message}", file=sys.stderr)
+                    if str(message) not in said:
+                        said.add(str(message))
+                        print(f"compatfuzz {args.command}: warning: {message}",
+                              file=sys.stderr)
                 else:
                     shown(message, category, *rest, **kw)
 

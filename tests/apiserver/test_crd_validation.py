@@ -235,6 +235,7 @@ def _corpus() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+@pytest.mark.extended  # ~50 s, every corpus CRD; CI runs it
 @pytest.mark.corpus
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"CRD corpus not found at {CORPUS} "
                     "(set COMPATFUZZ_CRD_CORPUS)")

@@ -250,7 +250,7 @@ def test_nothing_anywhere_says_how_to_get_the_binaries(tmp_path: Path) -> None:
     with pytest.raises(MissingAssets) as info:
         find_assets(tmp_path / "empty", environ={})
     message = str(info.value)
-    for needed in ("KUBEBUILDER_ASSETS", "setup-envtest", "testenv/build.py",
+    for needed in ("KUBEBUILDER_ASSETS", "setup-envtest", "compatfuzz apiserver install",
                    "kube-apiserver", "etcd", "TEST_ASSET_ETCD", str(tmp_path / "empty")):
         assert needed in message
 

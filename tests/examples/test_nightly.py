@@ -219,6 +219,7 @@ def _workflow_step(name: str) -> str:
     return str(step["run"]).replace("${{ github.workflow }}", "compatfuzz nightly")
 
 
+@pytest.mark.extended  # ~40 s of shard runs; CI runs it
 def test_the_artifact_database_carries_a_failure_to_every_shard_next_night(
         tmp_path: Path) -> None:
     """The matrix as GitHub runs it, one fresh runner folder per shard and night: the

@@ -86,6 +86,7 @@ def test_a_validator_that_never_returns_fails_at_the_deadline(
         assert units["t::encodings[v2]"]["status"] == "passed"
 
 
+@pytest.mark.extended  # ~30 s; the fuzz test beside it checks the same deadline; CI runs it
 def test_under_pytest_the_first_draw_is_under_the_deadline_too(tmp_path: Path) -> None:
     """The pytest plugin armed the deadline only once an example was being checked: the
     first draw, which runs the validator, hung ``pytest`` as it hung ``fuzz``."""

@@ -150,6 +150,7 @@ CROWDED = """
 """
 
 
+@pytest.mark.extended  # 80 s of busy processes; CI runs it
 @pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity")
                     or not Path("/proc/self/schedstat").exists(),
                     reason="needs Linux's sched_setaffinity and /proc/<pid>/task/<tid>/schedstat")

@@ -40,6 +40,7 @@ def _peak_mb(tmp: Path, n: int) -> tuple[float, list[str]]:
     return usage.ru_maxrss / 1024, out.read_text().splitlines()
 
 
+@pytest.mark.extended  # ~30 s of sampling by design; CI runs it
 def test_memory_does_not_grow_with_the_number_of_samples(tmp_path: Path) -> None:
     (tmp_path / "s.json").write_text(json.dumps(SCHEMA))
     few, small = _peak_mb(tmp_path, 250)

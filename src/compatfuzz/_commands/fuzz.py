@@ -197,7 +197,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "run; both: every example through both, each disagreement a failure")
     server.add_argument("--apiserver-assets", metavar="DIR", default=None,
                         help="folder with kube-apiserver and etcd, after TEST_ASSET_* and "
-                        "KUBEBUILDER_ASSETS (what 'setup-envtest use -p path' prints)")
+                        "KUBEBUILDER_ASSETS (what 'compatfuzz apiserver install' or "
+                        "'setup-envtest use -p path' prints)")
     server.add_argument("--apiserver-start-timeout", type=parse_duration, default=90.0,
                         metavar="90s", help="how long etcd and kube-apiserver may take to "
                         "become ready (default 90s)")
