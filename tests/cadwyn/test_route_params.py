@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from compatfuzz.cadwyn._params import Param, params_strategy, wire
 from compatfuzz.cli import main
-from compatfuzz.roundtrip import Property, Status, UnitFinished, load_config, run
+from compatfuzz.roundtrip import Property, Status, UnitFinished, run
+from tests.cadwyn._apps import loader
 
 DATA = Path(__file__).resolve().parent / "data"
 CONFIG = DATA / "params.toml"
@@ -31,13 +32,7 @@ ROUTE_PROPERTIES = [Property.WRITE_THEN_READ, Property.CROSS_VERSION]
 @pytest.fixture
 def things(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Load params.toml with the bug ``PARAMS_BUG`` names (the module imported anew)."""
-    def load(bug: str = "") -> Any:
-        monkeypatch.setenv("PARAMS_BUG", bug)
-        sys.modules.pop("params_app", None)
-        return load_config(CONFIG)[0]
-
-    yield load
-    sys.modules.pop("params_app", None)
+    yield from loader(monkeypatch, "PARAMS_BUG", "params_app", CONFIG)
 
 
 def _run(suite: Any, seed: int = 1) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from compatfuzz.cadwyn._routes import find_resources
 from compatfuzz.cli import main
 from compatfuzz.errors import SchemaLoadError
 from compatfuzz.roundtrip import Property, Status, UnitFinished, load_config, run
+from tests.cadwyn._apps import loader
 
 pytest_plugins = ["pytester"]
 
@@ -34,13 +35,7 @@ ROUTE_PROPERTIES = [Property.WRITE_THEN_READ, Property.CROSS_VERSION]
 @pytest.fixture
 def items(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Load items.toml with the bug ``ITEMS_BUG`` names (the module imported anew)."""
-    def load(bug: str = "") -> Any:
-        monkeypatch.setenv("ITEMS_BUG", bug)
-        sys.modules.pop("items_app", None)
-        return load_config(CONFIG)[0]
-
-    yield load
-    sys.modules.pop("items_app", None)
+    yield from loader(monkeypatch, "ITEMS_BUG", "items_app", CONFIG)
 
 
 def _run(suite: Any, examples: int = 50) -> dict[str, Any]:

@@ -360,6 +360,9 @@ class AppClient:
                 error = RouteError(f"{sent} raised {summary(exc)}")
             error.user_traceback = frames
             raise error from exc
+        finally:
+            if self.tally is not None:
+                self.tally.steps = None  # traced per request only: schema units add none
         try:
             answer = response.json()
         except ValueError:
