@@ -68,6 +68,13 @@ class Resource:
     def item_path(self, ident: Any) -> str:
         return self.read.path.replace("{" + self.param + "}", str(ident))
 
+    def with_params(self) -> dict[str, Route]:
+        """Its routes that take header, query or cookie parameters, by role (``create``,
+        ``read``, ``update``): a route example sends parameters for these."""
+        return {role: route for role, route in (("create", self.create), ("read", self.read),
+                                                ("update", self.update))
+                if route is not None and route.params}
+
     def __str__(self) -> str:
         update = f", {_method(self.update)} {self.update.path}" if self.update else ""
         return (f"{self.name} (POST {self.create.path}, GET {self.read.path}{update}; "

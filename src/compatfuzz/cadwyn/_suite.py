@@ -229,10 +229,7 @@ class CadwynSuite(Suite):
 
         from compatfuzz.cadwyn._params import params_strategy
 
-        roles = {role: route for role, route in (("create", resource.create),
-                                                 ("read", resource.read),
-                                                 ("update", resource.update))
-                 if route is not None and route.params}
+        roles = resource.with_params()
         if not roles:
             return bodies
         header = self.client().parameter
@@ -285,8 +282,7 @@ class CadwynSuite(Suite):
         before = len(client.history)
         try:
             body, params = example, None
-            if any(r is not None and r.params
-                   for r in (resource.create, resource.read, resource.update)):
+            if resource.with_params():
                 body, params = example["body"], example["params"]
             if unit.property is Property.WRITE_THEN_READ:
                 write_then_read(self.api, resource, client, unit.versions[0], body,
