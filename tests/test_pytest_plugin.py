@@ -102,6 +102,7 @@ def test_failures_found_by_the_cli_replay_in_pytest(pytester: pytest.Pytester) -
     pytester.runpytest_subprocess(*narrow).assert_outcomes(failed=1)
 
 
+@pytest.mark.extended  # the conftest form below takes the same path by default
 def test_api_declared_in_a_test_module(pytester: pytest.Pytester) -> None:
     for name in ("crd.yaml", "conversion.py"):
         shutil.copy(FROBBER / name, pytester.path / name)
@@ -208,6 +209,7 @@ def test_rootdir_pyproject_config_is_collected_without_arguments(
     assert "pyproject.toml::frobber::roundtrip[v6->v7beta1]" in ids and len(ids) == 7
 
 
+@pytest.mark.extended  # the replay line is checked by default (lossy converter test)
 def test_replay_hint_with_a_seed_does_not_promise_the_database(
         pytester: pytest.Pytester) -> None:
     """Issue 10, items 5 and 8: an explicit seed bypasses the example database, so the

@@ -61,6 +61,7 @@ def _known_failures(folder: Path) -> int:
     return sealed - len(list(DirectoryBasedExampleDatabase(folder).fetch(INDEX_KEY)))
 
 
+@pytest.mark.extended  # roundtrip/test_html.py checks the page by default; this is its xdist case
 def test_html_report_under_two_workers_lists_every_unit_once(pytester: pytest.Pytester) -> None:
     """Each worker used to write the page from its own units, the last one winning."""
     _frobber(pytester)
@@ -197,6 +198,7 @@ def test_a_spare_shard_reruns_a_unit_with_its_own_seed_and_says_how_to_replay(
     assert re.findall(r'"seed": (\d+)', again.stdout.str()) == seeds
 
 
+@pytest.mark.extended  # shards and xdist each have their default tests; both at once in CI
 def test_shard_under_xdist_runs_its_units_and_says_what_it_left(
         pytester: pytest.Pytester) -> None:
     _frobber(pytester, "compatfuzz.toml")
@@ -241,7 +243,9 @@ def _owner(pytester: pytest.Pytester, unit_id: str, count: int) -> int:
 
 
 # one process and two workers: the same replay, the first ~50 s; CI runs both
-@pytest.mark.parametrize("workers", [pytest.param("0", marks=pytest.mark.extended), "2"])
+# ~25 s of pytest runs; roundtrip/test_shard_cli.py replays across fuzz shards by default
+@pytest.mark.parametrize("workers", [pytest.param("0", marks=pytest.mark.extended),
+                                     pytest.param("2", marks=pytest.mark.extended)])
 def test_every_shard_replays_a_failure_another_shard_found(pytester: pytest.Pytester,
                                                            workers: str) -> None:
     """As ``compatfuzz fuzz --shard``: the shard that does not own the failing unit keeps
@@ -423,6 +427,7 @@ def test_a_worker_made_slow_by_load_does_not_fail_the_example_deadline(
     assert len(walls) == 2 and max(walls) > 2 * deadline, walls
 
 
+@pytest.mark.extended  # faults/test_user_code.py takes the deadline by default
 def test_a_sleeping_converter_fails_the_example_deadline_naming_where(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """The deadline still counts sleeping (and blocking) time: only waiting for a CPU is
@@ -484,6 +489,7 @@ def pytest_collection_modifyitems(config, items):
 '''
 
 
+@pytest.mark.extended  # a race kept out by design; the saved-once test covers the replay
 def test_a_failure_saved_while_workers_collect_does_not_split_their_collections(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two xdist workers of shard 1/2 read the shared database's index of failing units
@@ -554,7 +560,7 @@ def pytest_runtest_setup(item):
 '''
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("workers", ["0", pytest.param("2", marks=pytest.mark.extended)])
 def test_a_redis_that_stops_answering_is_said_and_the_replay_line_follows(
         pytester: pytest.Pytester, real_redis: tuple[str, subprocess.Popen[bytes]],
         monkeypatch: pytest.MonkeyPatch, workers: str) -> None:

@@ -64,7 +64,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("workers", ["0", pytest.param("2", marks=pytest.mark.extended)])
 def test_the_binaries_are_built_once_and_said_once(
         pytester: pytest.Pytester, project: Path, workers: str) -> None:
     result = _run(pytester, "-n", workers)

@@ -58,7 +58,16 @@ class _Parser(argparse.ArgumentParser):
 _OWNER = "_compatfuzz_parser"
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def _parser(argv: Sequence[str] | None = None
+            ) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    """The parser, with the arguments of the command ``argv`` names (of every command when
+    it names none: ``--help``, or a typo argparse lists the choices for).
+
+    Only the command that runs is imported: ``diff`` alone pulls in the compatibility
+    engine, about half a second that each ``fuzz`` process (and each of its shards' pods)
+    would otherwise pay at start-up."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = words[0] if words and words[0] in COMMANDS else None
     parser = _Parser(
         prog="compatfuzz",
         description="Property-based compatibility testing for versioned APIs.",
@@ -69,6 +78,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, object] = {}
     for name, (module_name, help_text) in COMMANDS.items():
+        if chosen is not None and name != chosen:
+            sub.add_parser(name, help=help_text)  # listed, never parsed: not imported
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -145,7 +157,7 @@ def _exit_despite_threads(code: int, grace: float = 1.0) -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser, modules = _parser()
+    parser, modules = _parser(argv)
     args, extra = parser.parse_known_args(argv)
     owner = vars(args).pop(_OWNER, parser)
     if extra:  # "compatfuzz fuzz: error: unrecognized arguments", not "compatfuzz: ..."

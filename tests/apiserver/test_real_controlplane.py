@@ -209,7 +209,8 @@ signal.pause()
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT],
+@pytest.mark.parametrize("sig", [signal.SIGKILL, *(pytest.param(s, marks=pytest.mark.extended)
+                                                for s in (signal.SIGTERM, signal.SIGINT))],
                          ids=lambda s: signal.Signals(s).name)
 def test_no_orphans_when_the_parent_dies(assets: Assets, tmp_path: Path,
                                          sig: signal.Signals) -> None:

@@ -22,6 +22,7 @@ def _results(config: Path) -> dict[str, object]:
     return {e.result.unit.id: e.result for e in events if isinstance(e, UnitFinished)}
 
 
+@pytest.mark.extended  # ~12 s of shop routes; test_route_properties.py has route units
 def test_the_app_form_checks_each_route() -> None:
     # the app serves (Cadwyn starts it only when each response migration finds a route)
     # and each route's units pass, and the customers resource's through the app: 3

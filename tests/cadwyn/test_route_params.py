@@ -57,9 +57,10 @@ def test_a_right_app_with_parameters_passes_every_route_unit(things: Any) -> Non
 
 
 @pytest.mark.parametrize(("bug", "sent"), [
-    ("absent", "POST /things as 2000-01-01"),
+    # the header's in the default run; the query's and cookie's in CI (extended)
+    pytest.param("absent", "POST /things as 2000-01-01", marks=pytest.mark.extended),
     ("rescale", "[header x-priority: '"),
-    ("cookie", "GET /things/1 as 2000-01-01"),
+    pytest.param("cookie", "GET /things/1 as 2000-01-01", marks=pytest.mark.extended),
 ])
 def test_a_migration_that_breaks_on_a_parameter_fails_with_the_request_as_sent(
         things: Any, bug: str, sent: str) -> None:

@@ -129,6 +129,7 @@ def test_a_status_code_other_than_the_route_declares_is_caught(items: Any) -> No
             "2000-01-01") in failed.message, failed.message
 
 
+@pytest.mark.extended  # the history note's other side; the note itself is a default test
 def test_a_failure_of_its_own_has_no_history_note(items: Any) -> None:
     message = _run(items("drop"))["items::items::write_then_read[2000-01-01]"].message
     assert "needs earlier requests" not in message
@@ -249,6 +250,7 @@ def test_each_migration_s_calls_are_counted_by_route_and_a_never_run_one_is_warn
     assert 'id="migrations"' in page and "never ran: no example reached it" in page
 
 
+@pytest.mark.extended  # ~10 s of pytest runs, one per printed id
 def test_every_node_id_compatfuzz_prints_resolves_in_pytest(
         pytester: pytest.Pytester) -> None:
     """The ids of units that show their route, resource or schema
@@ -270,6 +272,7 @@ def test_every_node_id_compatfuzz_prints_resolves_in_pytest(
     result.assert_outcomes(passed=2)
 
 
+@pytest.mark.extended  # the replay of a history is a default test; the ids it maps, in CI
 def test_the_replay_maps_the_app_s_own_ids(items: Any, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:

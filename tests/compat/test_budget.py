@@ -276,6 +276,7 @@ def test_progress_shows_on_a_pseudo_terminal(tmp_path: Path) -> None:
     assert json.loads(out)["findings"][0]["status"] == "unwitnessed"
 
 
+@pytest.mark.extended  # a slow diff on a pipe; the terminal case is the default
 def test_no_progress_on_a_pipe(tmp_path: Path) -> None:
     began = time.monotonic()
     done = subprocess.run(_slow_diff(tmp_path), capture_output=True, text=True,

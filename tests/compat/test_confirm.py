@@ -357,6 +357,7 @@ def test_a_witness_in_a_one_of_n_object_replaces_the_sibling_the_base_chose(
 
 # -- the command line (a control plane of its own) -----------------------------------------
 
+@pytest.mark.extended  # a control plane of its own; the refused-CRD test below takes the CLI path
 def test_the_cli_records_the_server_s_answers(asset_env: Assets,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["diff", OLD, NEW, "--apiserver", "real", "--format", "json"])

@@ -107,6 +107,7 @@ def test_fuzz_and_replay_catch_a_bug_through_the_real_server(
     assert "passes now" in capsys.readouterr().err
 
 
+@pytest.mark.extended  # the plugin and the server each have default tests; together in CI
 def test_pytest_catches_a_bug_through_the_real_server(assets: Assets,
                                                        pytester: pytest.Pytester,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,7 +32,7 @@ HUGE_FAILURE = f"""
 """
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.extended)])
 def test_a_50_mb_message_is_cut_in_the_worker_and_sigterm_is_honoured(
         tmp_path: Path, workers: str) -> None:
     config = project(tmp_path, HUGE_FAILURE)

@@ -83,6 +83,7 @@ def _hanging(release: threading.Event, endpoint: Endpoint) -> API:
     return api
 
 
+@pytest.mark.extended  # waits the server's own 30 s; the deadline test below is the quick case
 def test_a_converter_that_outlives_the_server_s_timeout_fails_naming_it(
         real_endpoint: Endpoint, release: threading.Event) -> None:
     """Without a per-example deadline the server's own (30 s for a conversion webhook)
@@ -116,6 +117,7 @@ def test_the_example_deadline_names_the_converter_the_server_waits_on(
     assert "ssl.py" not in result.message
 
 
+@pytest.mark.extended  # two control planes at once; one run's ports are the quick case everywhere
 def test_two_runs_started_together_each_get_their_own_ports(assets: Assets,
                                                             tmp_path: Path) -> None:
     """Two nightly jobs on one runner, each ``compatfuzz fuzz --apiserver real``: each
@@ -190,7 +192,9 @@ def _garbage_webhook(folder: Path, answer: Any) -> Iterator[tuple[str, Path, lis
         server.server_close()
 
 
-@pytest.mark.parametrize("garbage", list(GARBAGE))
+# not-json in the default run; the other answers through the same path in CI (extended)
+@pytest.mark.parametrize("garbage", [
+    g if g == "not-json" else pytest.param(g, marks=pytest.mark.extended) for g in GARBAGE])
 def test_garbage_from_the_user_s_webhook_fails_with_the_server_s_words(
         assets: Assets, tmp_path: Path, garbage: str) -> None:
     """``webhook = URL`` pointing at a webhook that answers garbage: the unit fails

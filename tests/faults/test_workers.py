@@ -115,6 +115,7 @@ def test_a_hung_run_still_stops_on_a_second_sigterm(tmp_path: Path) -> None:
 
 
 @linux_only
+@pytest.mark.extended  # waits the whole grace period; the second-SIGTERM test is the quick case
 def test_one_sigterm_ends_a_hung_run_after_the_grace_period(tmp_path: Path) -> None:
     """Kubernetes sends SIGTERM once, then SIGKILL 30 s later: one SIGTERM must do. With
     ``--example-deadline none`` nothing else ends an example stuck in a converter."""

@@ -122,6 +122,7 @@ def _through(endpoint: Endpoint) -> list[Any]:
     return apis
 
 
+@pytest.mark.extended  # the seeded bugs go through the real server by default
 def test_the_sound_conversion_passes_through_the_real_server(served: Endpoint) -> None:
     apis = _through(served)
     assert apis[0].converter.webhook().url.startswith("https://127.0.0.1:")

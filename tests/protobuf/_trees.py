@@ -21,10 +21,11 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 
 @functools.lru_cache(maxsize=256)
 def compile_text(text: str, name: str = "api.proto") -> ProtoSchema:
-    """Compile one file's text (cached: many tests share trees)."""
-    folder = Path(tempfile.mkdtemp(prefix="cf-proto-"))
-    (folder / name).write_text(text)
-    return load_protos(folder / name)
+    """Compile one file's text (cached: many tests share trees); the loaded schema keeps
+    the descriptors, not the folder."""
+    with tempfile.TemporaryDirectory(prefix="cf-proto-") as folder:
+        (Path(folder) / name).write_text(text)
+        return load_protos(Path(folder) / name)
 
 
 def api(body: str, *, header: str = HEADER) -> ProtoSchema:

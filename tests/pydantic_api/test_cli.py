@@ -92,6 +92,7 @@ def test_the_pytest_plugin_collects_and_reports_like_other_families(
     ])
 
 
+@pytest.mark.extended  # the plugin test above collects the config form by default
 def test_a_module_level_pydantic_api_is_collected(pytester: pytest.Pytester) -> None:
     copy_example(pytester.path)
     pytester.makepyfile(test_orders="""

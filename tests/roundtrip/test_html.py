@@ -146,6 +146,7 @@ def test_chromium_screenshot_shows_red_and_green_cells(page: Path) -> None:
     assert green > 5 * 2000, green  # five passing cells
 
 
+@pytest.mark.extended  # the page itself is checked in a browser by default
 def test_the_pytest_plugin_writes_the_same_page(pytester: pytest.Pytester) -> None:
     for name in ("crd.yaml", "conversion.py", "lossy.py"):
         shutil.copy(FROBBER / name, pytester.path / name)

@@ -249,6 +249,7 @@ def test_the_pytest_plugin_shares_one_server_per_session(
     assert "spec.params[1]" in text
 
 
+@pytest.mark.extended  # faults/test_real_server.py sends a user webhook's answers by default
 def test_webhook_url_points_the_crd_at_the_user_s_own_webhook(
         asset_env: Assets, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

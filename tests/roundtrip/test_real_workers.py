@@ -41,6 +41,7 @@ def from_hub(hub, version):
 """
 
 
+@pytest.mark.extended  # one worker through the server is the default case (test_real_roundtrip.py)
 def test_two_workers_through_one_server_each_convert_their_own_objects(
         assets: Assets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,6 +70,7 @@ def _pods(config: Path, count: int, out: Path, *args: str,
     return _finish(_start_pods(config, count, out, *args), out)
 
 
+@pytest.mark.extended  # examples/test_nightly.py runs the indexed job by default
 def test_three_indexed_job_pods_run_the_unsharded_units_each_once(job: Path,
                                                                   tmp_path: Path) -> None:
     whole = _fuzz(job, "--max-examples", "25", "--database", "none", "-q",
@@ -115,6 +116,7 @@ def _merge(*argv: str | Path) -> subprocess.CompletedProcess[str]:
                           check=False)
 
 
+@pytest.mark.extended  # test_merge_cli.py names a missing shard by default
 def test_two_missing_shards_are_each_named_with_the_units_they_owned(
         job: Path, tmp_path: Path) -> None:
     """Each report names every unit's owner, so a merge missing two of four shards says
@@ -173,6 +175,7 @@ def test_a_failure_one_shard_finds_is_replayed_first_by_every_shard_next_night(
             assert f"shard {index + 1}/3: {own} properties + 1 replay, " in err
 
 
+@pytest.mark.extended  # faults/test_redis.py and test_pytest_xdist.py take Redis outages by default
 def test_a_redis_outage_mid_run_ends_no_shard(
         job: Path, tmp_path: Path,
         real_redis: tuple[str, subprocess.Popen[bytes]]) -> None:

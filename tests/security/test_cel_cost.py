@@ -84,6 +84,7 @@ def _refusal_said(done: subprocess.CompletedProcess[str]) -> None:
     assert "fix: add maxItems" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.extended  # three commands on a refused CRD; the refusal is tested in-process
 def test_seven_nested_loops_are_refused_by_fuzz_and_diff(tmp_path: Path) -> None:
     """fuzz and diff judge the CRD as the API server would: refused. sample only
     generates, which needs no estimate: it says the refusal and still prints objects,

@@ -211,7 +211,8 @@ def _config(tmp_path: Path) -> None:
            'schemas = { v1 = "s.json", v2 = "s.json" }\n')
 
 
-@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "fifo"])
+@pytest.mark.parametrize("device", ["/dev/zero", pytest.param("/dev/urandom",
+                                                            marks=pytest.mark.extended), "fifo"])
 def test_devices_and_fifos_are_refused_before_reading(tmp_path: Path, device: str) -> None:
     """Each command, each kind of input file: exit 2 at once, no hang, no MemoryError."""
     if device == "fifo":

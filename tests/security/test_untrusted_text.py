@@ -45,6 +45,7 @@ def _outputs(config: Path, *args: str) -> tuple[Run, Path, Path]:
     return done, junit, html
 
 
+@pytest.mark.extended  # cutting is checked by default on a huge diff value
 def test_a_huge_exception_message_is_cut_everywhere_but_the_counterexample_file(
         tmp_path: Path) -> None:
     config = project(tmp_path, f"""
