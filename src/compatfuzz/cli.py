@@ -185,9 +185,12 @@ def _main(argv: Sequence[str] | None) -> int:
                 # our warnings name the file and path already: one plain line each, once
                 # per run (each unit builds its strategies anew and would say it again)
                 if issubclass(category, CompatfuzzWarning):
-                    if str(message) not in said:
-                        said.add(str(message))
-                        print(f"compatfuzz {args.command}: warning: {message}",
+                    text = str(message)
+                    if args.command == "diff":  # its fix as diff can take it
+                        text = getattr(message, "without_overrides", text)
+                    if text not in said:
+                        said.add(text)
+                        print(f"compatfuzz {args.command}: warning: {text}",
                               file=sys.stderr)
                 else:
                     shown(message, category, *rest, **kw)

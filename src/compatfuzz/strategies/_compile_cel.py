@@ -20,6 +20,7 @@ from compatfuzz.errors import UnsupportedRuleWarning
 from compatfuzz.schema import Schema
 from compatfuzz.strategies._cel_shapes import deref
 from compatfuzz.strategies._identity import item_key, repeated
+from compatfuzz.strategies._overrides import rare_values_warning
 
 __all__ = ["GENERATION_COST_LIMIT", "GENERATION_COST_STRIKES", "RETRIES", "CelCompiling",
            "CelFilterStats", "Gen", "path_text"]
@@ -269,16 +270,11 @@ class CelCompiling:
                 key = ("rarely satisfied", where)
                 if key not in self._warned:
                     self._warned.add(key)
-                    warnings.warn(
+                    warnings.warn(rare_values_warning(
                         f"{self.schema.name or self.schema.source}: x-kubernetes-validations "
                         f"at {where}: only {seen[1]} of {seen[0]} generated values satisfy "
-                        "the rules, so values there are rare or missing; add an override "
-                        f"for it: in compatfuzz.toml, [api.overrides] \"{where}\" = "
-                        "{ values = [...valid values...] }, or in Python "
-                        f"from_schema(schema, overrides=Overrides().path({where!r}, "
-                        "st.sampled_from([...valid values...])))",
-                        UnsupportedRuleWarning, stacklevel=2,
-                    )
+                        "the rules, so values there are rare or missing", where),
+                        stacklevel=2)
             return ok
 
         return counted

@@ -14,11 +14,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from compatfuzz.errors import UnsupportedRuleWarning
 from compatfuzz.strategies import _scalars
 from compatfuzz.strategies._compile_base import CompilerBase
 from compatfuzz.strategies._compile_cel import Gen, path_text
 from compatfuzz.strategies._edges import edged
+from compatfuzz.strategies._overrides import rare_values_warning
 
 
 class ScalarCompiling(CompilerBase):
@@ -59,14 +59,9 @@ class ScalarCompiling(CompilerBase):
             # a format and a pattern that rarely hold together: say so, never drop the field
             if ("format", where) not in self._warned:
                 self._warned.add(("format", where))
-                warnings.warn(
-                    f"{self.schema.name or self.schema.source}: string at {where}: {reason}; "
-                    f"add an override: in compatfuzz.toml, [api.overrides] \"{where}\" = "
-                    "{ values = [...valid values...] }, or in Python from_schema(schema, "
-                    f"overrides=Overrides().path({where!r}, "
-                    "st.sampled_from([...valid values...])))",
-                    UnsupportedRuleWarning, stacklevel=2,
-                )
+                warnings.warn(rare_values_warning(
+                    f"{self.schema.name or self.schema.source}: string at {where}: {reason}",
+                    where), stacklevel=2)
 
         default = _scalars.strings_for(node, kubernetes=self.kubernetes, format_override=None,
                                        warn=warn)

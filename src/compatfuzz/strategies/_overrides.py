@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from compatfuzz.errors import InvalidArgument
+from compatfuzz.errors import InvalidArgument, UnsupportedRuleWarning
 
 __all__ = [
     "Override",
@@ -186,3 +186,19 @@ def clear_registry() -> None:
 
 def global_overrides() -> Overrides:
     return _GLOBAL
+
+
+def rare_values_warning(head: str, where: str) -> UnsupportedRuleWarning:
+    """``head`` (why values at ``where`` are rare) with its fix: an override by path.
+
+    The warning also carries ``without_overrides``, the same news for a command that takes
+    no overrides (``diff`` draws its witnesses from the schemas alone), so the CLI does not
+    point there at a ``[api.overrides]`` table it would not read."""
+    warning = UnsupportedRuleWarning(
+        f"{head}; add an override: in compatfuzz.toml, [api.overrides] \"{where}\" = "
+        "{ values = [...valid values...] }, or in Python from_schema(schema, "
+        f"overrides=Overrides().path({where!r}, st.sampled_from([...valid values...])))")
+    warning.without_overrides = (  # type: ignore[attr-defined]
+        f"{head}; witnesses that need a value there are rarely found (diff draws from the "
+        "schemas alone: [api.overrides] is for fuzz and pytest)")
+    return warning
