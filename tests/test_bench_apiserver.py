@@ -42,6 +42,7 @@ bench = _load()
 # -- through a real kube-apiserver ---------------------------------------------------
 
 
+@pytest.mark.extended  # a control plane of its own, for the benchmark's timing columns
 def test_start_up_and_stop_are_timed(assets: Assets) -> None:
     lines: list[str] = []
     startups = bench.time_startups(assets, 1, lines.append)

@@ -225,6 +225,7 @@ def test_replay_hint_with_a_seed_does_not_promise_the_database(
     assert "@reproduce_failure" not in out
 
 
+@pytest.mark.extended  # test_cli_fuzz.py runs from a subfolder by default; pytest's case in CI
 def test_pytest_in_a_subfolder_finds_the_config_as_compatfuzz_fuzz_does(
         pytester: pytest.Pytester) -> None:
     """No ini file: pytest's rootdir is the subfolder; the config is found above it, as

@@ -161,6 +161,7 @@ def test_shards_of_a_pytest_matrix_run_every_unit_once(pytester: pytest.Pytester
         assert set(ran) == set(ids) and len(ran) == count
 
 
+@pytest.mark.extended  # the matrix test above takes the same split by default
 def test_pytest_shards_run_the_units_of_fuzz_shards(pytester: pytest.Pytester) -> None:
     """``pytest --compatfuzz-shard K/N`` and ``compatfuzz fuzz --shard K/N`` split the same
     way, so one matrix may mix them."""

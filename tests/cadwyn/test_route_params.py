@@ -72,6 +72,7 @@ def test_a_migration_that_breaks_on_a_parameter_fails_with_the_request_as_sent(
     assert results["things::things::write_then_read[2001-01-01]"].status is Status.PASSED
 
 
+@pytest.mark.extended  # the replay of a history is a default test (test_route_properties.py)
 def test_the_replay_of_a_parameter_failure_sends_the_parameters_again(
         things: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

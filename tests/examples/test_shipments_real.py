@@ -74,6 +74,7 @@ def test_every_seeded_bug_is_caught_through_the_real_server(
     assert "Disagreement" not in cx["error_type"]
 
 
+@pytest.mark.extended  # test_real_roundtrip.py passes a sound converter through the server
 def test_the_correct_converter_passes_through_the_real_server(served: Endpoint) -> None:
     apis = _through(served, model.SOUND)
     results = [e.result for e in run(apis, seed=model.SEED, database="none",

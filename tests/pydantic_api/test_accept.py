@@ -47,6 +47,7 @@ def test_an_accepted_loss_passes_and_is_counted(tmp_path: Path,
     assert row["count"] > 0
 
 
+@pytest.mark.extended  # roundtrip/test_accept.py counts stale entries by default
 def test_an_entry_for_another_pair_accepts_nothing_and_is_stale(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     copy_example(tmp_path)
