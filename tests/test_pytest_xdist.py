@@ -561,7 +561,9 @@ def pytest_runtest_setup(item):
 '''
 
 
-@pytest.mark.parametrize("workers", ["0", pytest.param("2", marks=pytest.mark.extended)])
+# faults/test_redis.py takes a Redis outage by default
+@pytest.mark.extended
+@pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_redis_that_stops_answering_is_said_and_the_replay_line_follows(
         pytester: pytest.Pytester, real_redis: tuple[str, subprocess.Popen[bytes]],
         monkeypatch: pytest.MonkeyPatch, workers: str) -> None:

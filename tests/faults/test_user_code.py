@@ -80,7 +80,9 @@ def test_a_sleeping_converter_fails_at_the_example_deadline(tmp_path: Path,
         assert "stuck in conv.py:5 in convert()" in message
 
 
-@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.extended)])
+# a deadline in __del__; the sleeping converter above is the default deadline test
+@pytest.mark.extended
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_finalizer_that_never_returns_fails_the_unit(tmp_path: Path, workers: str) -> None:
     """The deadline falls in a ``__del__``, where Python drops an exception: put off for a
     second, then raised there (ending the loop, dropped), and raised again before the next

@@ -155,6 +155,8 @@ def test_apiserver_modes_are_checked_where_they_are_written(tmp_path: Path,
     assert "apiserver must be" in err and "$.api[0].apiserver" in err and "'reel'" in err
 
 
+@pytest.mark.extended  # two control planes through the CLI; the model path and --apiserver real's
+# set-up errors are default tests (test_bad_starts_exit_2_with_the_reason)
 def test_fuzz_replay_and_exit_codes_through_the_real_server(
         asset_env: Assets, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"

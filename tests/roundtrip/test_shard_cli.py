@@ -199,6 +199,7 @@ def test_a_redis_outage_mid_run_ends_no_shard(
         assert all(r["status"] in ("passed", "failed") for r in report["units"])
 
 
+@pytest.mark.extended  # a damaged folder; test_example_database.py reads damaged entries
 def test_a_damaged_or_foreign_directory_database_is_a_cache_not_a_crash(
         job: Path, tmp_path: Path) -> None:
     db = tmp_path / "db"
