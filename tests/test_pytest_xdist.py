@@ -245,8 +245,8 @@ def _owner(pytester: pytest.Pytester, unit_id: str, count: int) -> int:
 
 # one process and two workers: the same replay, the first ~50 s; CI runs both
 # ~25 s of pytest runs; roundtrip/test_shard_cli.py replays across fuzz shards by default
-@pytest.mark.parametrize("workers", [pytest.param("0", marks=pytest.mark.extended),
-                                     pytest.param("2", marks=pytest.mark.extended)])
+@pytest.mark.extended
+@pytest.mark.parametrize("workers", ["0", "2"])
 def test_every_shard_replays_a_failure_another_shard_found(pytester: pytest.Pytester,
                                                            workers: str) -> None:
     """As ``compatfuzz fuzz --shard``: the shard that does not own the failing unit keeps
